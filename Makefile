@@ -1,0 +1,54 @@
+# pallasify — build, test, demo, bench.
+# `make test` builds everything it needs (the Python venv included) and runs every test.
+SHELL := /bin/bash
+GO ?= go
+PYTHON ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+BIN := bin/pallasify
+export PALLASIFY_PYTHON := $(CURDIR)/$(VPY)
+export GOFLAGS := -buildvcs=false
+
+.PHONY: all build test demo bench fuzz lint venv deps clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/pallasify
+
+# System tools the validators need (bubblewrap for the sandbox). Installs with
+# apt-get when missing and we are root; otherwise says what to install.
+deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null)); \
+	  else echo "warning: bubblewrap (bwrap) is missing; install it for sandboxed validation" >&2; fi; }
+
+$(VPY): validators/harness/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --disable-pip-version-check -r validators/harness/requirements.txt
+	touch $(VPY)
+
+venv: $(VPY)
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.venv/*')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+test: deps venv lint
+	$(GO) test -count=1 ./...
+	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
+	$(VPY) -m pytest -q validators/harness
+
+demo: build
+	./$(BIN) migrate fixtures/projects/ddp_amp_train
+
+bench: build deps venv
+	$(GO) run ./cmd/pallasify-bench
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=5m ./transforms/
+
+clean:
+	rm -rf bin .cache .bench

@@ -1,0 +1,125 @@
+// Package pipeline runs a migration over a source tree through named stages —
+// acquire, analyze, rewrite, draft, validate, deliver — and holds the run
+// model every report, delivery and batch reads: files, edits, diagnostics with
+// codes, kernels with their verdicts, and timings.
+package pipeline
+
+import (
+	"context"
+	"io/fs"
+	"time"
+)
+
+// Stage names, in pipeline order.
+const (
+	StageAcquire  = "acquire"
+	StageAnalyze  = "analyze"
+	StageRewrite  = "rewrite"
+	StageDraft    = "draft"
+	StageValidate = "validate"
+	StageDeliver  = "deliver"
+)
+
+// Stage is one step of a run. Stages read and fill the Run; an error aborts
+// the run, while problems with single files or kernels become diagnostics.
+type Stage interface {
+	Name() string
+	Run(ctx context.Context, r *Run) error
+}
+
+// Severity of a diagnostic.
+type Severity string
+
+const (
+	SevError   Severity = "error"
+	SevWarning Severity = "warning"
+	SevInfo    Severity = "info"
+)
+
+// Diagnostic is one coded message about a place in the tree (or the run).
+type Diagnostic struct {
+	Code     string   `json:"code"`
+	Rule     string   `json:"rule,omitempty"`
+	Severity Severity `json:"severity"`
+	Path     string   `json:"path,omitempty"` // slash-separated, relative to the root
+	Line     int      `json:"line,omitempty"`
+	Col      int      `json:"col,omitempty"`
+	Message  string   `json:"message"`
+	Safety   string   `json:"safety,omitempty"`  // safe, unsafe, diagnostic
+	Fix      string   `json:"fix,omitempty"`     // the fix's title, when one exists
+	Applied  bool     `json:"applied"`           // the fix is in the output
+	Skipped  string   `json:"skipped,omitempty"` // why an available fix was not applied
+}
+
+// File is one file of the tree as the run saw it.
+type File struct {
+	Path        string       `json:"path"`
+	Lang        string       `json:"lang"`
+	Lines       int          `json:"lines"`
+	Bytes       int64        `json:"bytes"`
+	Mode        fs.FileMode  `json:"-"`
+	Original    []byte       `json:"-"`                   // kept only for changed files
+	Updated     []byte       `json:"-"`                   // nil when unchanged
+	Generated   bool         `json:"generated,omitempty"` // a file the run created
+	Skipped     string       `json:"skipped,omitempty"`   // diagnostic code when the file was not processed
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+}
+
+// Changed reports whether the run rewrites or creates the file.
+func (f *File) Changed() bool { return f.Updated != nil }
+
+// Kernel is one custom CUDA (or Triton/CuPy) kernel found in the tree, with
+// what the kernel stages made of it.
+type Kernel struct {
+	ID         string `json:"id"`
+	Name       string `json:"name"`
+	Path       string `json:"path"`
+	Line       int    `json:"line"`
+	Origin     string `json:"origin"`                    // cu-file, load_inline, load, cuda-extension, cupy, triton
+	Class      string `json:"class"`                     // elementwise, row-reduction, matmul-tile, scan, histogram, stencil, transpose, other
+	SpecStatus string `json:"spec_status"`               // inferred, user, needs-spec
+	EmuStatus  string `json:"emulator_status,omitempty"` // compiled, unsupported: <construct>, not-run
+	Draft      *Draft `json:"draft,omitempty"`
+}
+
+// Draft is what the draft and validate stages did for a kernel.
+type Draft struct {
+	Drafter  string        `json:"drafter"` // rules, llm, none
+	Verdict  string        `json:"verdict"` // proven, rejected, not-drafted, needs-llm, needs-spec, error
+	Reason   string        `json:"reason,omitempty"`
+	Rounds   int           `json:"rounds,omitempty"`
+	Tokens   int           `json:"tokens,omitempty"`
+	Calls    int           `json:"calls,omitempty"`
+	Stats    *ErrorStats   `json:"stats,omitempty"`
+	Shapes   []string      `json:"shapes,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Module   string        `json:"module,omitempty"` // generated module path, when wired in
+}
+
+// ErrorStats summarises a numeric comparison.
+type ErrorStats struct {
+	MaxAbs     float64 `json:"max_abs"`
+	MaxRel     float64 `json:"max_rel"`
+	ULPP50     float64 `json:"ulp_p50"`
+	ULPP99     float64 `json:"ulp_p99"`
+	ULPMax     float64 `json:"ulp_max"`
+	Mismatches int     `json:"mismatches"`
+	Cases      int     `json:"cases"`
+}
+
+// Timing is how long one stage took.
+type Timing struct {
+	Stage    string        `json:"stage"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Run is one migration of one tree.
+type Run struct {
+	Root        string       `json:"root"`
+	Target      string       `json:"target"`
+	Version     string       `json:"version"`
+	Files       []*File      `json:"files"` // sorted by Path
+	Kernels     []*Kernel    `json:"kernels,omitempty"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"` // run-level, not tied to a file
+	Timings     []Timing     `json:"timings"`
+}

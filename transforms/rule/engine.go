@@ -1,0 +1,369 @@
+package rule
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// Engine codes for problems the engine itself reports.
+const (
+	// CodeSyntaxError: the input does not parse; the file is left untouched.
+	CodeSyntaxError = "PIO001"
+	// CodeRefused: the rewrite would parse worse than the input; not written.
+	CodeRefused = "PIO010"
+	// CodeRulePanic: a rule failed on this file; its findings are dropped.
+	CodeRulePanic = "PIO900"
+)
+
+// Options select what the engine applies.
+type Options struct {
+	Target      Target
+	UnsafeFixes bool // also apply Unsafe fixes
+	Mark        bool // insert a "# pallasify: CODE ..." comment above DisplayOnly findings
+}
+
+// Engine runs a fixed list of rules over files.
+type Engine struct {
+	Rules []*Rule
+	Opts  Options
+}
+
+// Result is the outcome for one file.
+type Result struct {
+	// Output is the rewritten source, or nil when nothing changed (or the
+	// rewrite was refused).
+	Output   []byte
+	Findings []Finding // sorted by position, then rule order
+	// Problems are engine diagnostics (syntax error, refused rewrite, rule
+	// failure), reported with the same Finding shape.
+	Problems    []Finding
+	InputErrors int
+}
+
+// Changed reports whether the file would be rewritten.
+func (r *Result) Changed() bool { return r.Output != nil }
+
+// Run applies the engine's rules to src.
+func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte) (*Result, error) {
+	tree, err := p.Parse(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	defer tree.Close()
+	res := &Result{InputErrors: tree.ErrorCount()}
+	if res.InputErrors > 0 {
+		n := tree.FirstError()
+		f := Finding{Code: CodeSyntaxError, Rule: "syntax-error", Message: "file does not parse as Python; left untouched"}
+		if n != nil {
+			f.Start, f.End = int(n.StartByte()), int(n.EndByte())
+		}
+		fillPos(src, &f)
+		f.Message = fmt.Sprintf("syntax error at line %d; file left untouched", f.Line)
+		res.Problems = append(res.Problems, f)
+		return res, nil
+	}
+	im := CollectImports(tree)
+	order := map[string]int{}
+	for i, r := range e.Rules {
+		order[r.Code] = i
+		var got []Finding
+		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Imports: im, rule: r, out: &got}
+		if perr := runRule(r, pass); perr != nil {
+			res.Problems = append(res.Problems, Finding{Code: CodeRulePanic, Rule: r.Name, Line: 1, Col: 1,
+				Message: fmt.Sprintf("rule %s (%s) failed on this file and was skipped: %v", r.Code, r.Name, perr)})
+			continue
+		}
+		res.Findings = append(res.Findings, got...)
+	}
+	for i := range res.Findings {
+		fillPos(src, &res.Findings[i])
+	}
+	sort.SliceStable(res.Findings, func(i, j int) bool {
+		a, b := res.Findings[i], res.Findings[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		if order[a.Code] != order[b.Code] {
+			return order[a.Code] < order[b.Code]
+		}
+		return a.End < b.End
+	})
+	out, problem := e.apply(ctx, p, src, im, res)
+	if problem != nil {
+		res.Problems = append(res.Problems, *problem)
+		for i := range res.Findings {
+			res.Findings[i].Applied = false
+		}
+		return res, nil
+	}
+	if out != nil && !bytes.Equal(out, src) {
+		res.Output = out
+	}
+	return res, nil
+}
+
+func runRule(r *Rule, p *Pass) (err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			err = fmt.Errorf("panic: %v", x)
+		}
+	}()
+	r.Run(p)
+	return nil
+}
+
+type placed struct {
+	Edit
+	seq int
+}
+
+// apply merges the accepted edits, adds imports, preludes and markers, and
+// checks that the result parses at least as well as the input.
+func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Imports, res *Result) ([]byte, *Finding) {
+	var accepted []placed
+	var imports []string
+	preludes := map[string]Prelude{}
+	seq := 0
+	overlaps := func(x Edit) (bool, int) {
+		for _, a := range accepted {
+			if x.Start < a.End && a.Start < x.End {
+				return true, a.seq
+			}
+			// An insertion strictly inside a replaced range also conflicts.
+			if x.Start == x.End && a.Start < x.Start && x.Start < a.End {
+				return true, a.seq
+			}
+			if a.Start == a.End && x.Start < a.Start && a.Start < x.End {
+				return true, a.seq
+			}
+		}
+		return false, 0
+	}
+	owner := map[int]string{}
+	markers := map[int][]string{} // line start -> marker lines
+	for i := range res.Findings {
+		f := &res.Findings[i]
+		if f.Fix == nil || f.Fix.Safety == DisplayOnly {
+			if e.Opts.Mark {
+				ls := lineStart(src, f.Start)
+				if !alreadyMarked(src, ls, f.Code) {
+					markers[ls] = appendUnique(markers[ls], fmt.Sprintf("# pallasify: %s %s", f.Code, oneLine(f.Message)))
+				}
+			}
+			continue
+		}
+		if f.Fix.Safety == Unsafe && !e.Opts.UnsafeFixes {
+			f.Skipped = "unsafe fix; pass --unsafe-fixes to apply"
+			continue
+		}
+		conflict := false
+		for _, ed := range f.Fix.Edits {
+			if ed.Start < 0 || ed.End > len(src) || ed.Start > ed.End {
+				conflict = true
+				f.Skipped = "fix has an edit outside the file"
+				break
+			}
+			if bad, s := overlaps(ed); bad {
+				conflict = true
+				f.Skipped = "overlaps a fix of " + owner[s]
+				break
+			}
+		}
+		if conflict {
+			continue
+		}
+		for _, ed := range f.Fix.Edits {
+			seq++
+			accepted = append(accepted, placed{ed, seq})
+			owner[seq] = f.Code
+		}
+		f.Applied = true
+		imports = append(imports, f.Fix.Imports...)
+		for _, pr := range f.Fix.Preludes {
+			if _, ok := preludes[pr.Key]; !ok {
+				preludes[pr.Key] = pr
+			}
+			imports = append(imports, pr.Imports...)
+		}
+	}
+	for ls, lines := range markers {
+		indent := leadingSpace(src, ls)
+		var b strings.Builder
+		for _, l := range lines {
+			b.WriteString(indent + l + "\n")
+		}
+		seq++
+		accepted = append(accepted, placed{Edit{Start: ls, End: ls, New: b.String()}, seq})
+	}
+	if header := headerBlock(src, im, imports, preludes); header != "" {
+		at := im.LastTopLevel
+		if at < 0 {
+			at = im.BodyStart
+		}
+		seq++
+		accepted = append(accepted, placed{Edit{Start: at, End: at, New: header}, seq})
+	}
+	if len(accepted) == 0 {
+		return nil, nil
+	}
+	sort.SliceStable(accepted, func(i, j int) bool {
+		a, b := accepted[i], accepted[j]
+		if a.Start != b.Start {
+			return a.Start < b.Start
+		}
+		ai, bi := a.Start == a.End, b.Start == b.End
+		if ai != bi {
+			return ai // insertions before a replacement at the same offset
+		}
+		return a.seq < b.seq
+	})
+	var out bytes.Buffer
+	out.Grow(len(src) + 256)
+	pos := 0
+	for _, a := range accepted {
+		out.Write(src[pos:a.Start])
+		out.WriteString(a.New)
+		pos = a.End
+	}
+	out.Write(src[pos:])
+	result := out.Bytes()
+	tree, err := p.Parse(ctx, result)
+	if err != nil {
+		f := Finding{Code: CodeRefused, Rule: "refused-rewrite", Line: 1, Col: 1, Message: "rewrite not written: " + err.Error()}
+		return nil, &f
+	}
+	defer tree.Close()
+	if n := tree.ErrorCount(); n > res.InputErrors {
+		f := Finding{Code: CodeRefused, Rule: "refused-rewrite", Line: 1, Col: 1}
+		if en := tree.FirstError(); en != nil {
+			f.Line = int(en.StartPoint().Row) + 1
+		}
+		f.Message = fmt.Sprintf("the rewrite would not parse (error near output line %d); file left unchanged", f.Line)
+		return nil, &f
+	}
+	return result, nil
+}
+
+// headerBlock returns the import lines and preludes to insert after the
+// imports, or "" when everything needed is already present.
+func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]Prelude) string {
+	var missing []string
+	seen := map[string]bool{}
+	for _, l := range imports {
+		l = strings.TrimSpace(l)
+		if l == "" || seen[l] || im.Lines[l] || importSatisfied(im, l) {
+			continue
+		}
+		seen[l] = true
+		missing = append(missing, l)
+	}
+	keys := make([]string, 0, len(preludes))
+	for k := range preludes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var blocks []string
+	for _, k := range keys {
+		pr := preludes[k]
+		if bytes.Contains(src, []byte(strings.TrimSpace(pr.Text))) || (pr.Marker != "" && hasLinePrefix(src, pr.Marker)) {
+			continue
+		}
+		blocks = append(blocks, strings.TrimRight(pr.Text, "\n")+"\n")
+	}
+	if len(missing) == 0 && len(blocks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range missing {
+		b.WriteString(l + "\n")
+	}
+	if len(blocks) > 0 {
+		if im.LastTopLevel >= 0 || len(missing) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(strings.Join(blocks, "\n"))
+	}
+	if im.LastTopLevel < 0 {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// importSatisfied reports whether "import x" or "from m import n" is already
+// in effect under the same local name.
+func importSatisfied(im *Imports, line string) bool {
+	if rest, ok := strings.CutPrefix(line, "import "); ok && !strings.Contains(rest, ",") {
+		mod, alias, hasAlias := strings.Cut(rest, " as ")
+		mod, alias = strings.TrimSpace(mod), strings.TrimSpace(alias)
+		if !hasAlias {
+			head, _, _ := strings.Cut(mod, ".")
+			return im.Modules[head] == head
+		}
+		return im.Modules[alias] == mod
+	}
+	if rest, ok := strings.CutPrefix(line, "from "); ok {
+		mod, names, ok := strings.Cut(rest, " import ")
+		if !ok || strings.Contains(names, ",") {
+			return false
+		}
+		name, alias, hasAlias := strings.Cut(names, " as ")
+		name, alias = strings.TrimSpace(name), strings.TrimSpace(alias)
+		if !hasAlias {
+			alias = name
+		}
+		return im.Names[alias] == strings.TrimSpace(mod)+"."+name
+	}
+	return false
+}
+
+func hasLinePrefix(src []byte, prefix string) bool {
+	for _, l := range bytes.Split(src, []byte("\n")) {
+		if bytes.HasPrefix(l, []byte(prefix)) {
+			return true
+		}
+	}
+	return false
+}
+
+func alreadyMarked(src []byte, ls int, code string) bool {
+	if ls == 0 {
+		return false
+	}
+	prev := lineStart(src, ls-1)
+	return bytes.Contains(src[prev:ls], []byte("# pallasify: "+code+" "))
+}
+
+func leadingSpace(src []byte, ls int) string {
+	i := ls
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	return string(src[ls:i])
+}
+
+func appendUnique(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// fillPos sets Line and Col from Start.
+func fillPos(src []byte, f *Finding) {
+	if f.Start > len(src) {
+		f.Start = len(src)
+	}
+	f.Line = 1 + bytes.Count(src[:f.Start], []byte("\n"))
+	f.Col = 1 + f.Start - lineStart(src, f.Start)
+}

@@ -1,0 +1,104 @@
+package rule_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// toyRule rewrites the string "cuda" passed to torch.device into DEVICE and
+// needs a prelude; it exercises edits, preludes, imports and idempotence.
+var toyRule = &rule.Rule{
+	Code: "PXX001", Name: "toy", Doc: "Toy.", Safety: rule.Safe,
+	Run: func(p *rule.Pass) {
+		ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+			if n.Type() == "call" && p.Text(n.ChildByFieldName("function")) == "torch.device" {
+				args := n.ChildByFieldName("arguments")
+				if args.NamedChildCount() == 1 && p.Text(args.NamedChild(0)) == `"cuda"` {
+					p.Report(rule.Finding{Start: int(n.StartByte()), End: int(n.EndByte()), Message: "device",
+						Fix: &rule.Fix{Title: "use DEVICE", Edits: []rule.Edit{{Start: int(n.StartByte()), End: int(n.EndByte()), New: "DEVICE"}},
+							Preludes: []rule.Prelude{{Key: "device", Text: "DEVICE = torch.device(\"cpu\")\n", Marker: "DEVICE = ", Imports: []string{"import torch"}}}}})
+				}
+			}
+			return true
+		})
+	},
+}
+
+var breaker = &rule.Rule{
+	Code: "PXX002", Name: "breaker", Doc: "Breaks.", Safety: rule.Safe,
+	Run: func(p *rule.Pass) {
+		p.Report(rule.Finding{Start: 0, End: 0, Message: "b", Fix: &rule.Fix{Edits: []rule.Edit{{Start: 0, End: 0, New: "def ("}}}})
+	},
+}
+
+var diag = &rule.Rule{
+	Code: "PXX003", Name: "diag", Doc: "Diag.", Safety: rule.DisplayOnly,
+	Run: func(p *rule.Pass) {
+		ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+			if n.Type() == "attribute" && p.Text(n) == "x.is_cuda" {
+				p.Report(rule.Finding{Start: int(n.StartByte()), End: int(n.EndByte()), Message: "is_cuda branch"})
+			}
+			return true
+		})
+	},
+}
+
+func run(t *testing.T, e *rule.Engine, src string) *rule.Result {
+	t.Helper()
+	p := ts.NewParser(ts.Python)
+	defer p.Close()
+	r, err := e.Run(context.Background(), p, "x.py", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestEngine(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+		rules          []*rule.Rule
+		mark           bool
+	}{
+		{"prelude after imports", "import os\nimport torch\n\nd = torch.device(\"cuda\")\n",
+			"import os\nimport torch\n\nDEVICE = torch.device(\"cpu\")\n\nd = DEVICE\n", []*rule.Rule{toyRule}, false},
+		{"import added", "\"\"\"doc\"\"\"\nimport os\nd = torch.device(\"cuda\")\n",
+			"\"\"\"doc\"\"\"\nimport os\nimport torch\n\nDEVICE = torch.device(\"cpu\")\nd = DEVICE\n", []*rule.Rule{toyRule}, false},
+		{"no imports", "d = torch.device(\"cuda\")\n",
+			"import torch\n\nDEVICE = torch.device(\"cpu\")\n\nd = DEVICE\n", []*rule.Rule{toyRule}, false},
+		{"refused", "x = 1\n", "", []*rule.Rule{breaker}, false},
+		{"marker", "if x.is_cuda:\n    pass\n", "# pallasify: PXX003 is_cuda branch\nif x.is_cuda:\n    pass\n", []*rule.Rule{diag}, true},
+		{"no marker without mark", "if x.is_cuda:\n    pass\n", "", []*rule.Rule{diag}, false},
+		{"comments untouched", "# torch.device(\"cuda\")\nx = 1\n", "", []*rule.Rule{toyRule}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &rule.Engine{Rules: c.rules, Opts: rule.Options{Target: rule.Portable, Mark: c.mark}}
+			r := run(t, e, c.in)
+			got := string(r.Output)
+			if got != c.want {
+				t.Fatalf("output:\n%s\nwant:\n%s\nproblems: %+v", got, c.want, r.Problems)
+			}
+			if c.want != "" {
+				if r2 := run(t, e, got); r2.Output != nil {
+					t.Fatalf("second pass changed:\n%s", r2.Output)
+				}
+			}
+		})
+	}
+}
+
+func TestEngineSyntaxError(t *testing.T) {
+	e := &rule.Engine{Rules: []*rule.Rule{toyRule}}
+	r := run(t, e, "def f(:\n  d = torch.device(\"cuda\")\n")
+	if r.Output != nil || len(r.Problems) != 1 || r.Problems[0].Code != rule.CodeSyntaxError {
+		t.Fatalf("got %+v", r)
+	}
+	if !strings.Contains(r.Problems[0].Message, "line 1") {
+		t.Fatalf("message %q", r.Problems[0].Message)
+	}
+}

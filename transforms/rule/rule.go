@@ -1,0 +1,164 @@
+// Package rule defines what a rewrite rule is — one value with a code, a name,
+// a doc, a fix safety level and a Run function — and the engine that runs rules
+// over a Python file, merges their byte-range edits, and refuses any result that
+// parses worse than its input.
+//
+// The shape follows golang.org/x/tools/go/analysis (a rule reports findings
+// through its Pass and never writes files) and ruff (every fix has a safety
+// level: Safe fixes are applied by default, Unsafe ones only on request,
+// DisplayOnly ones never).
+package rule
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// Target is what the rewritten code should run on.
+type Target string
+
+const (
+	// Portable code uses torch.accelerator and still runs on CUDA and CPU.
+	Portable Target = "portable"
+	// TPU code names the TorchTPU device literally.
+	TPU Target = "tpu"
+)
+
+// Targets lists every target in a stable order.
+var Targets = []Target{Portable, TPU}
+
+// ParseTarget parses a --target value.
+func ParseTarget(s string) (Target, error) {
+	switch Target(s) {
+	case Portable, TPU:
+		return Target(s), nil
+	}
+	return "", fmt.Errorf("unknown target %q (want portable or tpu)", s)
+}
+
+// Safety is how far a fix may be trusted (ruff's Applicability).
+type Safety int
+
+const (
+	// Safe fixes keep meaning and comments; applied by default.
+	Safe Safety = iota
+	// Unsafe fixes are valid but may change behaviour; applied with --unsafe-fixes.
+	Unsafe
+	// DisplayOnly findings are reported (and marked with --mark), never fixed.
+	DisplayOnly
+)
+
+func (s Safety) String() string {
+	switch s {
+	case Safe:
+		return "safe"
+	case Unsafe:
+		return "unsafe"
+	case DisplayOnly:
+		return "diagnostic"
+	}
+	return fmt.Sprintf("safety(%d)", int(s))
+}
+
+// MarshalText renders the safety level for reports.
+func (s Safety) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Example is a rule's before/after documentation, also run as a test.
+type Example struct {
+	Before   string
+	Portable string // expected output for the portable target ("" = unchanged)
+	TPU      string // expected output for the tpu target ("" = unchanged)
+}
+
+// Rule is one rewrite or diagnostic rule.
+type Rule struct {
+	Code    string // family prefix plus three digits, e.g. PDV001; stable forever
+	Name    string // kebab-case, stable
+	Family  string // e.g. "device", "cuda-api", "amp"
+	Safety  Safety // the level of the fix the rule offers (DisplayOnly: none)
+	Doc     string // Markdown: first line is the title; sections "## What it does", "## Why", "## Fix safety"
+	Example Example
+	Removed bool // retired codes stay registered
+	// Run inspects p.Tree and calls p.Report. It must not panic on code it does
+	// not understand; it reports or skips.
+	Run func(p *Pass)
+}
+
+// Title is the first line of Doc.
+func (r *Rule) Title() string {
+	t, _, _ := strings.Cut(strings.TrimSpace(r.Doc), "\n")
+	return strings.TrimSpace(strings.TrimLeft(t, "# "))
+}
+
+// Edit replaces Src[Start:End] with New. An insertion has Start == End.
+type Edit struct {
+	Start, End int
+	New        string
+}
+
+// Prelude is a module-level definition a fix needs, inserted once after the
+// module's imports. Text is the exact block; if the module already contains
+// it (or a line starting with Marker), nothing is inserted. Imports are import
+// lines ("import torch") the block relies on, added when missing.
+type Prelude struct {
+	Key     string // dedupe key, also the sort key among preludes
+	Text    string // the lines to insert, newline-terminated
+	Marker  string // a prefix that proves the prelude is already there
+	Imports []string
+}
+
+// Fix is one suggested change: an imperative title, a safety level and edits
+// that are applied together or not at all.
+type Fix struct {
+	Title    string
+	Safety   Safety
+	Edits    []Edit
+	Preludes []Prelude
+	Imports  []string // import lines the new text relies on, added when missing
+}
+
+// Finding is what a rule reports.
+type Finding struct {
+	Code    string
+	Rule    string // rule name
+	Start   int
+	End     int
+	Line    int // 1-based, filled by the engine
+	Col     int // 1-based byte column, filled by the engine
+	Message string
+	Fix     *Fix   // nil for diagnostic-only findings
+	Applied bool   // set by the engine when the fix was written
+	Skipped string // why a fix was not applied (overlap, unsafe, ...)
+}
+
+// Pass is everything a rule sees of one file.
+type Pass struct {
+	Path    string
+	Src     []byte
+	Tree    *ts.Tree
+	Target  Target
+	Imports *Imports
+	rule    *Rule
+	out     *[]Finding
+}
+
+// Report records a finding for the running rule.
+func (p *Pass) Report(f Finding) {
+	if f.Code == "" {
+		f.Code = p.rule.Code
+	}
+	f.Rule = p.rule.Name
+	if f.Fix != nil && f.Fix.Safety < p.rule.Safety {
+		// A fix may be less safe than its rule's default, never more.
+		f.Fix.Safety = p.rule.Safety
+	}
+	*p.out = append(*p.out, f)
+}
+
+// Text returns the source of n.
+func (p *Pass) Text(n *ts.Node) string { return ts.Text(n, p.Src) }
+
+// Rule returns the running rule.
+func (p *Pass) Rule() *Rule { return p.rule }

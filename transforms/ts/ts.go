@@ -1,0 +1,221 @@
+// Package ts is a small façade over smacker/go-tree-sitter: it owns parsers and
+// trees, closes what it opens, and offers the few node helpers the rules need.
+//
+// A Parser is not safe for concurrent use; keep one per worker (see Pool).
+package ts
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/cpp"
+	"github.com/smacker/go-tree-sitter/python"
+)
+
+// Node is a tree-sitter syntax node.
+type Node = sitter.Node
+
+// Lang names a grammar.
+type Lang int
+
+const (
+	// Python is tree-sitter-python.
+	Python Lang = iota
+	// Cpp is tree-sitter-cpp, used for CUDA sources after masking.
+	Cpp
+)
+
+func (l Lang) String() string {
+	switch l {
+	case Python:
+		return "python"
+	case Cpp:
+		return "cpp"
+	}
+	return fmt.Sprintf("lang(%d)", int(l))
+}
+
+func (l Lang) language() *sitter.Language {
+	if l == Cpp {
+		return cpp.GetLanguage()
+	}
+	return python.GetLanguage()
+}
+
+// Parser parses one language. Close it when done.
+type Parser struct {
+	lang Lang
+	p    *sitter.Parser
+}
+
+// NewParser returns a parser for lang.
+func NewParser(lang Lang) *Parser {
+	p := sitter.NewParser()
+	p.SetLanguage(lang.language())
+	return &Parser{lang: lang, p: p}
+}
+
+// Lang reports the parser's language.
+func (p *Parser) Lang() Lang { return p.lang }
+
+// Parse parses src. The returned tree must be closed.
+func (p *Parser) Parse(ctx context.Context, src []byte) (*Tree, error) {
+	t, err := p.p.ParseCtx(ctx, nil, src)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", p.lang, err)
+	}
+	return &Tree{t: t, Src: src}, nil
+}
+
+// Close releases the parser.
+func (p *Parser) Close() {
+	if p.p != nil {
+		p.p.Close()
+		p.p = nil
+	}
+}
+
+// Tree is a parsed source. Src is the text it was parsed from.
+type Tree struct {
+	t   *sitter.Tree
+	Src []byte
+}
+
+// Root returns the root node.
+func (t *Tree) Root() *Node { return t.t.RootNode() }
+
+// Close releases the tree.
+func (t *Tree) Close() {
+	if t.t != nil {
+		t.t.Close()
+		t.t = nil
+	}
+}
+
+// ErrorCount counts ERROR and MISSING nodes.
+func (t *Tree) ErrorCount() int {
+	root := t.Root()
+	if !root.HasError() {
+		return 0
+	}
+	n := 0
+	Walk(root, func(x *Node) bool {
+		if x.IsError() || x.IsMissing() {
+			n++
+		}
+		return x.HasError()
+	})
+	return n
+}
+
+// FirstError returns the first ERROR or MISSING node, or nil.
+func (t *Tree) FirstError() *Node {
+	var found *Node
+	Walk(t.Root(), func(x *Node) bool {
+		if found != nil {
+			return false
+		}
+		if x.IsError() || x.IsMissing() {
+			found = x
+			return false
+		}
+		return x.HasError()
+	})
+	return found
+}
+
+// Text returns the source text of n.
+func Text(n *Node, src []byte) string {
+	if n == nil {
+		return ""
+	}
+	return string(src[n.StartByte():n.EndByte()])
+}
+
+// Walk visits n and its descendants in source order; when fn returns false the
+// children of that node are skipped.
+func Walk(n *Node, fn func(*Node) bool) {
+	if n == nil {
+		return
+	}
+	c := sitter.NewTreeCursor(n)
+	defer c.Close()
+	walk(c, fn)
+}
+
+func walk(c *sitter.TreeCursor, fn func(*Node) bool) {
+	for {
+		descend := fn(c.CurrentNode())
+		if descend && c.GoToFirstChild() {
+			continue
+		}
+		for !c.GoToNextSibling() {
+			if !c.GoToParent() {
+				return
+			}
+		}
+	}
+}
+
+// Children returns the named children of n.
+func Children(n *Node) []*Node {
+	cnt := int(n.NamedChildCount())
+	out := make([]*Node, 0, cnt)
+	for i := 0; i < cnt; i++ {
+		out = append(out, n.NamedChild(i))
+	}
+	return out
+}
+
+// Ancestor returns the nearest ancestor of n whose type is one of types.
+func Ancestor(n *Node, types ...string) *Node {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		for _, t := range types {
+			if p.Type() == t {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
+// Pool hands out parsers of one language to concurrent workers.
+type Pool struct {
+	lang Lang
+	mu   sync.Mutex
+	free []*Parser
+}
+
+// NewPool returns a pool for lang.
+func NewPool(lang Lang) *Pool { return &Pool{lang: lang} }
+
+// Get takes a parser from the pool or makes one.
+func (p *Pool) Get() *Parser {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		x := p.free[n-1]
+		p.free = p.free[:n-1]
+		return x
+	}
+	return NewParser(p.lang)
+}
+
+// Put returns a parser to the pool.
+func (p *Pool) Put(x *Parser) {
+	p.mu.Lock()
+	p.free = append(p.free, x)
+	p.mu.Unlock()
+}
+
+// Close closes every idle parser.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, x := range p.free {
+		x.Close()
+	}
+	p.free = nil
+}
