@@ -81,6 +81,11 @@ type Rule struct {
 	Doc     string // Markdown: first line is the title; sections "## What it does", "## Why", "## Fix safety"
 	Example Example
 	Removed bool // retired codes stay registered
+	// Needles, when set, are byte strings of which at least one occurs in
+	// every file the rule can report on (e.g. "cuda", "device_map"). The
+	// driver skips the rule — and the parse, when no rule is left — for a file
+	// that contains none of them. Leave nil when unsure: nil means "always run".
+	Needles []string
 	// Run inspects p.Tree and calls p.Report. It must not panic on code it does
 	// not understand; it reports or skips.
 	Run func(p *Pass)
