@@ -1,0 +1,305 @@
+// Package acquire turns what the user named — a local path or a git URL —
+// into a local working tree: local paths are used in place, URLs are cloned
+// with go-git (depth 1, one branch, no tags) into a per-run workspace that is
+// removed afterwards unless asked to keep it. Clones are bounded by a Limiter
+// because a clone can peak at several times the repository's size in memory.
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+)
+
+// Limiter bounds concurrent clones. A nil Limiter does not limit.
+type Limiter chan struct{}
+
+// NewLimiter allows n concurrent clones (n < 1 means 1).
+func NewLimiter(n int) Limiter {
+	if n < 1 {
+		n = 1
+	}
+	return make(Limiter, n)
+}
+
+func (l Limiter) acquire(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	select {
+	case l <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l Limiter) release() {
+	if l != nil {
+		<-l
+	}
+}
+
+// Options for Open.
+type Options struct {
+	// Workspace is the parent directory of per-run clone directories
+	// (default: the system temp dir).
+	Workspace string
+	// Keep leaves the clone on disk after Cleanup.
+	Keep bool
+	// Token authenticates HTTPS clones (basic auth, user x-access-token).
+	Token string
+	// Auth overrides Token (e.g. SSH auth).
+	Auth transport.AuthMethod
+	// Branch is the branch to clone (default: the remote's HEAD).
+	Branch string
+	// Depth of the clone (default 1).
+	Depth int
+	// Limiter bounds concurrent clones.
+	Limiter Limiter
+}
+
+// Source is an acquired tree.
+type Source struct {
+	// Dir is the root the pipeline should run on.
+	Dir string
+	// WorkTree is the root of the git work tree containing Dir ("" if none).
+	WorkTree string
+	// Prefix is Dir relative to WorkTree, slash-separated ("" when equal).
+	Prefix string
+	// URL is the clone URL without credentials ("" for local paths).
+	URL string
+	// Base is the short name of the checked-out branch ("" if detached/none).
+	Base string
+	// Head is the checked-out commit (zero if not a git tree).
+	Head plumbing.Hash
+	// Repo is the git repository (nil when Dir is not in one).
+	Repo *git.Repository
+	// Auth is what was used to clone; delivery pushes with it.
+	Auth transport.AuthMethod
+	// Cloned is true when Dir is a clone made by Open.
+	Cloned bool
+
+	cleanup func() error
+}
+
+// Cleanup removes the clone (unless Keep) and is safe to call twice.
+func (s *Source) Cleanup() error {
+	if s == nil || s.cleanup == nil {
+		return nil
+	}
+	f := s.cleanup
+	s.cleanup = nil
+	return f()
+}
+
+var scpLikeRE = regexp.MustCompile(`^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:[^/].*$`)
+
+// IsRemote reports whether s names a git URL rather than a local path.
+func IsRemote(s string) bool {
+	for _, p := range []string{"https://", "http://", "ssh://", "git://", "file://"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return scpLikeRE.MatchString(s)
+}
+
+// StripCredentials removes user info from a URL and returns the password (a
+// token) it carried, so credentials never travel in URLs or error messages.
+func StripCredentials(raw string) (clean, token string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return raw, ""
+	}
+	token, _ = u.User.Password()
+	if token == "" {
+		token = u.User.Username()
+	}
+	u.User = nil
+	return u.String(), token
+}
+
+// BasicAuth is the go-git auth for a GitHub token (its String() masks the
+// password).
+func BasicAuth(token string) transport.AuthMethod {
+	if token == "" {
+		return nil
+	}
+	return &githttp.BasicAuth{Username: "x-access-token", Password: token}
+}
+
+// Open acquires pathOrURL.
+func Open(ctx context.Context, pathOrURL string, opts Options) (*Source, error) {
+	if IsRemote(pathOrURL) {
+		return clone(ctx, pathOrURL, opts)
+	}
+	return openLocal(pathOrURL)
+}
+
+func openLocal(path string) (*Source, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("acquire %s: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("acquire: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("acquire %s: not a directory", path)
+	}
+	src := &Source{Dir: abs}
+	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true})
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		return src, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("acquire %s: open git repository: %w", path, err)
+	}
+	if err := src.fill(repo); err != nil {
+		return nil, fmt.Errorf("acquire %s: %w", path, err)
+	}
+	return src, nil
+}
+
+func (s *Source) fill(repo *git.Repository) error {
+	s.Repo = repo
+	wt, err := repo.Worktree()
+	if err != nil {
+		// A bare repository: usable for analysis of Dir, not for delivery.
+		return nil
+	}
+	s.WorkTree = wt.Filesystem.Root()
+	if real, err := filepath.EvalSymlinks(s.WorkTree); err == nil {
+		s.WorkTree = real
+	}
+	dir := s.Dir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	rel, err := filepath.Rel(s.WorkTree, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%s is outside its work tree %s", s.Dir, s.WorkTree)
+	}
+	if rel != "." {
+		s.Prefix = filepath.ToSlash(rel)
+	}
+	head, err := repo.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil // no commits yet
+	}
+	if err != nil {
+		return fmt.Errorf("read HEAD: %w", err)
+	}
+	s.Head = head.Hash()
+	if head.Name().IsBranch() {
+		s.Base = head.Name().Short()
+	}
+	return nil
+}
+
+func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err error) {
+	cleanURL, urlToken := StripCredentials(rawURL)
+	auth := opts.Auth
+	if auth == nil {
+		tok := opts.Token
+		if tok == "" {
+			tok = urlToken
+		}
+		if strings.HasPrefix(cleanURL, "http") {
+			auth = BasicAuth(tok)
+		}
+	}
+	depth := opts.Depth
+	if depth == 0 {
+		depth = 1
+	}
+	if err := opts.Limiter.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("acquire %s: waiting for a clone slot: %w", cleanURL, err)
+	}
+	defer opts.Limiter.release()
+
+	if opts.Workspace != "" {
+		if err := os.MkdirAll(opts.Workspace, 0o755); err != nil {
+			return nil, fmt.Errorf("acquire: workspace: %w", err)
+		}
+	}
+	ws, err := os.MkdirTemp(opts.Workspace, "pallasify-run-*")
+	if err != nil {
+		return nil, fmt.Errorf("acquire: workspace: %w", err)
+	}
+	remove := func() error {
+		if opts.Keep {
+			return nil
+		}
+		return os.RemoveAll(ws)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(ws)
+		}
+	}()
+	dir := filepath.Join(ws, repoDirName(cleanURL))
+	co := &git.CloneOptions{
+		URL:          cleanURL,
+		Auth:         auth,
+		Depth:        depth,
+		SingleBranch: true,
+		Tags:         git.NoTags,
+	}
+	if opts.Branch != "" {
+		co.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
+	}
+	repo, err := git.PlainCloneContext(ctx, dir, false, co)
+	if err != nil {
+		return nil, fmt.Errorf("acquire: clone %s: %w", cleanURL, err)
+	}
+	src = &Source{Dir: dir, URL: cleanURL, Auth: auth, Cloned: true, cleanup: remove}
+	if err := src.fill(repo); err != nil {
+		return nil, fmt.Errorf("acquire %s: %w", cleanURL, err)
+	}
+	return src, nil
+}
+
+var nonNameRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func repoDirName(u string) string {
+	u = strings.TrimSuffix(strings.TrimRight(u, "/"), ".git")
+	if i := strings.LastIndexAny(u, "/:"); i >= 0 {
+		u = u[i+1:]
+	}
+	u = nonNameRE.ReplaceAllString(u, "-")
+	if u == "" || u == "." || u == ".." {
+		return "repo"
+	}
+	return u
+}
+
+// OwnerRepo extracts owner and name from a GitHub-style URL
+// (https://host/owner/repo(.git), git@host:owner/repo.git). ok is false when
+// the URL has no such shape.
+func OwnerRepo(rawURL string) (owner, repo string, ok bool) {
+	clean, _ := StripCredentials(rawURL)
+	path := clean
+	if u, err := url.Parse(clean); err == nil && u.Scheme != "" {
+		path = u.Path
+	} else if scpLikeRE.MatchString(clean) {
+		path = clean[strings.Index(clean, ":")+1:]
+	}
+	parts := strings.Split(strings.Trim(strings.TrimSuffix(strings.TrimRight(path, "/"), ".git"), "/"), "/")
+	if len(parts) < 2 || parts[len(parts)-2] == "" || parts[len(parts)-1] == "" {
+		return "", "", false
+	}
+	return parts[len(parts)-2], parts[len(parts)-1], true
+}
