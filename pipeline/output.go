@@ -1,0 +1,255 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+)
+
+// Patch returns the run's changes as a git-style unified diff: one
+// `diff --git a/p b/p` section per changed file, in path order, with
+// new-file headers for generated files, so `git apply` takes it.
+func (r *Run) Patch() []byte {
+	var b bytes.Buffer
+	for _, f := range r.Files {
+		if f.Changed() {
+			writeFileDiff(&b, f)
+		}
+	}
+	return b.Bytes()
+}
+
+// FileDiff returns the diff of one changed file ("" when unchanged).
+func FileDiff(f *File) string {
+	if !f.Changed() {
+		return ""
+	}
+	var b bytes.Buffer
+	writeFileDiff(&b, f)
+	return b.String()
+}
+
+func writeFileDiff(b *bytes.Buffer, f *File) {
+	p := quotePath(f.Path)
+	if f.Generated {
+		d := udiff.Unified("/dev/null", "b/"+p, "", string(f.Updated))
+		if d == "" {
+			return
+		}
+		fmt.Fprintf(b, "diff --git a/%s b/%s\nnew file mode %s\n", p, p, gitMode(f.Mode))
+		b.WriteString(d)
+		return
+	}
+	d := udiff.Unified("a/"+p, "b/"+p, string(f.Original), string(f.Updated))
+	if d == "" {
+		return
+	}
+	fmt.Fprintf(b, "diff --git a/%s b/%s\n", p, p)
+	b.WriteString(d)
+}
+
+// quotePath leaves ordinary paths alone and C-quotes the rare path git would
+// quote (spaces are fine unquoted for git apply when both names agree).
+func quotePath(p string) string {
+	if !strings.ContainsAny(p, "\"\\\t\n") {
+		return p
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, c := range []byte(p) {
+		switch c {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func gitMode(m fs.FileMode) string {
+	if m&0o111 != 0 {
+		return "100755"
+	}
+	return "100644"
+}
+
+// ChangedFiles returns the files the run rewrites or creates.
+func (r *Run) ChangedFiles() []*File {
+	var out []*File
+	for _, f := range r.Files {
+		if f.Changed() {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// WriteInPlace writes every changed file back into the tree atomically (a
+// temporary file in the same directory, then a rename), keeping its mode.
+// It returns the paths written.
+func WriteInPlace(ctx context.Context, r *Run) ([]string, error) {
+	var written []string
+	for _, f := range r.Files {
+		if !f.Changed() {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return written, err
+		}
+		dst := filepath.Join(r.Root, filepath.FromSlash(f.Path))
+		mode := f.Mode.Perm()
+		if fi, err := os.Lstat(dst); err == nil {
+			if !fi.Mode().IsRegular() {
+				return written, fmt.Errorf("write %s: not a regular file", f.Path)
+			}
+			mode = fi.Mode().Perm()
+		} else if !f.Generated {
+			return written, fmt.Errorf("write %s: %w", f.Path, err)
+		}
+		if mode == 0 {
+			mode = 0o644
+		}
+		if f.Generated {
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return written, fmt.Errorf("write %s: %w", f.Path, err)
+			}
+		}
+		if err := WriteFileAtomic(dst, f.Updated, mode); err != nil {
+			return written, err
+		}
+		written = append(written, f.Path)
+	}
+	return written, nil
+}
+
+// ErrOutNotEmpty is returned by WriteTree when the destination holds files.
+var ErrOutNotEmpty = errors.New("output directory exists and is not empty")
+
+// WriteTree writes a migrated copy of the tree into dir: changed files in
+// their new form, every other walked file copied as is (symlinks inside the
+// tree recreated as links; those pointing out of it left out). dir must not
+// exist or be empty, and must not be the root itself.
+func WriteTree(ctx context.Context, r *Run, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	if abs == r.Root {
+		return fmt.Errorf("out %s: the output directory is the tree itself (use --write)", dir)
+	}
+	if ents, err := os.ReadDir(abs); err == nil && len(ents) > 0 {
+		return fmt.Errorf("out %s: %w", dir, ErrOutNotEmpty)
+	}
+	for _, f := range r.Files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if f.Skipped == CodeSymlinkOut || f.Skipped == CodeUnreadable {
+			continue
+		}
+		dst := filepath.Join(abs, filepath.FromSlash(f.Path))
+		src := filepath.Join(r.Root, filepath.FromSlash(f.Path))
+		if within(abs, src) {
+			continue // an --out inside the tree must not copy itself
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("out %s: %w", f.Path, err)
+		}
+		switch {
+		case f.Mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(src)
+			if err != nil {
+				return fmt.Errorf("out %s: %w", f.Path, err)
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return fmt.Errorf("out %s: %w", f.Path, err)
+			}
+		case f.Changed():
+			mode := f.Mode.Perm()
+			if mode == 0 {
+				mode = 0o644
+			}
+			if err := WriteFileAtomic(dst, f.Updated, mode); err != nil {
+				return err
+			}
+		default:
+			if err := copyFile(src, dst, f.Mode.Perm()); err != nil {
+				return fmt.Errorf("out %s: %w", f.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if mode == 0 {
+		mode = 0o644
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Chmod(dst, mode)
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same
+// directory and a rename, so readers see the old or the new file, never half
+// of one. The file gets mode (permission bits).
+func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".pallasify-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	fail := func(err error) error {
+		tmp.Close()
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Chmod(mode.Perm()); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

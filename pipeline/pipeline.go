@@ -1,0 +1,339 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sourcegraph/conc/pool"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// DefaultMaxFileBytes is the size above which a source file is not read.
+const DefaultMaxFileBytes = 10 << 20
+
+// Options configure a run. The zero value of every field but Root is usable.
+type Options struct {
+	Root        string      // the tree to migrate (a local path: the acquire stage)
+	Target      rule.Target // default portable
+	UnsafeFixes bool        // also apply fixes marked unsafe
+	Mark        bool        // insert "# pallasify: CODE …" comments at sites left to a human
+	Select      []string    // rule codes (or prefixes) to run; empty = all
+	Ignore      []string    // rule codes (or prefixes) not to run
+	Include     []string    // globs; when set, only matching files are processed
+	Exclude     []string    // globs of files and directories to leave out
+	Concurrency int         // files processed at once; default runtime.NumCPU()
+	// Progress, when set, is called after each source file, never concurrently.
+	Progress     func(done, total int)
+	MaxFileBytes int64 // default DefaultMaxFileBytes
+	Version      string
+
+	// Rules overrides the rule set (default: the full registry, then
+	// Select/Ignore). Tests use it to run one rule.
+	Rules []*rule.Rule
+	// Notebook, when set, inspects a .ipynb file and returns its diagnostics
+	// (notebooks are not rewritten yet).
+	Notebook func(path string, src []byte) []Diagnostic
+
+	// Kernel stages, run in this order after rewrite when set: Discover fills
+	// Run.Kernels (default: the kernel inventory stage when the build has
+	// one), Draft drafts Pallas replacements, Validate proves them, Deliver
+	// ships the result.
+	Discover, Draft, Validate, Deliver Stage
+}
+
+// ErrNotDir is returned when Options.Root is not a directory.
+var ErrNotDir = errors.New("not a directory")
+
+// Migrate runs acquire → analyze → rewrite (→ discover → draft → validate →
+// deliver when set) over opts.Root. Changed files carry Original and Updated;
+// nothing is written: see WriteInPlace, WriteTree and Patch.
+func Migrate(ctx context.Context, opts Options) (*Run, error) {
+	return execute(ctx, opts, true)
+}
+
+// Analyze runs the same walk and rules as Migrate but keeps no file contents:
+// the Run holds findings (with Applied telling which would be fixed), kernels
+// and timings.
+func Analyze(ctx context.Context, opts Options) (*Run, error) {
+	return execute(ctx, opts, false)
+}
+
+func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
+	opts, err := opts.normalize()
+	if err != nil {
+		return nil, err
+	}
+	st := &state{opts: opts, rewrite: rewrite}
+	run := &Run{Root: opts.Root, Target: string(opts.Target), Version: opts.Version}
+	stages := []Stage{
+		funcStage{StageAcquire, st.acquire},
+		funcStage{StageAnalyze, st.analyze},
+	}
+	if rewrite {
+		stages = append(stages, funcStage{StageRewrite, st.applyRewrites})
+	}
+	if opts.Discover == nil {
+		opts.Discover = kernelStage(opts)
+	}
+	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate, opts.Deliver} {
+		if s != nil {
+			stages = append(stages, s)
+		}
+	}
+	for _, s := range stages {
+		t0 := time.Now()
+		if err := s.Run(ctx, run); err != nil {
+			return run, fmt.Errorf("%s stage: %w", s.Name(), err)
+		}
+		run.Timings = append(run.Timings, Timing{Stage: s.Name(), Duration: time.Since(t0)})
+	}
+	return run, nil
+}
+
+// kernelStage is the one place the kernel inventory stage is wired in; it
+// returns nil while the build has none.
+func kernelStage(Options) Stage { return nil }
+
+func (o Options) normalize() (Options, error) {
+	if o.Root == "" {
+		return o, fmt.Errorf("no root given")
+	}
+	abs, err := filepath.Abs(o.Root)
+	if err != nil {
+		return o, fmt.Errorf("root %s: %w", o.Root, err)
+	}
+	o.Root = filepath.Clean(abs)
+	if o.Target == "" {
+		o.Target = rule.Portable
+	}
+	if _, err := rule.ParseTarget(string(o.Target)); err != nil {
+		return o, err
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = runtime.NumCPU()
+	}
+	if o.MaxFileBytes <= 0 {
+		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.Rules == nil {
+		o.Rules = defaultRules()
+	}
+	o.Rules, err = selectRules(o.Rules, o.Select, o.Ignore)
+	if err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// funcStage adapts a method to the Stage interface.
+type funcStage struct {
+	name string
+	fn   func(ctx context.Context, r *Run) error
+}
+
+func (s funcStage) Name() string                          { return s.name }
+func (s funcStage) Run(ctx context.Context, r *Run) error { return s.fn(ctx, r) }
+
+// state is what the built-in stages of one run share.
+type state struct {
+	opts    Options
+	rewrite bool
+	entries []entry
+	pending map[int][2][]byte // file index -> original, updated
+}
+
+func (st *state) acquire(ctx context.Context, r *Run) error {
+	fi, err := os.Stat(st.opts.Root)
+	if err != nil {
+		return fmt.Errorf("acquire %s: %w", st.opts.Root, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("acquire %s: %w", st.opts.Root, ErrNotDir)
+	}
+	return nil
+}
+
+// analyze walks the tree and runs the rules over every source file; one
+// parse per file yields both the findings and the candidate rewrite.
+func (st *state) analyze(ctx context.Context, r *Run) error {
+	entries, err := walkTree(ctx, st.opts.Root, st.opts.Include, st.opts.Exclude)
+	if err != nil {
+		return fmt.Errorf("walk %s: %w", st.opts.Root, err)
+	}
+	r.Files = make([]*File, len(entries))
+	var work []int
+	for i, e := range entries {
+		f := &File{Path: e.rel, Lang: langOf(e.rel), Bytes: e.size, Mode: e.mode}
+		r.Files[i] = f
+		if e.diag != nil {
+			f.Skipped = e.diag.Code
+			f.Diagnostics = append(f.Diagnostics, *e.diag)
+			continue
+		}
+		if e.mode.IsRegular() && (f.Lang == LangPython || f.Lang == LangNotebook) {
+			work = append(work, i)
+		}
+	}
+	st.entries = entries
+	st.pending = map[int][2][]byte{}
+	pf := newPrefilter(st.opts.Rules)
+	parsers := ts.NewPool(ts.Python)
+	defer parsers.Close()
+	var mu sync.Mutex // guards pending and progress
+	done := 0
+	p := pool.New().WithContext(ctx).WithMaxGoroutines(st.opts.Concurrency)
+	for _, i := range work {
+		p.Go(func(ctx context.Context) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			out, orig := st.processFile(ctx, parsers, pf, entries[i], r.Files[i])
+			mu.Lock()
+			defer mu.Unlock()
+			if out != nil && st.rewrite {
+				st.pending[i] = [2][]byte{orig, out}
+			}
+			done++
+			if st.opts.Progress != nil {
+				st.opts.Progress(done, len(work))
+			}
+			return nil
+		})
+	}
+	if err := p.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// processFile fills f and returns the rewritten contents (and the original)
+// when the file changes.
+func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilter, e entry, f *File) (out, orig []byte) {
+	skip := func(code string, sev Severity, msg string) {
+		f.Skipped = code
+		f.Diagnostics = append(f.Diagnostics, Diagnostic{Code: code, Severity: sev, Path: f.Path, Message: msg})
+	}
+	if e.size > st.opts.MaxFileBytes {
+		skip(CodeTooLarge, SevWarning, fmt.Sprintf("file is %d bytes, over the %d-byte limit; not read, left untouched", e.size, st.opts.MaxFileBytes))
+		return nil, nil
+	}
+	src, err := readLimited(e.abs, st.opts.MaxFileBytes)
+	if err != nil {
+		skip(CodeUnreadable, SevError, "file could not be read: "+err.Error())
+		return nil, nil
+	}
+	f.Bytes = int64(len(src))
+	f.Lines = countLines(src)
+	head := src
+	if len(head) > 8000 {
+		head = head[:8000]
+	}
+	if bytes.IndexByte(head, 0) >= 0 {
+		skip(CodeBinary, SevWarning, "file holds a NUL byte (binary); left untouched")
+		return nil, nil
+	}
+	if !utf8.Valid(src) {
+		skip(CodeNotUTF8, SevWarning, "file is not valid UTF-8; left untouched")
+		return nil, nil
+	}
+	if f.Lang == LangNotebook {
+		if st.opts.Notebook != nil {
+			f.Diagnostics = append(f.Diagnostics, st.opts.Notebook(f.Path, src)...)
+		}
+		return nil, nil
+	}
+	rules := pf.selectRules(src)
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark}}
+	parser := parsers.Get()
+	res, err := eng.Run(ctx, parser, f.Path, src)
+	parsers.Put(parser)
+	if err != nil {
+		skip(CodeInternal, SevError, "engine could not run: "+err.Error())
+		return nil, nil
+	}
+	for _, fd := range res.Findings {
+		f.Diagnostics = append(f.Diagnostics, findingDiag(f.Path, fd))
+	}
+	for _, pr := range res.Problems {
+		d := Diagnostic{Code: pr.Code, Rule: pr.Rule, Severity: SevError, Path: f.Path, Line: pr.Line, Col: pr.Col, Message: pr.Message}
+		f.Diagnostics = append(f.Diagnostics, d)
+		if pr.Code == CodeSyntaxError {
+			f.Skipped = pr.Code
+		}
+	}
+	if !res.Changed() {
+		return nil, nil
+	}
+	return res.Output, src
+}
+
+func findingDiag(path string, fd rule.Finding) Diagnostic {
+	d := Diagnostic{Code: fd.Code, Rule: fd.Rule, Path: path, Line: fd.Line, Col: fd.Col, Message: fd.Message,
+		Applied: fd.Applied, Skipped: fd.Skipped, Safety: rule.DisplayOnly.String()}
+	if fd.Fix != nil {
+		d.Safety = fd.Fix.Safety.String()
+		d.Fix = fd.Fix.Title
+	}
+	switch {
+	case fd.Applied:
+		d.Severity = SevInfo
+	default:
+		d.Severity = SevWarning
+	}
+	return d
+}
+
+// applyRewrites moves the analyze stage's candidate rewrites into the run.
+func (st *state) applyRewrites(ctx context.Context, r *Run) error {
+	for i, pr := range st.pending {
+		r.Files[i].Original, r.Files[i].Updated = pr[0], pr[1]
+	}
+	st.pending = nil
+	return nil
+}
+
+func readLimited(p string, limit int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("file grew to %d bytes, over the limit", fi.Size())
+	}
+	buf := make([]byte, fi.Size())
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+func countLines(src []byte) int {
+	if len(src) == 0 {
+		return 0
+	}
+	n := bytes.Count(src, []byte{'\n'})
+	if src[len(src)-1] != '\n' {
+		n++
+	}
+	return n
+}

@@ -1,0 +1,253 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// Language labels for File.Lang.
+const (
+	LangPython   = "python"
+	LangNotebook = "notebook"
+	LangCUDA     = "cuda"
+	LangOther    = "other"
+)
+
+// langOf classifies a file by its extension.
+func langOf(name string) string {
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".py", ".pyi":
+		return LangPython
+	case ".ipynb":
+		return LangNotebook
+	case ".cu", ".cuh":
+		return LangCUDA
+	}
+	return LangOther
+}
+
+// skipDirs are directory names never descended into: version control,
+// dependencies installed into the tree, virtual environments and caches.
+// A directory holding a pyvenv.cfg is skipped too, whatever its name.
+func skipDir(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", "node_modules", "site-packages", "dist-packages",
+		"venv", ".venv", "vendor", "_vendor", "__pycache__", ".tox", ".nox",
+		".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints":
+		return true
+	}
+	return false
+}
+
+// entry is one walked path.
+type entry struct {
+	rel  string // slash-separated, relative to the root
+	abs  string
+	size int64
+	mode fs.FileMode
+	diag *Diagnostic // set when the walk itself has something to say
+}
+
+// walker walks a tree honouring .gitignore files, the skip list and the
+// include/exclude globs. It never follows symlinks.
+type walker struct {
+	root     string // absolute, cleaned
+	realRoot string // root with symlinks resolved
+	include  []string
+	exclude  []string
+	out      []entry
+}
+
+func walkTree(ctx context.Context, root string, include, exclude []string) ([]entry, error) {
+	w := &walker{root: root, realRoot: root, include: include, exclude: exclude}
+	if rr, err := filepath.EvalSymlinks(root); err == nil {
+		w.realRoot = rr
+	}
+	var base []gitignore.Pattern
+	if ps, err := readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil); err == nil {
+		base = ps
+	}
+	if err := w.dir(ctx, root, nil, base); err != nil {
+		return nil, err
+	}
+	sort.Slice(w.out, func(i, j int) bool { return w.out[i].rel < w.out[j].rel })
+	return w.out, nil
+}
+
+func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns []gitignore.Pattern) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ps, err := readIgnore(filepath.Join(abs, ".gitignore"), parts); err == nil && len(ps) > 0 {
+		patterns = append(append([]gitignore.Pattern(nil), patterns...), ps...)
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		rel := strings.Join(parts, "/")
+		w.out = append(w.out, entry{rel: rel, abs: abs, diag: &Diagnostic{Code: CodeUnreadable, Severity: SevError,
+			Path: rel, Message: "directory could not be read: " + err.Error()}})
+		return nil
+	}
+	m := gitignore.NewMatcher(patterns)
+	for _, de := range ents {
+		name := de.Name()
+		childParts := append(append(make([]string, 0, len(parts)+1), parts...), name)
+		rel := strings.Join(childParts, "/")
+		cabs := filepath.Join(abs, name)
+		typ := de.Type()
+		isDir := typ.IsDir()
+		if len(patterns) > 0 && m.Match(childParts, isDir) {
+			continue
+		}
+		if isDir {
+			if skipDir(name) || matchAny(w.exclude, rel) {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(cabs, "pyvenv.cfg")); err == nil {
+				continue
+			}
+			if err := w.dir(ctx, cabs, childParts, patterns); err != nil {
+				return err
+			}
+			continue
+		}
+		if matchAny(w.exclude, rel) || (len(w.include) > 0 && !matchAny(w.include, rel)) {
+			continue
+		}
+		switch {
+		case typ&fs.ModeSymlink != 0:
+			e := entry{rel: rel, abs: cabs, mode: fs.ModeSymlink | 0o777}
+			if !w.insideTree(cabs) {
+				e.diag = &Diagnostic{Code: CodeSymlinkOut, Severity: SevWarning, Path: rel,
+					Message: "symlink points outside the tree (or nowhere); not followed, left untouched"}
+			}
+			w.out = append(w.out, e)
+		case typ.IsRegular():
+			info, err := de.Info()
+			if err != nil {
+				w.out = append(w.out, entry{rel: rel, abs: cabs, diag: &Diagnostic{Code: CodeUnreadable,
+					Severity: SevError, Path: rel, Message: "file could not be read: " + err.Error()}})
+				continue
+			}
+			w.out = append(w.out, entry{rel: rel, abs: cabs, size: info.Size(), mode: info.Mode()})
+		default:
+			// sockets, devices, pipes: not source.
+		}
+	}
+	return nil
+}
+
+// insideTree reports whether the symlink at p resolves, lexically and without
+// reading its target, to a path inside the root; a chain of links is judged
+// link by link as each is walked.
+func (w *walker) insideTree(p string) bool {
+	target, err := os.Readlink(p)
+	if err != nil {
+		return false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(p), target)
+	}
+	target = filepath.Clean(target)
+	if _, err := os.Lstat(target); err != nil {
+		return false // dangling
+	}
+	return within(w.root, target) || within(w.realRoot, target)
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// readIgnore parses one .gitignore-style file; domain is the directory it
+// applies to, as path parts from the root.
+func readIgnore(file string, domain []string) ([]gitignore.Pattern, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return ps, err
+	}
+	return ps, nil
+}
+
+// matchAny reports whether rel matches one of the globs. A glob without a
+// slash matches the base name or any single path component; a glob with a
+// slash matches the whole relative path; "**" matches any number of
+// directories; a glob also matches everything under a directory it matches.
+func matchAny(globs []string, rel string) bool {
+	for _, g := range globs {
+		if matchGlob(g, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchGlob(glob, rel string) bool {
+	glob = strings.TrimPrefix(strings.TrimSuffix(glob, "/"), "./")
+	if glob == "" {
+		return false
+	}
+	parts := strings.Split(rel, "/")
+	if !strings.Contains(glob, "/") {
+		for _, p := range parts {
+			if ok, _ := path.Match(glob, p); ok {
+				return true
+			}
+		}
+		return false
+	}
+	gp := strings.Split(glob, "/")
+	for n := len(parts); n >= 1; n-- { // the path or one of its parent directories
+		if matchParts(gp, parts[:n]) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchParts(glob, parts []string) bool {
+	if len(glob) == 0 {
+		return len(parts) == 0
+	}
+	if glob[0] == "**" {
+		for i := 0; i <= len(parts); i++ {
+			if matchParts(glob[1:], parts[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(parts) == 0 {
+		return false
+	}
+	if ok, _ := path.Match(glob[0], parts[0]); !ok {
+		return false
+	}
+	return matchParts(glob[1:], parts[1:])
+}
