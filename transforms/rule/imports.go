@@ -116,10 +116,13 @@ func CollectImports(tree *ts.Tree) *Imports {
 			return false
 		case "import_from_statement":
 			im.Lines[strings.TrimSpace(ts.Text(n, src))] = true
-			mod := ts.Text(n.ChildByFieldName("module_name"), src)
+			modNode := n.ChildByFieldName("module_name")
+			mod := ts.Text(modNode, src)
 			for i := 0; i < int(n.NamedChildCount()); i++ {
 				c := n.NamedChild(i)
-				if n.FieldNameForChild(i) == "module_name" {
+				// FieldNameForChild counts all children, not named ones, so
+				// compare with the module node itself.
+				if modNode != nil && c.Equal(modNode) {
 					continue
 				}
 				switch c.Type() {
