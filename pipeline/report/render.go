@@ -1,0 +1,299 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/fatih/color"
+
+	"github.com/pallasify/pallasify/pipeline"
+)
+
+// Format is a report format.
+type Format string
+
+// Formats.
+const (
+	Text     Format = "text"
+	JSON     Format = "json"
+	Markdown Format = "markdown"
+	SARIF    Format = "sarif"
+)
+
+// ParseFormat parses a --format value.
+func ParseFormat(s string) (Format, error) {
+	switch Format(s) {
+	case Text, JSON, Markdown, SARIF:
+		return Format(s), nil
+	case "md":
+		return Markdown, nil
+	}
+	return "", fmt.Errorf("unknown format %q (want text, json, markdown or sarif)", s)
+}
+
+// Write renders rep in format f.
+func Write(w io.Writer, rep *Report, f Format) error {
+	switch f {
+	case Text, "":
+		return writeText(w, rep)
+	case JSON:
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	case Markdown:
+		return writeMarkdown(w, rep)
+	case SARIF:
+		return writeSARIF(w, rep)
+	}
+	return fmt.Errorf("unknown format %q", f)
+}
+
+// maxListed caps the per-site lists of the text and Markdown reports; JSON
+// and SARIF always hold every site.
+const maxListed = 200
+
+func writeText(w io.Writer, rep *Report) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "pallasify %s: %s (target %s)", rep.Kind, rep.Root, rep.Target)
+	if rep.Output != "" {
+		fmt.Fprintf(b, ", %s", rep.Output)
+	}
+	b.WriteString("\n")
+	verb := "would change"
+	if strings.HasPrefix(rep.Output, "written") {
+		verb = "changed"
+	}
+	fmt.Fprintf(b, "  files     %d source files, %d lines; %d with findings; %s %d\n", rep.Files, rep.Lines, rep.FilesWithHit, verb, rep.FilesChanged)
+	fmt.Fprintf(b, "  sites     %d: %d auto-fixable (%s), %d need a human\n", rep.Sites, rep.AutoFixable, pct(rep.AutoFixable, rep.Sites), rep.Manual)
+	fmt.Fprintf(b, "  kernels   %d\n", len(rep.Kernels))
+	fmt.Fprintf(b, "  problems  %d\n", len(rep.Problems))
+	fmt.Fprintf(b, "  effort    %s (%s)\n", rep.Effort.Level, rep.Effort.Reason)
+	if len(rep.ByRule) > 0 {
+		b.WriteString("\nBy rule:\n")
+		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CODE\tNAME\tSAFETY\tSITES\tFIXED\tMANUAL")
+		for _, rc := range rep.ByRule {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\n", rc.Code, rc.Name, rc.Safety, rc.Sites, rc.Applied, rc.Manual)
+		}
+		tw.Flush()
+	}
+	if rep.Kind == "analyze" && len(rep.PerFile) > 0 {
+		b.WriteString("\nBy file:\n")
+		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  PATH\tLINES\tSITES\tFIXED\tMANUAL\tRULES")
+		for i, fr := range rep.PerFile {
+			if i == maxListed {
+				fmt.Fprintf(tw, "  … %d more (see --format json)\n", len(rep.PerFile)-maxListed)
+				break
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\n", fr.Path, fr.Lines, fr.Sites, fr.Applied, fr.Manual, ruleList(fr.ByRule, fr.Skipped))
+		}
+		tw.Flush()
+	}
+	if len(rep.ManualSites) > 0 {
+		b.WriteString("\nNeeds a human:\n")
+		for i, d := range rep.ManualSites {
+			if i == maxListed {
+				fmt.Fprintf(b, "  … %d more (see --format json)\n", len(rep.ManualSites)-maxListed)
+				break
+			}
+			fmt.Fprintf(b, "  %s: %s %s%s\n", loc(d), d.Code, d.Message, skippedNote(d))
+		}
+	}
+	if len(rep.Problems) > 0 {
+		b.WriteString("\nLeft untouched:\n")
+		for i, d := range rep.Problems {
+			if i == maxListed {
+				fmt.Fprintf(b, "  … %d more (see --format json)\n", len(rep.Problems)-maxListed)
+				break
+			}
+			fmt.Fprintf(b, "  %s: %s %s\n", loc(d), d.Code, d.Message)
+		}
+	}
+	if len(rep.Kernels) > 0 {
+		b.WriteString("\nKernels:\n")
+		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  ID\tNAME\tWHERE\tORIGIN\tCLASS\tSPEC\tDRAFT\tVERDICT")
+		for _, k := range rep.Kernels {
+			fmt.Fprintf(tw, "  %s\t%s\t%s:%d\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Path, k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
+		}
+		tw.Flush()
+	}
+	if len(rep.Timings) > 0 {
+		b.WriteString("\nTimings:")
+		for _, t := range rep.Timings {
+			fmt.Fprintf(b, " %s %s;", t.Stage, dur(t.Seconds))
+		}
+		b.WriteString("\n")
+	}
+	return b.Flush()
+}
+
+func ruleList(m map[string]int, skipped string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys)+1)
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, m[k]))
+	}
+	if skipped != "" {
+		parts = append(parts, "untouched:"+skipped)
+	}
+	return strings.Join(parts, " ")
+}
+
+func skippedNote(d pipeline.Diagnostic) string {
+	if d.Skipped != "" {
+		return " (" + d.Skipped + ")"
+	}
+	return ""
+}
+
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func writeMarkdown(w io.Writer, rep *Report) error {
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "## pallasify %s report\n\n", rep.Kind)
+	fmt.Fprintf(b, "Target **%s**", rep.Target)
+	if rep.Version != "" {
+		fmt.Fprintf(b, ", pallasify %s", rep.Version)
+	}
+	if rep.Output != "" {
+		fmt.Fprintf(b, ", %s", rep.Output)
+	}
+	b.WriteString(".\n\n")
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(b, "| Source files | %d (%d lines) |\n", rep.Files, rep.Lines)
+	fmt.Fprintf(b, "| Files with findings | %d |\n", rep.FilesWithHit)
+	fmt.Fprintf(b, "| Files changed | %d |\n", rep.FilesChanged)
+	fmt.Fprintf(b, "| Sites | %d: %d auto-fixable (%s), %d need a human |\n", rep.Sites, rep.AutoFixable, pct(rep.AutoFixable, rep.Sites), rep.Manual)
+	fmt.Fprintf(b, "| Custom kernels | %d |\n", len(rep.Kernels))
+	fmt.Fprintf(b, "| Files left untouched | %d |\n", len(rep.Problems))
+	fmt.Fprintf(b, "| Effort | **%s** (%s) |\n\n", rep.Effort.Level, mdEscape(rep.Effort.Reason))
+	if len(rep.ByRule) > 0 {
+		b.WriteString("### By rule\n\n| Code | Rule | Safety | Sites | Fixed | Manual |\n|---|---|---|---:|---:|---:|\n")
+		for _, rc := range rep.ByRule {
+			fmt.Fprintf(b, "| `%s` | %s | %s | %d | %d | %d |\n", rc.Code, mdEscape(orDash(rc.Title, rc.Name)), rc.Safety, rc.Sites, rc.Applied, rc.Manual)
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.PerFile) > 0 {
+		b.WriteString("### By file\n\n| File | Lines | Sites | Fixed | Manual | Changed |\n|---|---:|---:|---:|---:|---|\n")
+		for i, fr := range rep.PerFile {
+			if i == maxListed {
+				fmt.Fprintf(b, "| … %d more | | | | | |\n", len(rep.PerFile)-maxListed)
+				break
+			}
+			ch := ""
+			if fr.Changed {
+				ch = "yes"
+			} else if fr.Skipped != "" {
+				ch = "untouched (`" + fr.Skipped + "`)"
+			}
+			fmt.Fprintf(b, "| `%s` | %d | %d | %d | %d | %s |\n", mdEscape(fr.Path), fr.Lines, fr.Sites, fr.Applied, fr.Manual, ch)
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.ManualSites) > 0 {
+		b.WriteString("### Needs a human\n\n")
+		for i, d := range rep.ManualSites {
+			if i == maxListed {
+				fmt.Fprintf(b, "- … %d more\n", len(rep.ManualSites)-maxListed)
+				break
+			}
+			fmt.Fprintf(b, "- `%s` **%s** %s%s\n", mdEscape(loc(d)), d.Code, mdEscape(d.Message), mdEscape(skippedNote(d)))
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.Problems) > 0 {
+		b.WriteString("### Left untouched\n\n")
+		for _, d := range rep.Problems {
+			fmt.Fprintf(b, "- `%s` **%s** %s\n", mdEscape(loc(d)), d.Code, mdEscape(d.Message))
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.Kernels) > 0 {
+		b.WriteString("### Kernels\n\n| Kernel | Where | Origin | Class | Spec | Draft | Verdict |\n|---|---|---|---|---|---|---|\n")
+		for _, k := range rep.Kernels {
+			fmt.Fprintf(b, "| `%s` | `%s:%d` | %s | %s | %s | %s | %s |\n", mdEscape(k.Name), mdEscape(k.Path), k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.Timings) > 0 {
+		b.WriteString("<sub>Timings:")
+		for _, t := range rep.Timings {
+			fmt.Fprintf(b, " %s %s;", t.Stage, dur(t.Seconds))
+		}
+		b.WriteString(" effort buckets: " + mdEscape(Thresholds()) + ".</sub>\n")
+	}
+	return b.Flush()
+}
+
+func orDash(s, alt string) string {
+	if s != "" {
+		return s
+	}
+	if alt != "" {
+		return alt
+	}
+	return "-"
+}
+
+// ColorDiff writes a unified diff, coloured when enabled is true: headers
+// bold, hunks cyan, removals red, additions green. Callers decide enabled
+// (a TTY and NO_COLOR unset); see ColorEnabled.
+func ColorDiff(w io.Writer, patch []byte, enabled bool) error {
+	if !enabled {
+		_, err := w.Write(patch)
+		return err
+	}
+	bold, cyan, red, green := color.New(color.Bold), color.New(color.FgCyan), color.New(color.FgRed), color.New(color.FgGreen)
+	for _, c := range []*color.Color{bold, cyan, red, green} {
+		c.EnableColor()
+	}
+	b := bufio.NewWriter(w)
+	for _, line := range bytes.SplitAfter(patch, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		text := strings.TrimSuffix(string(line), "\n")
+		var c *color.Color
+		switch {
+		case strings.HasPrefix(text, "diff --git "), strings.HasPrefix(text, "--- "), strings.HasPrefix(text, "+++ "),
+			strings.HasPrefix(text, "new file mode"):
+			c = bold
+		case strings.HasPrefix(text, "@@"):
+			c = cyan
+		case strings.HasPrefix(text, "-"):
+			c = red
+		case strings.HasPrefix(text, "+"):
+			c = green
+		}
+		if c == nil {
+			b.WriteString(text)
+		} else {
+			b.WriteString(c.Sprint(text))
+		}
+		if strings.HasSuffix(string(line), "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.Flush()
+}
+
+// ColorEnabled reports whether output should be coloured: only on a
+// terminal, and never when NO_COLOR is set to anything non-empty.
+func ColorEnabled(isTTY bool, getenv func(string) string) bool {
+	return isTTY && getenv("NO_COLOR") == ""
+}

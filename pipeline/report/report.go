@@ -1,0 +1,273 @@
+// Package report turns a pipeline.Run into the analyze/migrate report — per
+// file and total counts by rule, the sites a human must handle, kernels found,
+// an effort estimate and timings — and renders it as text, JSON, Markdown or
+// SARIF 2.1.0. It also colours unified diffs for terminals.
+//
+// # Effort estimate
+//
+// A site is one rule finding. It is auto-fixable when its fix is applied under
+// the run's options (safe fixes; unsafe ones with --unsafe-fixes). The effort
+// bucket is:
+//
+//   - none: no sites and no kernels;
+//   - low: at least 90% of sites auto-fixable and no custom kernels;
+//   - medium: at least 60% auto-fixable and at most 3 custom kernels;
+//   - high: anything else (under 60% auto-fixable, or more than 3 kernels).
+//
+// Kernels weigh heavily because each needs a drafted and validated Pallas
+// replacement; PIO problems (unparseable or skipped files) are listed but do
+// not enter the share.
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+// Effort thresholds; see the package doc.
+const (
+	LowShare      = 0.90
+	MediumShare   = 0.60
+	MediumKernels = 3
+)
+
+// Report is the summary of one run.
+type Report struct {
+	Tool    string `json:"tool"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"` // analyze or migrate
+	Root    string `json:"root"`
+	Target  string `json:"target"`
+	// Output says where the changes went: "dry run", "written in place",
+	// "written to DIR", "patch FILE" (migrate only).
+	Output string `json:"output,omitempty"`
+
+	Files        int `json:"files"`         // source files processed
+	Lines        int `json:"lines"`         // their lines
+	FilesWithHit int `json:"files_with_findings"`
+	FilesChanged int `json:"files_changed"` // files the run rewrites (or would)
+
+	Sites       int         `json:"sites"`
+	AutoFixable int         `json:"auto_fixable"`
+	Manual      int         `json:"manual"`
+	Effort      Effort      `json:"effort"`
+	ByRule      []RuleCount `json:"by_rule"`
+	PerFile     []FileRow   `json:"per_file"`
+	// Findings are every rule finding, applied or not, in path order.
+	Findings []pipeline.Diagnostic `json:"findings"`
+	// ManualSites are the findings a human must handle (diagnostic-only, unsafe
+	// not enabled, or a fix that could not be applied).
+	ManualSites []pipeline.Diagnostic `json:"manual_sites"`
+	// Problems are PIO diagnostics: files left untouched and why.
+	Problems []pipeline.Diagnostic `json:"problems"`
+	Kernels  []KernelRow           `json:"kernels"`
+	Timings  []Timing              `json:"timings"`
+
+	rules map[string]*rule.Rule
+}
+
+// Effort is the estimate of the work left after the automatic rewrites.
+type Effort struct {
+	Level     string  `json:"level"`      // none, low, medium, high
+	AutoShare float64 `json:"auto_share"` // auto-fixable sites / sites (1 when no sites)
+	Manual    int     `json:"manual_sites"`
+	Kernels   int     `json:"kernels"`
+	Reason    string  `json:"reason"`
+}
+
+// RuleCount is one rule's total.
+type RuleCount struct {
+	Code    string `json:"code"`
+	Name    string `json:"name"`
+	Safety  string `json:"safety"`
+	Title   string `json:"title"`
+	Sites   int    `json:"sites"`
+	Applied int    `json:"applied"`
+	Manual  int    `json:"manual"`
+}
+
+// FileRow is one file with findings, problems or changes.
+type FileRow struct {
+	Path    string         `json:"path"`
+	Lines   int            `json:"lines"`
+	Sites   int            `json:"sites"`
+	Applied int            `json:"applied"`
+	Manual  int            `json:"manual"`
+	Changed bool           `json:"changed"`
+	Skipped string         `json:"skipped,omitempty"`
+	ByRule  map[string]int `json:"by_rule,omitempty"`
+}
+
+// KernelRow is one kernel and, once the kernel stages ran, its verdict.
+type KernelRow struct {
+	ID      string               `json:"id"`
+	Name    string               `json:"name"`
+	Path    string               `json:"path"`
+	Line    int                  `json:"line"`
+	Origin  string               `json:"origin"`
+	Class   string               `json:"class"`
+	Spec    string               `json:"spec_status"`
+	Drafter string               `json:"drafter"` // "-" until the draft stage ran
+	Verdict string               `json:"verdict"` // "-" until the validate stage ran
+	Reason  string               `json:"reason,omitempty"`
+	Stats   *pipeline.ErrorStats `json:"stats,omitempty"`
+}
+
+// Timing is a stage's duration.
+type Timing struct {
+	Stage   string  `json:"stage"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Build summarises run. kind is "analyze" or "migrate"; rules documents the
+// codes (titles, safety) and may be the full registry.
+func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
+	rep := &Report{Tool: "pallasify", Version: run.Version, Kind: kind, Root: run.Root, Target: run.Target,
+		rules: map[string]*rule.Rule{}, Findings: []pipeline.Diagnostic{}, ManualSites: []pipeline.Diagnostic{}, Problems: []pipeline.Diagnostic{},
+		Kernels: []KernelRow{}, ByRule: []RuleCount{}, PerFile: []FileRow{}}
+	for _, r := range rules {
+		rep.rules[r.Code] = r
+	}
+	byRule := map[string]*RuleCount{}
+	for _, f := range run.Files {
+		if f.Lang == pipeline.LangPython || f.Lang == pipeline.LangNotebook {
+			if f.Mode.IsRegular() {
+				rep.Files++
+				rep.Lines += f.Lines
+			}
+		}
+		if f.Changed() {
+			rep.FilesChanged++
+		}
+		if len(f.Diagnostics) == 0 && !f.Changed() {
+			continue
+		}
+		row := FileRow{Path: f.Path, Lines: f.Lines, Changed: f.Changed(), Skipped: f.Skipped, ByRule: map[string]int{}}
+		for _, d := range f.Diagnostics {
+			if _, isIO := pipeline.IOCode(d.Code); isIO {
+				rep.Problems = append(rep.Problems, d)
+				continue
+			}
+			rc := byRule[d.Code]
+			if rc == nil {
+				rc = &RuleCount{Code: d.Code, Name: d.Rule, Safety: d.Safety}
+				if r := rep.rules[d.Code]; r != nil {
+					rc.Title, rc.Safety, rc.Name = r.Title(), r.Safety.String(), r.Name
+				}
+				byRule[d.Code] = rc
+			}
+			rep.Findings = append(rep.Findings, d)
+			rc.Sites++
+			row.Sites++
+			row.ByRule[d.Code]++
+			rep.Sites++
+			if d.Applied {
+				rc.Applied++
+				row.Applied++
+				rep.AutoFixable++
+			} else {
+				rc.Manual++
+				row.Manual++
+				rep.Manual++
+				rep.ManualSites = append(rep.ManualSites, d)
+			}
+		}
+		if row.Sites > 0 {
+			rep.FilesWithHit++
+		}
+		rep.PerFile = append(rep.PerFile, row)
+	}
+	for _, rc := range byRule {
+		rep.ByRule = append(rep.ByRule, *rc)
+	}
+	sort.Slice(rep.ByRule, func(i, j int) bool { return rep.ByRule[i].Code < rep.ByRule[j].Code })
+	for _, k := range run.Kernels {
+		row := KernelRow{ID: k.ID, Name: k.Name, Path: k.Path, Line: k.Line, Origin: k.Origin, Class: k.Class,
+			Spec: k.SpecStatus, Drafter: "-", Verdict: "-"}
+		if k.Draft != nil {
+			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
+		}
+		rep.Kernels = append(rep.Kernels, row)
+	}
+	for _, d := range run.Diagnostics {
+		rep.Problems = append(rep.Problems, d)
+	}
+	for _, t := range run.Timings {
+		rep.Timings = append(rep.Timings, Timing{Stage: t.Stage, Seconds: t.Duration.Seconds()})
+	}
+	rep.Effort = Estimate(rep.Sites, rep.AutoFixable, len(rep.Kernels))
+	return rep
+}
+
+// Estimate buckets the remaining work; see the package doc.
+func Estimate(sites, auto, kernels int) Effort {
+	e := Effort{AutoShare: 1, Manual: sites - auto, Kernels: kernels}
+	if sites > 0 {
+		e.AutoShare = float64(auto) / float64(sites)
+	}
+	pct := fmt.Sprintf("%.0f%% of %d sites auto-fixable", 100*e.AutoShare, sites)
+	ks := fmt.Sprintf("%d custom kernel%s", kernels, plural(kernels))
+	switch {
+	case sites == 0 && kernels == 0:
+		e.Level, e.Reason = "none", "nothing CUDA-specific found"
+	case e.AutoShare >= LowShare && kernels == 0:
+		e.Level, e.Reason = "low", pct+", no custom kernels"
+	case e.AutoShare >= MediumShare && kernels <= MediumKernels:
+		e.Level, e.Reason = "medium", pct+", "+ks
+	default:
+		e.Level, e.Reason = "high", pct+", "+ks
+	}
+	return e
+}
+
+// Thresholds describes the effort buckets in one line.
+func Thresholds() string {
+	return fmt.Sprintf("low: >=%.0f%% auto-fixable and no kernels; medium: >=%.0f%% and <=%d kernels; high: otherwise",
+		100*LowShare, 100*MediumShare, MediumKernels)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// title returns the one-line description of a code (rule or PIO).
+func (rep *Report) title(code string) string {
+	if r := rep.rules[code]; r != nil {
+		return r.Title()
+	}
+	if c, ok := pipeline.IOCode(code); ok {
+		return c.Title
+	}
+	return code
+}
+
+func pct(a, b int) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*float64(a)/float64(b))
+}
+
+func loc(d pipeline.Diagnostic) string {
+	var b strings.Builder
+	b.WriteString(d.Path)
+	if d.Line > 0 {
+		fmt.Fprintf(&b, ":%d", d.Line)
+		if d.Col > 0 {
+			fmt.Fprintf(&b, ":%d", d.Col)
+		}
+	}
+	return b.String()
+}
+
+func dur(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}
