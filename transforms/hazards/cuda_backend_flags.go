@@ -1,0 +1,73 @@
+package hazards
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var backendFlagsExample = rule.Example{
+	Before: `import torch
+
+torch.backends.cudnn.benchmark = True
+torch.backends.cuda.matmul.allow_tf32 = True
+`,
+}
+
+// CudaBackendFlags reports torch.backends.cudnn.* and torch.backends.cuda.*.
+var CudaBackendFlags = &rule.Rule{
+	Code:    "PDX004",
+	Name:    "cuda-backend-flags",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"cudnn", "cuda"},
+	Example: backendFlagsExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "cuDNN and CUDA backend flags (benchmark, deterministic, allow_tf32, SDPA kernels)",
+		What:  "Reports reads, writes and calls of `torch.backends.cudnn.*` and `torch.backends.cuda.*`.",
+		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU (torchtpu.md §4). The TPU equivalents differ: " +
+			"matmul precision is chosen with `torch.tpu.precision(torch.tpu.Precision.HIGHEST)` or " +
+			"`torch.backends.tpu.allow_excess_precision` (§5) instead of `allow_tf32`; autotuning comes from " +
+			"`torch.compile(backend=\"tpu\")` instead of `cudnn.benchmark`; SDPA kernel selection has no TPU switch " +
+			"(the fused path wants `attn_mask=None`, `is_causal=True` and lengths divisible by 512, §13). Keep the " +
+			"lines for CUDA runs by guarding them with `if DEVICE.type == \"cuda\":`, or drop them.",
+		Safety: "Diagnostic only: the flags are harmless on TPU but say something about the numerics the author expects " +
+			"(TF32 vs full f32), which only a human can carry over.",
+	}, backendFlagsExample),
+	Run: runCudaBackendFlags,
+}
+
+func backendFlagAdvice(q string) string {
+	leaf := q[strings.LastIndexByte(q, '.')+1:]
+	switch {
+	case strings.Contains(leaf, "tf32") || strings.Contains(leaf, "reduced_precision"):
+		return "reduced-precision matmul flags do nothing on TPU; choose precision with torch.tpu.precision(...) " +
+			"or torch.backends.tpu.allow_excess_precision (torchtpu.md §5)"
+	case leaf == "benchmark" || leaf == "benchmark_limit":
+		return "cuDNN autotuning has no TPU meaning; performance comes from torch.compile(backend=\"tpu\"); guard with " +
+			"`if DEVICE.type == \"cuda\":` or drop"
+	case leaf == "deterministic":
+		return "cuDNN determinism has no TPU meaning; use torch.use_deterministic_algorithms(True) for a device-neutral request"
+	case strings.Contains(leaf, "sdp"):
+		return "CUDA SDPA kernel selection has no TPU switch; the TPU fused path needs attn_mask=None, is_causal=True " +
+			"and sequence lengths divisible by 512 (torchtpu.md §13)"
+	}
+	return "CUDA/cuDNN backend setting with no effect on TPU; guard with `if DEVICE.type == \"cuda\":` or drop"
+}
+
+func runCudaBackendFlags(p *rule.Pass) {
+	pyq.Nodes(p, "attribute", func(n *ts.Node) {
+		if par := n.Parent(); par != nil && par.Type() == "attribute" && par.ChildByFieldName("object").Equal(n) {
+			return // report the longest chain only
+		}
+		q := pyq.Qualified(p, n)
+		for _, pre := range []string{"torch.backends.cudnn.", "torch.backends.cuda."} {
+			if strings.HasPrefix(q, pre) {
+				p.Report(pyq.Finding(n, "`"+p.Text(n)+"`: "+backendFlagAdvice(q), nil))
+				return
+			}
+		}
+	})
+}

@@ -1,0 +1,61 @@
+package hazards
+
+import (
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaEventExample = rule.Example{
+	Before: `import torch
+
+start = torch.cuda.Event(enable_timing=True)
+end = torch.cuda.Event(enable_timing=True)
+start.record()
+y = model(x)
+end.record()
+torch.cuda.synchronize()
+ms = start.elapsed_time(end)
+`,
+}
+
+// CudaEventTiming reports CUDA events, which are placeholders on TPU.
+var CudaEventTiming = &rule.Rule{
+	Code:    "PDX002",
+	Name:    "cuda-event-timing",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"Event", "elapsed_time"},
+	Example: cudaEventExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "CUDA events used for timing or ordering",
+		What:  "Reports `torch.cuda.Event(...)` constructions and `.elapsed_time(...)` calls.",
+		Why: "TorchTPU's events are placeholders: XLA/PjRt orders execution, and `TpuEvent.elapsed_time` raises " +
+			"NotImplementedError (torchtpu.md §8). Time a region with a synchronize on each side and the host clock:\n\n" +
+			"```python\ntorch.accelerator.synchronize()\nt0 = time.perf_counter()\ny = model(x)\ntorch.accelerator.synchronize()\n" +
+			"ms = (time.perf_counter() - t0) * 1000\n```\n\nEvents used only to order work between streams can be dropped.",
+		Safety: "Diagnostic only: replacing an event pair with host timing moves code across statements, which a human should review.",
+	}, cudaEventExample),
+	Run: runCudaEventTiming,
+}
+
+func runCudaEventTiming(p *rule.Pass) {
+	pyq.Calls(p, func(call *ts.Node) {
+		name := pyq.CallName(p, call)
+		fn := call.ChildByFieldName("function")
+		switch {
+		case name == "torch.cuda.Event":
+			if v, ok := pyq.Bool(pyq.KwargValue(p, pyq.Args(call), "enable_timing")); ok && v {
+				p.Report(pyq.Finding(call, "CUDA event timing: TpuEvent.elapsed_time raises NotImplementedError; "+
+					"time with torch.accelerator.synchronize() and time.perf_counter() instead", nil))
+				return
+			}
+			p.Report(pyq.Finding(call, "CUDA event: events are placeholders on TPU (XLA orders execution); "+
+				"drop it, or use torch.accelerator.synchronize() where a host wait is needed", nil))
+		case fn != nil && fn.Type() == "attribute" && p.Text(fn.ChildByFieldName("attribute")) == "elapsed_time" &&
+			len(pyq.Positional(pyq.Args(call))) == 1:
+			p.Report(pyq.Finding(call, "elapsed_time on an event raises NotImplementedError on TPU; "+
+				"measure with torch.accelerator.synchronize() and time.perf_counter()", nil))
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package hazards
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaGraphsExample = rule.Example{
+	Before: `import torch
+
+g = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g):
+    static_out = model(static_in)
+g.replay()
+`,
+}
+
+var cudaGraphCalls = map[string]bool{
+	"torch.cuda.CUDAGraph":                true,
+	"torch.cuda.graph":                    true,
+	"torch.cuda.make_graphed_callables":   true,
+	"torch.cuda.graphs.CUDAGraph":         true,
+	"torch.cuda.graphs.graph":             true,
+	"torch.cuda.graph_pool_handle":        true,
+	"torch.cuda.graphs.graph_pool_handle": true,
+}
+
+// CudaGraphs reports CUDA graph capture.
+var CudaGraphs = &rule.Rule{
+	Code:    "PDX009",
+	Name:    "cuda-graphs",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"raph"},
+	Example: cudaGraphsExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "CUDA graph capture and replay",
+		What:  "Reports `torch.cuda.CUDAGraph`, `torch.cuda.graph(...)`, `make_graphed_callables` and `graph_pool_handle`.",
+		Why: "CUDA graphs do not exist on TPU (torchtpu.md §4). The equivalent is compiling the captured region with " +
+			"`torch.compile(fn, backend=\"tpu\", dynamic=False)`: XLA captures the whole graph, and static shapes keep it " +
+			"from recompiling, much as static buffers do for a CUDA graph.",
+		Safety: "Diagnostic only: removing the capture restructures the code around the static buffers.",
+	}, cudaGraphsExample),
+	Run: runCudaGraphs,
+}
+
+func runCudaGraphs(p *rule.Pass) {
+	pyq.Calls(p, func(call *ts.Node) {
+		name := pyq.CallName(p, call)
+		if cudaGraphCalls[name] {
+			short := name[strings.LastIndexByte(name, '.')+1:]
+			p.Report(pyq.Finding(call, "CUDA graphs (`"+short+"`) do not exist on TPU; compile the region with "+
+				"torch.compile(backend=\"tpu\", dynamic=False) instead", nil))
+		}
+	})
+}

@@ -1,0 +1,87 @@
+package hazards
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaDepExample = rule.Example{
+	Before: `import bitsandbytes as bnb
+from flash_attn import flash_attn_func
+`,
+}
+
+// cudaOnlyModules maps a top-level module to what to use instead.
+var cudaOnlyModules = map[string]string{
+	"bitsandbytes": "its 8/4-bit kernels are CUDA-only; on TPU load weights in bf16 (torch_dtype=torch.bfloat16) and " +
+		"drop load_in_8bit/load_in_4bit and bnb optimizers (use torch.optim)",
+	"apex": "use torch.amp.autocast for mixed precision, torch.nn.LayerNorm/RMSNorm for fused norms and torch.optim " +
+		"for fused optimizers",
+	"flash_attn": "use torch.nn.functional.scaled_dot_product_attention; the TPU fused path wants attn_mask=None, " +
+		"is_causal=True and sequence lengths divisible by 512",
+	"xformers":           "use torch.nn.functional.scaled_dot_product_attention",
+	"triton":             "Triton kernels are CUDA-only here; they are handed to the kernel stage for a Pallas (jax_op) replacement",
+	"cupy":               "CuPy arrays and kernels are CUDA-only; use torch ops, or let the kernel stage port raw kernels to Pallas",
+	"pycuda":             "PyCUDA is CUDA-only; use torch ops, or let the kernel stage port the kernels to Pallas",
+	"transformer_engine": "NVIDIA Transformer Engine (FP8) is CUDA-only; train in bf16 on TPU",
+	"tensorrt":           "TensorRT is NVIDIA-only; compile with torch.compile(backend=\"tpu\", dynamic=False)",
+	"torch_tensorrt":     "TensorRT is NVIDIA-only; compile with torch.compile(backend=\"tpu\", dynamic=False)",
+	"pynvml":             "NVML is NVIDIA-only; query TPUs with torch.accelerator / torch.tpu.get_device_properties()",
+	"nvidia_smi":         "NVML is NVIDIA-only; query TPUs with torch.accelerator / torch.tpu.get_device_properties()",
+	"torch_xla": "PyTorch/XLA must not be mixed with TorchTPU (torchtpu.md §13.1): use the device \"tpu\" instead of " +
+		"xm.xla_device(), drop xm.mark_step(), use the \"tpu_dist\" process-group backend instead of \"xla\", and " +
+		"rewrite make_kernel_from_pallas kernels to jax_op",
+}
+
+// CudaOnlyDependency reports imports of CUDA-only packages.
+var CudaOnlyDependency = &rule.Rule{
+	Code:    "PDX007",
+	Name:    "cuda-only-dependency",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"bitsandbytes", "apex", "flash_attn", "xformers", "triton", "cupy", "pycuda", "transformer_engine", "tensorrt", "pynvml", "nvidia_smi", "torch_xla"},
+	Example: cudaDepExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "Import of a CUDA-only dependency (bitsandbytes, apex, flash_attn, triton, torch_xla, ...)",
+		What: "Reports `import` and `from ... import` statements of bitsandbytes, apex, flash_attn, xformers, triton, " +
+			"cupy, pycuda, transformer_engine, tensorrt, torch_tensorrt, pynvml and torch_xla, with the replacement to use.",
+		Why: "These packages ship CUDA kernels or talk to NVIDIA drivers, so the import (or the first call) fails on a " +
+			"TPU host. torch_xla is TPU software but must not be mixed with TorchTPU (torchtpu.md §13.1).",
+		Safety: "Diagnostic only: replacing a library changes the model's numerics or APIs.",
+	}, cudaDepExample),
+	Run: runCudaOnlyDependency,
+}
+
+func runCudaOnlyDependency(p *rule.Pass) {
+	report := func(n *ts.Node, mod string) {
+		head, _, _ := strings.Cut(mod, ".")
+		if advice, ok := cudaOnlyModules[head]; ok {
+			p.Report(pyq.Finding(n, "CUDA-only dependency `"+head+"` imported: "+advice, nil))
+		}
+	}
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		switch n.Type() {
+		case "string", "comment":
+			return false
+		case "import_statement":
+			for _, c := range ts.Children(n) {
+				switch c.Type() {
+				case "dotted_name":
+					report(c, p.Text(c))
+				case "aliased_import":
+					report(c, p.Text(c.ChildByFieldName("name")))
+				}
+			}
+			return false
+		case "import_from_statement":
+			if m := n.ChildByFieldName("module_name"); m != nil && m.Type() == "dotted_name" {
+				report(n, p.Text(m))
+			}
+			return false
+		}
+		return true
+	})
+}

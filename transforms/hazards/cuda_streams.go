@@ -1,0 +1,65 @@
+package hazards
+
+import (
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaStreamsExample = rule.Example{
+	Before: `import torch
+
+side = torch.cuda.Stream()
+with torch.cuda.stream(side):
+    y = prefetch(batch)
+torch.cuda.current_stream().wait_stream(side)
+`,
+}
+
+var streamCalls = map[string]string{
+	"torch.cuda.Stream":         "a CUDA stream",
+	"torch.cuda.ExternalStream": "an external CUDA stream",
+	"torch.cuda.stream":         "a stream context",
+	"torch.cuda.StreamContext":  "a stream context",
+	"torch.cuda.current_stream": "the current CUDA stream",
+	"torch.cuda.default_stream": "the default CUDA stream",
+	"torch.cuda.set_stream":     "switching CUDA streams",
+}
+
+var streamMethods = map[string]bool{"wait_stream": true, "wait_event": true, "record_stream": true}
+
+// CudaStreams reports CUDA streams, which are dummies on TPU.
+var CudaStreams = &rule.Rule{
+	Code:    "PDX003",
+	Name:    "cuda-streams",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"tream", "wait_event"},
+	Example: cudaStreamsExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "CUDA streams and stream synchronisation",
+		What: "Reports `torch.cuda.Stream`, `torch.cuda.stream(...)` contexts, `current_stream`/`default_stream`/`set_stream`, " +
+			"and the `.wait_stream`, `.wait_event` and `.record_stream` methods.",
+		Why: "Streams are placeholders in TorchTPU and `TpuStreamContext` is non-functional (torchtpu.md §8): XLA/PjRt " +
+			"orders the work, so the overlap a side stream buys on CUDA does not happen. Keep the code sequential and " +
+			"drop the stream plumbing; overlap on TPU comes from `torch.compile(backend=\"tpu\")` and the runtime.",
+		Safety: "Diagnostic only: removing a stream changes the structure (the `with` block's body moves out), so a human does it.",
+	}, cudaStreamsExample),
+	Run: runCudaStreams,
+}
+
+func runCudaStreams(p *rule.Pass) {
+	pyq.Calls(p, func(call *ts.Node) {
+		if what, ok := streamCalls[pyq.CallName(p, call)]; ok {
+			p.Report(pyq.Finding(call, what+": CUDA streams are placeholders on TPU and give no overlap; "+
+				"keep the code sequential and drop the stream", nil))
+			return
+		}
+		fn := call.ChildByFieldName("function")
+		if fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(fn.ChildByFieldName("attribute"))] &&
+			len(pyq.Positional(pyq.Args(call))) == 1 {
+			p.Report(pyq.Finding(call, "`"+p.Text(fn.ChildByFieldName("attribute"))+"`: stream synchronisation is a no-op on TPU "+
+				"(XLA orders execution); drop it together with the stream", nil))
+		}
+	})
+}

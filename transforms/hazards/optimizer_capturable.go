@@ -1,0 +1,67 @@
+package hazards
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var capturableExample = rule.Example{
+	Before: `import torch
+
+model = torch.compile(Net())
+opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+`,
+}
+
+// statefulOptimizers are the torch.optim classes that take capturable=.
+var statefulOptimizers = map[string]bool{
+	"Adam": true, "AdamW": true, "Adamax": true, "ASGD": true, "NAdam": true, "RAdam": true, "RMSprop": true, "Adadelta": true,
+}
+
+// OptimizerCapturable reports stateful optimizers under compile.
+var OptimizerCapturable = &rule.Rule{
+	Code:    "PDX005",
+	Name:    "optimizer-not-capturable",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"compile"},
+	Example: capturableExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "Stateful optimizer without `capturable=True` in a module that uses torch.compile",
+		What: "In a module that calls `torch.compile`, reports `torch.optim.{Adam, AdamW, Adamax, ASGD, NAdam, RAdam, " +
+			"RMSprop, Adadelta}` constructed without `capturable=True`.",
+		Why: "TorchTPU needs stateful optimizers to keep their step counters on the device when the step is compiled, " +
+			"which is what `capturable=True` does (torchtpu.md §7). On CPU, `capturable=True` raises, so portable code " +
+			"should pass `capturable=(DEVICE.type != \"cpu\")`.",
+		Safety: "Diagnostic only: whether the optimizer step runs under compile depends on code in other modules, and " +
+			"the right value differs between CPU and accelerator runs.",
+	}, capturableExample),
+	Run: runOptimizerCapturable,
+}
+
+func runOptimizerCapturable(p *rule.Pass) {
+	if !pyq.UsesCompile(p) {
+		return
+	}
+	pyq.Calls(p, func(call *ts.Node) {
+		name := pyq.CallName(p, call)
+		cls, ok := strings.CutPrefix(name, "torch.optim.")
+		if !ok || !statefulOptimizers[cls] {
+			return
+		}
+		args := pyq.Args(call)
+		if v := pyq.KwargValue(p, args, "capturable"); v != nil {
+			if b, lit := pyq.Bool(v); !lit || b {
+				return
+			}
+		}
+		if pyq.HasSplat(args) && pyq.Kwarg(p, args, "capturable") == nil {
+			return // **kwargs may carry it
+		}
+		p.Report(pyq.Finding(call, cls+" under torch.compile needs capturable=True on TPU (torchtpu.md §7); "+
+			"pass capturable=(DEVICE.type != \"cpu\") so CPU runs keep working", nil))
+	})
+}

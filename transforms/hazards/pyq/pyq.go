@@ -1,0 +1,393 @@
+// Package pyq holds the small syntax queries and edit builders shared by the
+// hf, compile and hazards rule families: qualified call names, keyword
+// arguments, literal values, and edits that add or drop a keyword argument
+// without disturbing the surrounding formatting.
+package pyq
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// Start and End return a node's byte offsets as ints.
+func Start(n *ts.Node) int { return int(n.StartByte()) }
+
+// End returns the end byte of n.
+func End(n *ts.Node) int { return int(n.EndByte()) }
+
+// Calls calls fn for every call node in the tree, in source order. Strings and
+// comments are never entered.
+func Calls(p *rule.Pass, fn func(call *ts.Node)) {
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		switch n.Type() {
+		case "string", "comment":
+			return false
+		case "call":
+			fn(n)
+		}
+		return true
+	})
+}
+
+// Nodes calls fn for every node of type typ, in source order, without
+// entering strings or comments.
+func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		switch n.Type() {
+		case "string", "comment":
+			return typ == n.Type()
+		}
+		if n.Type() == typ {
+			fn(n)
+		}
+		return true
+	})
+}
+
+// Dotted returns the text of an identifier or attribute chain made only of
+// identifiers ("torch.cuda.Event"), or "" for anything else.
+func Dotted(p *rule.Pass, n *ts.Node) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Type() {
+	case "identifier":
+		return p.Text(n)
+	case "attribute":
+		obj := Dotted(p, n.ChildByFieldName("object"))
+		if obj == "" {
+			return ""
+		}
+		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
+	}
+	return ""
+}
+
+// Qualified resolves a dotted expression through the module's imports:
+// "nn.Module" -> "torch.nn.Module". It returns "" when the head of the chain
+// is not an imported name.
+func Qualified(p *rule.Pass, n *ts.Node) string {
+	d := Dotted(p, n)
+	if d == "" {
+		return ""
+	}
+	return p.Imports.Qualify(d)
+}
+
+// CallName is the qualified name of the function a call invokes ("" when it
+// cannot be resolved through the imports).
+func CallName(p *rule.Pass, call *ts.Node) string {
+	return Qualified(p, call.ChildByFieldName("function"))
+}
+
+// Args returns a call's argument_list, or nil (generator-expression calls).
+func Args(call *ts.Node) *ts.Node {
+	a := call.ChildByFieldName("arguments")
+	if a == nil || a.Type() != "argument_list" {
+		return nil
+	}
+	return a
+}
+
+// Kwarg returns the keyword_argument node called name in args, or nil.
+func Kwarg(p *rule.Pass, args *ts.Node, name string) *ts.Node {
+	if args == nil {
+		return nil
+	}
+	for _, c := range ts.Children(args) {
+		if c.Type() == "keyword_argument" && p.Text(c.ChildByFieldName("name")) == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// KwargValue returns the value of keyword argument name, or nil.
+func KwargValue(p *rule.Pass, args *ts.Node, name string) *ts.Node {
+	if k := Kwarg(p, args, name); k != nil {
+		return k.ChildByFieldName("value")
+	}
+	return nil
+}
+
+// Positional returns the positional arguments of args.
+func Positional(args *ts.Node) []*ts.Node {
+	var out []*ts.Node
+	if args == nil {
+		return out
+	}
+	for _, c := range ts.Children(args) {
+		switch c.Type() {
+		case "keyword_argument", "list_splat", "dictionary_splat", "comment":
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// HasSplat reports whether args holds *args or **kwargs.
+func HasSplat(args *ts.Node) bool {
+	if args == nil {
+		return false
+	}
+	for _, c := range ts.Children(args) {
+		if c.Type() == "list_splat" || c.Type() == "dictionary_splat" {
+			return true
+		}
+	}
+	return false
+}
+
+// Str returns the value of a plain string literal (no f-string
+// interpolation, no bytes, no implicit concatenation, no escapes) and true.
+func Str(p *rule.Pass, n *ts.Node) (string, bool) {
+	if n == nil || n.Type() != "string" {
+		return "", false
+	}
+	var b strings.Builder
+	for _, c := range ts.Children(n) {
+		switch c.Type() {
+		case "string_start":
+			pre := strings.ToLower(strings.TrimRight(p.Text(c), `'"`))
+			if strings.ContainsAny(pre, "fb") {
+				return "", false
+			}
+		case "string_content":
+			b.WriteString(p.Text(c))
+		case "string_end":
+		default: // interpolation, escape_sequence
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// Int returns the value of an integer literal, allowing a leading minus.
+func Int(p *rule.Pass, n *ts.Node) (int, bool) {
+	if n == nil {
+		return 0, false
+	}
+	switch n.Type() {
+	case "integer":
+		v, err := strconv.Atoi(strings.ReplaceAll(p.Text(n), "_", ""))
+		return v, err == nil
+	case "unary_operator":
+		arg := n.ChildByFieldName("argument")
+		if arg != nil && arg.Type() == "integer" && strings.HasPrefix(p.Text(n), "-") {
+			v, err := strconv.Atoi(strings.ReplaceAll(p.Text(arg), "_", ""))
+			return -v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// Bool returns the value of a True/False literal.
+func Bool(n *ts.Node) (bool, bool) {
+	if n == nil {
+		return false, false
+	}
+	switch n.Type() {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// IsNone reports whether n is the None literal.
+func IsNone(n *ts.Node) bool { return n != nil && n.Type() == "none" }
+
+// CudaDevice reports whether s names a CUDA device ("cuda", "cuda:N") and
+// returns the index (-1 when none).
+func CudaDevice(s string) (int, bool) {
+	if s == "cuda" {
+		return -1, true
+	}
+	rest, ok := strings.CutPrefix(s, "cuda:")
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 0 {
+		return 0, false
+	}
+	return i, true
+}
+
+// DropKwarg returns the edit that removes keyword argument kw from args,
+// together with the comma that separates it from its neighbour.
+func DropKwarg(p *rule.Pass, args, kw *ts.Node) rule.Edit {
+	kids := ts.Children(args)
+	idx := -1
+	for i, c := range kids {
+		if c.Equal(kw) {
+			idx = i
+		}
+	}
+	src := p.Src
+	if idx > 0 {
+		// Remove from the end of the previous argument to the end of kw.
+		prev := kids[idx-1]
+		if prev.Type() != "comment" {
+			return rule.Edit{Start: End(prev), End: End(kw)}
+		}
+	}
+	// First argument (or after a comment): remove kw, its comma and the
+	// spaces that follow on the same line.
+	e := End(kw)
+	j := e
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	if j < len(src) && src[j] == ',' {
+		j++
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+			j++
+		}
+		e = j
+	}
+	return rule.Edit{Start: Start(kw), End: e}
+}
+
+// AddKwargs returns the insertion that appends "k=v" texts to a call's
+// argument list, keeping a trailing comma and one-argument-per-line layouts.
+func AddKwargs(p *rule.Pass, args *ts.Node, kws []string) rule.Edit {
+	src := p.Src
+	closeAt := End(args) - 1 // the ")"
+	var last *ts.Node
+	for _, c := range ts.Children(args) {
+		if c.Type() != "comment" {
+			last = c
+		}
+	}
+	if last == nil {
+		return rule.Edit{Start: closeAt, End: closeAt, New: strings.Join(kws, ", ")}
+	}
+	between := string(src[End(last):closeAt])
+	comma := -1
+	if t := strings.TrimLeft(between, " \t\r\n\\"); strings.HasPrefix(t, ",") {
+		comma = len(between) - len(t)
+	}
+	multiline := strings.Contains(between, "\n")
+	if !multiline {
+		if comma >= 0 {
+			at := End(last) + comma + 1
+			return rule.Edit{Start: at, End: at, New: " " + strings.Join(kws, ", ") + ","}
+		}
+		return rule.Edit{Start: End(last), End: End(last), New: ", " + strings.Join(kws, ", ")}
+	}
+	// One argument per line, in the last argument's indent.
+	indent := lineIndent(src, Start(last))
+	if comma >= 0 {
+		// "last,  # note\n)": add after the line that holds the comma.
+		at := End(last) + comma
+		if nl := strings.IndexByte(between[comma:], '\n'); nl >= 0 {
+			at += nl
+		} else {
+			at = closeAt
+		}
+		var b strings.Builder
+		for _, k := range kws {
+			b.WriteString("\n" + indent + k + ",")
+		}
+		return rule.Edit{Start: at, End: at, New: b.String()}
+	}
+	return rule.Edit{Start: End(last), End: End(last), New: ",\n" + indent + strings.Join(kws, ",\n"+indent)}
+}
+
+// lineIndent returns the whitespace that starts the line holding off.
+func lineIndent(src []byte, off int) string {
+	ls := LineStart(src, off)
+	i := ls
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	return string(src[ls:i])
+}
+
+// LineIndent is the leading whitespace of the line that holds off.
+func LineIndent(src []byte, off int) string { return lineIndent(src, off) }
+
+// LineStart returns the offset of the start of the line holding off.
+func LineStart(src []byte, off int) int {
+	for off > 0 && src[off-1] != '\n' {
+		off--
+	}
+	return off
+}
+
+// LineEnd returns the offset just after the newline ending the line that
+// holds off (or len(src)).
+func LineEnd(src []byte, off int) int {
+	for off < len(src) && src[off] != '\n' {
+		off++
+	}
+	if off < len(src) {
+		off++
+	}
+	return off
+}
+
+// Statement returns the simple statement that contains n (the child of a
+// block or module), or nil.
+func Statement(n *ts.Node) *ts.Node {
+	for x := n; x != nil; x = x.Parent() {
+		p := x.Parent()
+		if p == nil {
+			return nil
+		}
+		if p.Type() == "block" || p.Type() == "module" {
+			return x
+		}
+	}
+	return nil
+}
+
+// InsideFunctionOrLambda reports whether n is nested in a lambda or a
+// comprehension, where no statement can be inserted.
+func InsideLambdaOrComprehension(n *ts.Node, stop *ts.Node) bool {
+	for x := n.Parent(); x != nil && !x.Equal(stop); x = x.Parent() {
+		switch x.Type() {
+		case "lambda", "list_comprehension", "dictionary_comprehension", "set_comprehension", "generator_expression":
+			return true
+		}
+	}
+	return false
+}
+
+// UsesCompile reports whether the module calls or decorates with
+// torch.compile anywhere.
+func UsesCompile(p *rule.Pass) bool {
+	found := false
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		if found {
+			return false
+		}
+		switch n.Type() {
+		case "string", "comment":
+			return false
+		case "call":
+			if CallName(p, n) == "torch.compile" {
+				found = true
+			}
+		case "decorator":
+			for _, c := range ts.Children(n) {
+				if Qualified(p, c) == "torch.compile" {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// Finding builds a finding spanning n.
+func Finding(n *ts.Node, msg string, fix *rule.Fix) rule.Finding {
+	return rule.Finding{Start: Start(n), End: End(n), Message: msg, Fix: fix}
+}
