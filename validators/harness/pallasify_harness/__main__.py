@@ -1,0 +1,5 @@
+import sys
+
+from .protocol import main
+
+sys.exit(main())

@@ -1,0 +1,284 @@
+"""Static checks on a candidate module before it is imported.
+
+A candidate may use jax (and numpy/math/functools for constants and
+plumbing) and nothing else: no imports of os/subprocess/socket/ctypes/
+importlib/sys/builtins, no open()/exec()/eval()/__import__, no dynamic
+getattr tricks or dunder access, no try/except fallbacks, no module-level
+mutable caches, no host callbacks, and no call to the library op the kernel
+replaces outside the Pallas kernel body (when the spec tells us which).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+ALLOWED_IMPORTS = {
+    "jax", "numpy", "math", "functools", "typing", "__future__", "ml_dtypes",
+    "dataclasses", "itertools", "operator", "enum",
+}
+BANNED_CALLS = {
+    "open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars",
+    "breakpoint", "input", "memoryview", "setattr", "delattr",
+}
+BANNED_ATTRS = {
+    "pure_callback", "io_callback", "host_callback", "callback", "data_ptr",
+    "unsafe_buffer_pointer", "_src", "config", "enable_x64", "disable_jit",
+}
+ALLOWED_DUNDERS = {"__name__", "__future__"}
+MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "bytearray", "WeakValueDictionary", "WeakKeyDictionary"}
+CACHE_DECORATORS = {"lru_cache", "cache", "cached_property"}
+
+_MATMUL = {f"jax.numpy.{n}" for n in ("matmul", "dot", "einsum", "tensordot", "inner", "vdot")} | {
+    f"jax.lax.{n}" for n in ("dot", "dot_general", "batch_matmul")}
+_BANS_BY_CLASS = {
+    "matmul-tile": (_MATMUL, set()),
+    "transpose": ({"jax.numpy.transpose", "jax.numpy.swapaxes", "jax.numpy.moveaxis", "jax.numpy.permute_dims",
+                   "jax.numpy.matrix_transpose", "jax.lax.transpose"}, {"T", "transpose", "swapaxes", "mT"}),
+    "scan": ({"jax.numpy.cumsum", "jax.numpy.cumprod", "jax.numpy.cumulative_sum", "jax.lax.cumsum",
+              "jax.lax.cumprod", "jax.lax.associative_scan", "jax.lax.cummax", "jax.lax.cummin"}, {"cumsum", "cumprod"}),
+    "histogram": ({"jax.numpy.histogram", "jax.numpy.bincount", "jax.numpy.histogramdd", "jax.numpy.histogram2d",
+                   "jax.ops.segment_sum"}, {"at"}),
+    "stencil": ({"jax.numpy.convolve", "jax.numpy.correlate", "jax.lax.conv", "jax.lax.conv_general_dilated",
+                 "jax.lax.conv_with_general_padding", "jax.lax.reduce_window", "jax.scipy.signal.convolve",
+                 "jax.scipy.signal.correlate"}, set()),
+}
+_ACTIVATIONS = ["gelu", "relu", "relu6", "silu", "swish", "sigmoid", "softplus", "elu", "selu", "celu", "mish",
+                "leaky_relu", "hard_tanh", "log_sigmoid", "tanh", "softmax", "log_softmax", "logsumexp"]
+
+
+@dataclass
+class Ban:
+    line: int
+    message: str
+
+    def __str__(self):
+        return f"line {self.line}: {self.message}"
+
+
+def reference_bans(cls: str, name: str):
+    """(banned dotted call names, banned attribute/method names) outside the kernel."""
+    calls, attrs = set(), set()
+    if cls in _BANS_BY_CLASS:
+        c, a = _BANS_BY_CLASS[cls]
+        calls |= c
+        attrs |= a
+    low = (name or "").lower()
+    for act in _ACTIVATIONS:
+        if act in low.replace("-", "_"):
+            calls |= {f"jax.nn.{act}", f"jax.numpy.{act}", f"jax.lax.{act}", f"jax.scipy.special.{act}",
+                      f"jax.scipy.special.{'expit' if act == 'sigmoid' else act}"}
+            if act in ("softmax", "log_softmax"):
+                calls.add("jax.scipy.special.logsumexp")
+    if "matmul" in low or "gemm" in low:
+        calls |= _MATMUL
+    return calls, attrs
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, cls: str, name: str):
+        self.bans: list[Ban] = []
+        self.aliases: dict[str, str] = {}  # local name -> dotted module/object
+        self.ref_calls, self.ref_attrs = reference_bans(cls, name)
+        self.kernel_depth = 0
+        self.kernel_names: set[str] = set()
+
+    def ban(self, node, msg):
+        self.bans.append(Ban(getattr(node, "lineno", 0), msg))
+
+    # -- imports ---------------------------------------------------------
+    def _check_module(self, node, mod: str):
+        root = mod.split(".")[0]
+        if root not in ALLOWED_IMPORTS:
+            self.ban(node, f"import of {mod!r} is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})")
+        elif "_src" in mod.split("."):
+            self.ban(node, f"import of private module {mod!r}")
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self._check_module(node, a.name)
+            if a.asname:
+                self.aliases[a.asname] = a.name
+            else:
+                self.aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        if node.level:
+            self.ban(node, "relative import")
+            return
+        mod = node.module or ""
+        self._check_module(node, mod)
+        for a in node.names:
+            if a.name == "*":
+                self.ban(node, f"star import from {mod!r}")
+                continue
+            if a.name in BANNED_ATTRS:
+                self.ban(node, f"import of {mod}.{a.name} is not allowed")
+            self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod != "__future__" else a.name
+        self.generic_visit(node)
+
+    # -- names and attributes -------------------------------------------
+    def dotted(self, node):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.aliases.get(node.id)
+        if base is None:
+            return None
+        return ".".join([base] + parts[::-1])
+
+    def visit_Name(self, node):
+        if node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
+            self.ban(node, f"use of {node.id}")
+        if node.id in ("__builtins__", "builtins"):
+            self.ban(node, f"use of {node.id}")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        a = node.attr
+        if a.startswith("__") and a.endswith("__") and a not in ALLOWED_DUNDERS:
+            self.ban(node, f"access to dunder attribute .{a}")
+        elif a in BANNED_ATTRS:
+            full = self.dotted(node) or a
+            self.ban(node, f"use of {full} (host callbacks, config changes and raw pointers are not allowed)")
+        elif self.kernel_depth == 0 and a in self.ref_attrs:
+            self.ban(node, f"use of .{a} outside the Pallas kernel: the candidate must not fall back to the op it replaces")
+        self.generic_visit(node)
+
+    # -- calls -----------------------------------------------------------
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Name):
+            target = self.aliases.get(f.id, f.id)
+            if f.id in BANNED_CALLS:
+                self.ban(node, f"call to {f.id}()")
+            if f.id == "getattr":
+                if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant) or (
+                        isinstance(node.args[0], ast.Name) and node.args[0].id in self.aliases):
+                    self.ban(node, "dynamic getattr (on a module or with a computed name)")
+        else:
+            target = self.dotted(f)
+        if target and self.kernel_depth == 0 and target in self.ref_calls:
+            self.ban(node, f"call to {target} outside the Pallas kernel: the candidate must not fall back to the op it replaces")
+        if target and target.endswith("pallas_call") and node.args:
+            k = node.args[0]
+            if isinstance(k, ast.Call) and node.args and k.args and isinstance(k.args[0], ast.Name):
+                self.kernel_names.add(k.args[0].id)  # functools.partial(kernel, ...)
+            elif isinstance(k, ast.Name):
+                self.kernel_names.add(k.id)
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, ast.MatMult) and self.kernel_depth == 0 and "jax.numpy.matmul" in self.ref_calls:
+            self.ban(node, "matrix product (@) outside the Pallas kernel: the candidate must not fall back to the op it replaces")
+        self.generic_visit(node)
+
+    # -- control flow and state -----------------------------------------
+    def visit_Try(self, node):
+        self.ban(node, "try/except in a candidate (a fallback around the kernel is not allowed)")
+        self.generic_visit(node)
+
+    visit_TryStar = visit_Try
+
+    def visit_With(self, node):
+        for item in node.items:
+            d = self.dotted(item.context_expr.func) if isinstance(item.context_expr, ast.Call) else None
+            if d and d.split(".")[-1] in ("suppress",):
+                self.ban(node, "contextlib.suppress around code")
+        self.generic_visit(node)
+
+    def visit_Global(self, node):
+        self.ban(node, "global statement (module-level mutable state)")
+
+    def _assign_targets(self, node, targets):
+        for t in targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store):
+                    self.ban(node, f"assignment to attribute .{sub.attr} (monkey-patching or hidden state)")
+
+    def visit_Assign(self, node):
+        self._assign_targets(node, node.targets)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._assign_targets(node, [node.target])
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self._assign_targets(node, [node.target])
+        self.generic_visit(node)
+
+    def _visit_func(self, node):
+        for d in node.decorator_list:
+            dd = d.func if isinstance(d, ast.Call) else d
+            name = dd.attr if isinstance(dd, ast.Attribute) else getattr(dd, "id", "")
+            if name in CACHE_DECORATORS:
+                self.ban(node, f"@{name} on {node.name} (result caching)")
+        for default in list(node.args.defaults) + [d for d in node.args.kw_defaults if d is not None]:
+            if _is_mutable(default):
+                self.ban(node, f"mutable default argument in {node.name} (hidden cache)")
+        inside = node.name in self.kernel_names
+        if inside:
+            self.kernel_depth += 1
+        self.generic_visit(node)
+        if inside:
+            self.kernel_depth -= 1
+
+    visit_FunctionDef = _visit_func
+    visit_AsyncFunctionDef = _visit_func
+
+
+def _is_mutable(v) -> bool:
+    if isinstance(v, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    if isinstance(v, ast.Call):
+        f = v.func
+        name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+        return name in MUTABLE_CALLS
+    return False
+
+
+def _kernel_functions(tree) -> set:
+    """Names of functions used as Pallas kernel bodies, plus the module-level
+    helpers they call (transitively)."""
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    kernels = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            fname = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+            if fname == "pallas_call" and node.args:
+                k = node.args[0]
+                if isinstance(k, ast.Call) and k.args:
+                    k = k.args[0]
+                if isinstance(k, ast.Name):
+                    kernels.add(k.id)
+    todo = list(kernels)
+    while todo:
+        fn = defs.get(todo.pop())
+        if fn is None:
+            continue
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in defs and sub.func.id not in kernels:
+                kernels.add(sub.func.id)
+                todo.append(sub.func.id)
+    return kernels
+
+
+def check_source(src: str, cls: str = "", name: str = "", filename: str = "candidate.py") -> list[Ban]:
+    """Return the bans found in a candidate's source ([] when clean).
+
+    Raises SyntaxError when the source does not parse."""
+    tree = ast.parse(src, filename=filename)
+    c = _Checker(cls, name)
+    c.kernel_names = _kernel_functions(tree)
+    # Module-level mutable state.
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and _is_mutable(node.value):
+            c.ban(node, "module-level mutable container (a result cache is not allowed)")
+    c.visit(tree)
+    return c.bans
