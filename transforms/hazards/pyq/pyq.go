@@ -254,9 +254,10 @@ func DropKwarg(p *rule.Pass, args, kw *ts.Node) rule.Edit {
 	return rule.Edit{Start: Start(kw), End: e}
 }
 
-// AddKwargs returns the insertion that appends "k=v" texts to a call's
-// argument list, keeping a trailing comma and one-argument-per-line layouts.
-func AddKwargs(p *rule.Pass, args *ts.Node, kws []string) rule.Edit {
+// AddKwargs returns the edits that append "k=v" texts to a call's argument
+// list, keeping a trailing comma, one-argument-per-line layouts and a comment
+// that follows the last argument on its line.
+func AddKwargs(p *rule.Pass, args *ts.Node, kws []string) []rule.Edit {
 	src := p.Src
 	closeAt := End(args) - 1 // the ")"
 	var last *ts.Node
@@ -266,38 +267,40 @@ func AddKwargs(p *rule.Pass, args *ts.Node, kws []string) rule.Edit {
 		}
 	}
 	if last == nil {
-		return rule.Edit{Start: closeAt, End: closeAt, New: strings.Join(kws, ", ")}
+		return []rule.Edit{{Start: closeAt, End: closeAt, New: strings.Join(kws, ", ")}}
 	}
 	between := string(src[End(last):closeAt])
 	comma := -1
 	if t := strings.TrimLeft(between, " \t\r\n\\"); strings.HasPrefix(t, ",") {
 		comma = len(between) - len(t)
 	}
-	multiline := strings.Contains(between, "\n")
-	if !multiline {
+	if !strings.Contains(between, "\n") {
 		if comma >= 0 {
 			at := End(last) + comma + 1
-			return rule.Edit{Start: at, End: at, New: " " + strings.Join(kws, ", ") + ","}
+			return []rule.Edit{{Start: at, End: at, New: " " + strings.Join(kws, ", ") + ","}}
 		}
-		return rule.Edit{Start: End(last), End: End(last), New: ", " + strings.Join(kws, ", ")}
+		return []rule.Edit{{Start: End(last), End: End(last), New: ", " + strings.Join(kws, ", ")}}
 	}
-	// One argument per line, in the last argument's indent.
+	// One argument per line, in the last argument's indent, after the line
+	// that holds the last argument (and its comma and comment).
 	indent := lineIndent(src, Start(last))
+	from := End(last)
 	if comma >= 0 {
-		// "last,  # note\n)": add after the line that holds the comma.
-		at := End(last) + comma
-		if nl := strings.IndexByte(between[comma:], '\n'); nl >= 0 {
-			at += nl
-		} else {
-			at = closeAt
-		}
-		var b strings.Builder
-		for _, k := range kws {
-			b.WriteString("\n" + indent + k + ",")
-		}
-		return rule.Edit{Start: at, End: at, New: b.String()}
+		from += comma
 	}
-	return rule.Edit{Start: End(last), End: End(last), New: ",\n" + indent + strings.Join(kws, ",\n"+indent)}
+	at := closeAt
+	if nl := strings.IndexByte(string(src[from:closeAt]), '\n'); nl >= 0 {
+		at = from + nl
+	}
+	var b strings.Builder
+	for _, k := range kws {
+		b.WriteString("\n" + indent + k + ",")
+	}
+	ins := rule.Edit{Start: at, End: at, New: b.String()}
+	if comma >= 0 {
+		return []rule.Edit{ins}
+	}
+	return []rule.Edit{{Start: End(last), End: End(last), New: ","}, ins}
 }
 
 // lineIndent returns the whitespace that starts the line holding off.

@@ -243,7 +243,7 @@ func checkCase(t *testing.T, rules []*rule.Rule, caseDir string, in []byte, targ
 	}
 	checkNeedles(t, label, rules, in, res.Findings)
 	if !unsafe {
-		checkWants(t, label, in, res.Findings)
+		checkWants(t, label, target, in, res.Findings)
 		checkMark(t, rules, target, in, res.Findings, comp, label)
 	}
 }
@@ -268,17 +268,18 @@ func checkNeedles(t *testing.T, label string, rules []*rule.Rule, in []byte, fin
 	}
 }
 
-var wantRe = regexp.MustCompile(`#\s*want\s+(.*)$`)
+var wantRe = regexp.MustCompile(`#\s*want(?::(portable|tpu))?\s+(.*)$`)
 
-// wants parses `# want "re" "re2"` comments: line -> regexps.
-func wants(t *testing.T, src []byte) map[int][]*regexp.Regexp {
+// wants parses `# want "re" "re2"` comments (`# want:tpu "re"` for one
+// target only): line -> regexps.
+func wants(t *testing.T, src []byte, target rule.Target) map[int][]*regexp.Regexp {
 	out := map[int][]*regexp.Regexp{}
 	for i, line := range strings.Split(string(src), "\n") {
 		m := wantRe.FindStringSubmatch(line)
-		if m == nil {
+		if m == nil || (m[1] != "" && m[1] != string(target)) {
 			continue
 		}
-		rest := strings.TrimSpace(m[1])
+		rest := strings.TrimSpace(m[2])
 		for rest != "" {
 			q, err := strconv.QuotedPrefix(rest)
 			if err != nil {
@@ -294,9 +295,9 @@ func wants(t *testing.T, src []byte) map[int][]*regexp.Regexp {
 
 // checkWants requires every finding left unfixed by the safe run to match a
 // want on its line, and every want to be met.
-func checkWants(t *testing.T, label string, in []byte, findings []rule.Finding) {
+func checkWants(t *testing.T, label string, target rule.Target, in []byte, findings []rule.Finding) {
 	t.Helper()
-	ws := wants(t, in)
+	ws := wants(t, in, target)
 	used := map[int][]bool{}
 	for l, rs := range ws {
 		used[l] = make([]bool, len(rs))

@@ -1,0 +1,25 @@
+import torch
+import torchvision
+from torch import nn
+
+
+class Block(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class Net(Block):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class Config:
+    pass
+
+
+def main(device):
+    model = torch.compile(Net().to(device), backend="tpu", dynamic=False)  # want "PCM002: `model` is an uncompiled nn.Module"
+    backbone = torch.compile(torchvision.models.resnet18(weights=None).eval(), backend="tpu", dynamic=False)  # want "PCM002: `backbone`"
+    cfg = Config()
+    with torch.no_grad():
+        return model(torch.ones(2)), backbone, cfg

@@ -1,0 +1,21 @@
+import torch
+from torch import nn
+
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+model = torch.compile(Net(), backend=("tpu" if DEVICE.type == "tpu" else "inductor"), dynamic=(False if DEVICE.type == "tpu" else None))  # want "PCM002: `model` is an uncompiled nn.Module"
+
+
+@torch.no_grad()
+def predict(x):
+    return model(x)
+
+
+with torch.inference_mode(flag):
+    predict(torch.ones(1))

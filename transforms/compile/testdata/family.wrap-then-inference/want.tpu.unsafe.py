@@ -1,0 +1,19 @@
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+model = torch.compile(Net(), backend="tpu", dynamic=False)  # want "PCM002: `model` is an uncompiled nn.Module"
+
+
+@torch.no_grad()
+def predict(x):
+    return model(x)
+
+
+with torch.inference_mode(flag):
+    predict(torch.ones(1))

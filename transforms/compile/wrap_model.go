@@ -1,0 +1,204 @@
+package compile
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var wrapModelExample = rule.Example{
+	Before: `import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+model = Net().to(device)
+`,
+	Portable: `import torch
+from torch import nn
+
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+model = torch.compile(Net().to(device), backend=("tpu" if DEVICE.type == "tpu" else "inductor"), dynamic=(False if DEVICE.type == "tpu" else None))
+`,
+	TPU: `import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+model = torch.compile(Net().to(device), backend="tpu", dynamic=False)
+`,
+}
+
+// WrapModel compiles an uncompiled nn.Module model (opt-in).
+var WrapModel = &rule.Rule{
+	Code:    "PCM002",
+	Name:    "compile-wrap-model",
+	Family:  Family,
+	Safety:  rule.Unsafe,
+	Needles: []string{"Module", "nn.", "torchvision"},
+	Example: wrapModelExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "Uncompiled nn.Module model (opt-in: wrap it in torch.compile)",
+		What: "Wraps `name = Net(...)` (optionally followed by `.to(...)`, `.cuda()`, `.eval()`, `.train()`, " +
+			"`.half()`, `.float()`, `.bfloat16()`) in `torch.compile(..., backend=..., dynamic=...)`, where `Net` is a " +
+			"class of the module that derives from `nn.Module` or a `torchvision.models` constructor. A name that the " +
+			"module already passes to `torch.compile` (or calls `.compile()` on) is never wrapped, and neither is a " +
+			"call that is already compiled, so a second run changes nothing. When the module did not compile before, " +
+			"the same fix also turns its `torch.inference_mode` into `torch.no_grad` (see PCM003).",
+		Why: "On TPU, eager execution dispatches one op at a time; compiling the model with `backend=\"tpu\"` lets XLA " +
+			"fuse the whole graph, and it is what TorchTPU recommends for training and inference (torchtpu.md §7).",
+		Safety: "Unsafe, so it runs only with `--unsafe-fixes`: a compiled module is an `OptimizedModule`, so " +
+			"`state_dict()` keys gain an `_orig_mod.` prefix (checkpoints written after the change do not load into " +
+			"the plain class), `isinstance(model, Net)` becomes False, the first call compiles for minutes, data-" +
+			"dependent Python control flow causes graph breaks or recompiles, and shapes must be static.",
+	}, wrapModelExample),
+	Run: runWrapModel,
+}
+
+// selfReturning are nn.Module methods that return the module itself.
+var selfReturning = map[string]bool{
+	"to": true, "cuda": true, "eval": true, "train": true, "half": true, "float": true, "bfloat16": true,
+	"double": true, "requires_grad_": true, "cpu": true,
+}
+
+// moduleClasses returns the names of the module's classes that derive,
+// directly or through other local classes, from torch.nn.Module.
+func moduleClasses(p *rule.Pass) map[string]bool {
+	bases := map[string][]*ts.Node{}
+	var order []string
+	pyq.Nodes(p, "class_definition", func(c *ts.Node) {
+		name := p.Text(c.ChildByFieldName("name"))
+		order = append(order, name)
+		if sc := c.ChildByFieldName("superclasses"); sc != nil {
+			bases[name] = append(bases[name], pyq.Positional(sc)...)
+		}
+	})
+	out := map[string]bool{}
+	for changed := true; changed; {
+		changed = false
+		for _, name := range order {
+			if out[name] {
+				continue
+			}
+			for _, b := range bases[name] {
+				q := pyq.Qualified(p, b)
+				if q == "torch.nn.Module" || strings.HasPrefix(q, "torch.nn.") && isUpper(q[len("torch.nn."):]) || out[p.Text(b)] {
+					out[name] = true
+					changed = true
+					break
+				}
+			}
+		}
+	}
+	return out
+}
+
+func isUpper(s string) bool {
+	return s != "" && s[0] >= 'A' && s[0] <= 'Z' && !strings.Contains(s, ".")
+}
+
+// compiledNames are names the module passes to torch.compile or calls
+// .compile() on: they must not be wrapped again.
+func compiledNames(p *rule.Pass) map[string]bool {
+	out := map[string]bool{}
+	pyq.Calls(p, func(call *ts.Node) {
+		fn := call.ChildByFieldName("function")
+		if pyq.CallName(p, call) == "torch.compile" {
+			if pos := pyq.Positional(pyq.Args(call)); len(pos) > 0 {
+				head, _, _ := strings.Cut(pyq.Dotted(p, pos[0]), ".")
+				out[head] = true
+			}
+			return
+		}
+		if fn != nil && fn.Type() == "attribute" && p.Text(fn.ChildByFieldName("attribute")) == "compile" {
+			head, _, _ := strings.Cut(pyq.Dotted(p, fn.ChildByFieldName("object")), ".")
+			out[head] = true
+		}
+	})
+	return out
+}
+
+// isModelConstruction reports whether rhs builds a model: Cls(...) for a
+// local nn.Module class or a torchvision.models constructor, followed by
+// self-returning method calls.
+func isModelConstruction(p *rule.Pass, rhs *ts.Node, classes map[string]bool) bool {
+	n := rhs
+	for n.Type() == "call" {
+		fn := n.ChildByFieldName("function")
+		if fn == nil {
+			return false
+		}
+		if fn.Type() == "attribute" && selfReturning[p.Text(fn.ChildByFieldName("attribute"))] {
+			obj := fn.ChildByFieldName("object")
+			if obj.Type() == "call" {
+				n = obj
+				continue
+			}
+			return false
+		}
+		if fn.Type() == "identifier" && classes[p.Text(fn)] {
+			return true
+		}
+		q := pyq.Qualified(p, fn)
+		return strings.HasPrefix(q, "torchvision.models.") && !strings.Contains(q[len("torchvision.models."):], ".")
+	}
+	return false
+}
+
+func runWrapModel(p *rule.Pass) {
+	classes := moduleClasses(p)
+	done := compiledNames(p)
+	compiles := pyq.UsesCompile(p)
+	first := true
+	pyq.Nodes(p, "assignment", func(a *ts.Node) {
+		left, right := a.ChildByFieldName("left"), a.ChildByFieldName("right")
+		if left == nil || right == nil || left.Type() != "identifier" || a.ChildByFieldName("type") != nil {
+			return
+		}
+		if st := a.Parent(); st == nil || st.Type() != "expression_statement" || pyq.Statement(a) == nil || !pyq.Statement(a).Equal(st) {
+			return
+		}
+		name := p.Text(left)
+		if done[name] || !isModelConstruction(p, right, classes) {
+			return
+		}
+		kws := compileKwargs(p.Target)
+		edits := []rule.Edit{
+			{Start: pyq.Start(right), End: pyq.Start(right), New: torchName(p) + ".compile("},
+			{Start: pyq.End(right), End: pyq.End(right), New: ", " + strings.Join(kws, ", ") + ")"},
+		}
+		var imports []string
+		if first && !compiles {
+			// The module starts compiling now: its inference_mode must go too,
+			// or a second run would find it (PCM003).
+			for _, s := range inferenceModeSites(p) {
+				edits = append(edits, s.fix...)
+				if s.fix != nil {
+					imports = append(imports, s.imp)
+				}
+			}
+		}
+		first = false
+		fix := fixFor(p, "Wrap the model in torch.compile", rule.Unsafe, edits, p.Target == rule.Portable)
+		fix.Imports = append(fix.Imports, imports...)
+		p.Report(pyq.Finding(right, "`"+name+"` is an uncompiled nn.Module; on TPU compile it with "+
+			"torch.compile(backend=\"tpu\", dynamic=False) (opt-in: changes state_dict keys and first-call latency)", fix))
+	})
+}
