@@ -3,17 +3,14 @@ package compile
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
-// onTPU is the condition the portable forms test.
-const onTPU = pyq.DeviceName + `.type == "tpu"`
-
 // portableChoice is `(tpuValue if DEVICE.type == "tpu" else other)`.
-func portableChoice(tpuValue, other string) string {
-	return "(" + tpuValue + " if " + onTPU + " else " + other + ")"
+func portableChoice(dev *devkit.Dev, tpuValue, other string) string {
+	return "(" + tpuValue + " if " + dev.Type() + ` == "tpu" else ` + other + ")"
 }
 
 // isPortableChoice reports whether n already is a choice on DEVICE.type.
@@ -28,20 +25,19 @@ func isPortableChoice(p *rule.Pass, n *ts.Node) bool {
 }
 
 // compileKwargs are the keyword arguments a new compile call gets.
-func compileKwargs(target rule.Target) []string {
+func compileKwargs(target rule.Target, dev *devkit.Dev) []string {
 	if target == rule.TPU {
 		return []string{`backend="tpu"`, `dynamic=False`}
 	}
-	return []string{"backend=" + portableChoice(`"tpu"`, `"inductor"`), "dynamic=" + portableChoice("False", "None")}
+	return []string{"backend=" + portableChoice(dev, `"tpu"`, `"inductor"`), "dynamic=" + portableChoice(dev, "False", "None")}
 }
 
 // fixFor wraps edits into a fix, with the device prelude for portable code.
-func fixFor(p *rule.Pass, title string, safety rule.Safety, edits []rule.Edit, needsDevice bool) *rule.Fix {
-	f := &rule.Fix{Title: title, Safety: safety, Edits: edits, Imports: []string{"import torch"}}
+func fixFor(dev *devkit.Dev, title string, safety rule.Safety, edits []rule.Edit, needsDevice bool) *rule.Fix {
 	if needsDevice {
-		f.Preludes = []rule.Prelude{pyq.DevicePrelude()}
+		return dev.Fix(title, safety, edits...)
 	}
-	return f
+	return devkit.TorchFix(title, safety, edits...)
 }
 
 // torchName is how the module spells torch in new code.

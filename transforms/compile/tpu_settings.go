@@ -3,6 +3,7 @@ package compile
 import (
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
@@ -15,6 +16,7 @@ model = torch.compile(model)
 `,
 	Portable: `import torch
 
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
 model = torch.compile(model, backend=("tpu" if DEVICE.type == "tpu" else "inductor"), dynamic=(False if DEVICE.type == "tpu" else None))
@@ -56,6 +58,7 @@ var TPUSettings = &rule.Rule{
 var debugBackends = map[string]bool{"eager": true, "aot_eager": true, "tpu": true}
 
 func runTPUSettings(p *rule.Pass) {
+	dev := devkit.NewDev(p)
 	pyq.Calls(p, func(call *ts.Node) {
 		if pyq.CallName(p, call) != "torch.compile" {
 			return
@@ -67,14 +70,14 @@ func runTPUSettings(p *rule.Pass) {
 		if len(pyq.Positional(args)) > 1 {
 			return // positional fullgraph/dynamic/backend: too unusual to edit
 		}
-		settingsFinding(p, call, args)
+		settingsFinding(p, dev, call, args)
 	})
 	pyq.Nodes(p, "decorator", func(d *ts.Node) {
 		for _, c := range ts.Children(d) {
 			if c.Type() != "call" && pyq.Qualified(p, c) == "torch.compile" {
-				kws := compileKwargs(p.Target)
+				kws := compileKwargs(p.Target, dev)
 				p.Report(pyq.Finding(c, compileMessage(p.Target, nil),
-					fixFor(p, "Pass the TPU compile settings", rule.Safe,
+					fixFor(dev, "Pass the TPU compile settings", rule.Safe,
 						[]rule.Edit{{Start: pyq.End(c), End: pyq.End(c), New: "(" + strings.Join(kws, ", ") + ")"}},
 						p.Target == rule.Portable)))
 			}
@@ -93,7 +96,7 @@ func compileMessage(target rule.Target, extra []string) string {
 	return msg
 }
 
-func settingsFinding(p *rule.Pass, call, args *ts.Node) {
+func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 	var edits []rule.Edit
 	var add []string
 	var notes []string
@@ -106,7 +109,7 @@ func settingsFinding(p *rule.Pass, call, args *ts.Node) {
 	// backend=
 	if v := pyq.KwargValue(p, args, "backend"); v == nil {
 		if portable {
-			add = append(add, "backend="+portableChoice(`"tpu"`, `"inductor"`))
+			add = append(add, "backend="+portableChoice(dev, `"tpu"`, `"inductor"`))
 		} else {
 			add = append(add, `backend="tpu"`)
 		}
@@ -114,7 +117,7 @@ func settingsFinding(p *rule.Pass, call, args *ts.Node) {
 		// kept
 	} else if !isPortableChoice(p, v) {
 		if portable {
-			replace(v, portableChoice(`"tpu"`, p.Text(v)))
+			replace(v, portableChoice(dev, `"tpu"`, p.Text(v)))
 		} else {
 			replace(v, `"tpu"`)
 			if !lit || s != "inductor" {
@@ -127,14 +130,14 @@ func settingsFinding(p *rule.Pass, call, args *ts.Node) {
 	// dynamic=
 	if v := pyq.KwargValue(p, args, "dynamic"); v == nil {
 		if portable {
-			add = append(add, "dynamic="+portableChoice("False", "None"))
+			add = append(add, "dynamic="+portableChoice(dev, "False", "None"))
 		} else {
 			add = append(add, "dynamic=False")
 		}
 	} else if b, lit := pyq.Bool(v); (lit && !b) || isPortableChoice(p, v) {
 		// already static, or already chosen by device
 	} else if portable {
-		replace(v, portableChoice("False", p.Text(v)))
+		replace(v, portableChoice(dev, "False", p.Text(v)))
 	} else {
 		replace(v, "False")
 		if !pyq.IsNone(v) {
@@ -154,7 +157,7 @@ func settingsFinding(p *rule.Pass, call, args *ts.Node) {
 			continue
 		}
 		if portable {
-			replace(v, portableChoice("None", p.Text(v)))
+			replace(v, portableChoice(dev, "None", p.Text(v)))
 		} else {
 			edits = append(edits, pyq.DropKwarg(p, args, kw))
 			safety = rule.Unsafe
@@ -168,5 +171,5 @@ func settingsFinding(p *rule.Pass, call, args *ts.Node) {
 		return
 	}
 	uses := portable && (len(add) > 0 || len(edits) > 0)
-	p.Report(pyq.Finding(call, compileMessage(p.Target, notes), fixFor(p, "Pass the TPU compile settings", safety, edits, uses)))
+	p.Report(pyq.Finding(call, compileMessage(p.Target, notes), fixFor(dev, "Pass the TPU compile settings", safety, edits, uses)))
 }

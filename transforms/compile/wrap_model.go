@@ -3,6 +3,7 @@ package compile
 import (
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
@@ -23,6 +24,7 @@ model = Net().to(device)
 	Portable: `import torch
 from torch import nn
 
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
 
@@ -167,6 +169,7 @@ func runWrapModel(p *rule.Pass) {
 	done := compiledNames(p)
 	compiles := pyq.UsesCompile(p)
 	first := true
+	dev := devkit.NewDev(p)
 	pyq.Nodes(p, "assignment", func(a *ts.Node) {
 		left, right := a.ChildByFieldName("left"), a.ChildByFieldName("right")
 		if left == nil || right == nil || left.Type() != "identifier" || a.ChildByFieldName("type") != nil {
@@ -179,7 +182,7 @@ func runWrapModel(p *rule.Pass) {
 		if done[name] || !isModelConstruction(p, right, classes) {
 			return
 		}
-		kws := compileKwargs(p.Target)
+		kws := compileKwargs(p.Target, dev)
 		edits := []rule.Edit{
 			{Start: pyq.Start(right), End: pyq.Start(right), New: torchName(p) + ".compile("},
 			{Start: pyq.End(right), End: pyq.End(right), New: ", " + strings.Join(kws, ", ") + ")"},
@@ -196,7 +199,7 @@ func runWrapModel(p *rule.Pass) {
 			}
 		}
 		first = false
-		fix := fixFor(p, "Wrap the model in torch.compile", rule.Unsafe, edits, p.Target == rule.Portable)
+		fix := fixFor(dev, "Wrap the model in torch.compile", rule.Unsafe, edits, p.Target == rule.Portable)
 		fix.Imports = append(fix.Imports, imports...)
 		p.Report(pyq.Finding(right, "`"+name+"` is an uncompiled nn.Module; on TPU compile it with "+
 			"torch.compile(backend=\"tpu\", dynamic=False) (opt-in: changes state_dict keys and first-call latency)", fix))

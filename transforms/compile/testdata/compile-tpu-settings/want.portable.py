@@ -1,6 +1,7 @@
 import torch
 from torch import nn
 
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
 
