@@ -1,0 +1,83 @@
+package device
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+var cudaDeviceDefaultExample = rule.Example{
+	Before: `import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda")
+config = {"device": "cuda", "lr": 3e-4}
+
+
+def build(model, device="cuda"):
+    return model
+`,
+	Portable: `import argparse
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default=DEVICE.type)
+config = {"device": DEVICE.type, "lr": 3e-4}
+
+
+def build(model, device=DEVICE.type):
+    return model
+`,
+	TPU: `import argparse
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="tpu")
+config = {"device": "tpu", "lr": 3e-4}
+
+
+def build(model, device="tpu"):
+    return model
+`,
+}
+
+// CudaDeviceDefault rewrites "cuda" as the default of a device setting.
+var CudaDeviceDefault = &rule.Rule{
+	Code:    "PDV004",
+	Name:    "cuda-device-default",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: cudaDeviceDefaultExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "CUDA device as the default of a device setting",
+		What: "Finds `\"cuda\"`, `\"cuda:N\"` and `f\"cuda:{expr}\"` as the default of a device setting: " +
+			"`add_argument(\"--device\", default=...)` (argparse; also click's `option`), the value of a " +
+			"`\"device\"` key in a dict literal, an assignment to a name or attribute containing `device` " +
+			"(`device = \"cuda\"`, `self.device = ...`, dataclass fields `device: str = \"cuda\"`), a parameter " +
+			"default (`def f(device=\"cuda\")`), and the fallback of `cfg.get(\"device\", \"cuda\")`, " +
+			"`os.getenv(\"DEVICE\", \"cuda\")` and `getattr(args, \"device\", \"cuda\")`.\n\n" +
+			"Portable: the value becomes `DEVICE.type` (a `str`, as before: `\"cuda\"`, `\"tpu\"`, `\"cpu\"`...); " +
+			"an index stays in an f-string (`f\"{DEVICE.type}:1\"`). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).",
+		Why: "A default of `\"cuda\"` makes the program fail before the user can say otherwise on a machine " +
+			"without CUDA; these values usually flow into `torch.device(...)` or `.to(...)` later.",
+		Safety: "Safe: the value keeps its type (`str`) and, on a CUDA machine, its value. The tpu target treats " +
+			"indices as cuda-device-string (PDV001) does: a per-process index is safe, any other is an unsafe fix.",
+	}, cudaDeviceDefaultExample),
+	Run: runCudaDeviceDefault,
+}
+
+func runCudaDeviceDefault(p *rule.Pass) {
+	if !devkit.Mentions(p.Src, "cuda") {
+		return
+	}
+	dv := devkit.NewDev(p)
+	sites(p, func(st site) {
+		if !st.isDflt {
+			return
+		}
+		f, note := fix(p, dv, st)
+		p.Report(rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
+			Message: "CUDA device as " + st.context + note, Fix: f})
+	})
+}

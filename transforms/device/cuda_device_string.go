@@ -1,0 +1,81 @@
+package device
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+var cudaDeviceStringExample = rule.Example{
+	Before: `import torch
+
+x = torch.zeros(4, device="cuda")
+model.to("cuda:1")
+state = torch.load(path, map_location="cuda")
+dev = torch.device(f"cuda:{local_rank}")
+`,
+	Portable: `import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+x = torch.zeros(4, device=DEVICE)
+model.to(torch.device(DEVICE.type, 1))
+state = torch.load(path, map_location=DEVICE)
+dev = torch.device(f"{DEVICE.type}:{local_rank}")
+`,
+	TPU: `import torch
+
+x = torch.zeros(4, device="tpu")
+model.to("tpu:0")
+state = torch.load(path, map_location="tpu")
+dev = torch.device("tpu")
+`,
+}
+
+// CudaDeviceString rewrites "cuda" device strings passed to torch APIs.
+var CudaDeviceString = &rule.Rule{
+	Code:    "PDV001",
+	Name:    "cuda-device-string",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: cudaDeviceStringExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "CUDA device string passed to a torch API",
+		What: "Finds the strings `\"cuda\"`, `\"cuda:N\"` and `f\"cuda:{expr}\"` where they name a device in a call: " +
+			"the argument of `torch.device(...)`, the first argument of `.to(...)`, `device=` of any call " +
+			"(tensor factories, `torch.Generator`, `x.new_zeros`, your own functions), `map_location=` and " +
+			"`torch.load(f, \"cuda\")`, and `torch.set_default_device(...)`.\n\n" +
+			"Portable: `torch.device(\"cuda\")` and torch-API arguments become the module-level `DEVICE` " +
+			"(defined once after the imports: `torch.accelerator.current_accelerator()` when an accelerator " +
+			"is present, else the CPU; named `ACCEL_DEVICE` or `PALLASIFY_DEVICE` if the module already binds " +
+			"`DEVICE`). Arguments of functions that are not torch's get the string `DEVICE.type`, so their type " +
+			"stays `str`. An index is kept: `\"cuda:1\"` becomes `torch.device(DEVICE.type, 1)` and " +
+			"`f\"cuda:{rank}\"` becomes `f\"{DEVICE.type}:{rank}\"`.\n\n" +
+			"TPU: the string becomes `\"tpu\"` (`\"tpu:0\"` for `\"cuda:N\"`).\n\n" +
+			"Comments, docstrings, log messages and dict keys are never touched: only a string that is " +
+			"exactly a CUDA device, in one of the contexts above (through parentheses and `a if c else b`), is.",
+		Why: "`\"cuda\"` fails on a machine without CUDA. TorchTPU registers `\"tpu\"` as a native device " +
+			"(torchtpu.md §1); `torch.accelerator` (PyTorch 2.6+) names whichever accelerator is present.",
+		Safety: "Safe: on a CUDA machine the portable code picks the same device. On TPU, `\"cuda\"`, `\"cuda:0\"` and " +
+			"per-process indices (an expression naming a rank or a GPU slot, such as `f\"cuda:{local_rank}\"`) become the " +
+			"process's one chip, which is what torchrun gives each rank. Any other index (`\"cuda:1\"`, " +
+			"`torch.device(\"cuda\", i)`) is an unsafe fix on the tpu target: a process has one TPU chip, so work " +
+			"that was spread over several GPUs lands on one.",
+	}, cudaDeviceStringExample),
+	Run: runCudaDeviceString,
+}
+
+func runCudaDeviceString(p *rule.Pass) {
+	if !devkit.Mentions(p.Src, "cuda") {
+		return
+	}
+	dv := devkit.NewDev(p)
+	sites(p, func(st site) {
+		if st.isDflt {
+			return
+		}
+		f, note := fix(p, dv, st)
+		p.Report(rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
+			Message: "CUDA device string in " + st.context + note, Fix: f})
+	})
+}

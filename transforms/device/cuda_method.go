@@ -1,0 +1,133 @@
+package device
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaMethodExample = rule.Example{
+	Before: `model = Net().cuda()
+x = batch.cuda(non_blocking=True)
+y = t.cuda(args.gpu)
+`,
+	Portable: `import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+model = Net().to(DEVICE)
+x = batch.to(DEVICE, non_blocking=True)
+y = t.to(torch.device(DEVICE.type, args.gpu))
+`,
+	TPU: `model = Net().to("tpu")
+x = batch.to("tpu", non_blocking=True)
+y = t.to("tpu")
+`,
+}
+
+// CudaMethod rewrites x.cuda(...) to x.to(<device>).
+var CudaMethod = &rule.Rule{
+	Code:    "PDV002",
+	Name:    "cuda-method",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: cudaMethodExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "`x.cuda()` moves a tensor or module to CUDA",
+		What: "Rewrites the method call `.cuda()`, `.cuda(i)`, `.cuda(device=i)` and `.cuda(non_blocking=True)` on " +
+			"tensors and modules to `.to(...)`, keeping `non_blocking=` and `memory_format=`.\n\n" +
+			"Portable: `.to(DEVICE)`; an index argument becomes `.to(torch.device(DEVICE.type, i))`, a device " +
+			"argument (a name containing `device`) becomes `.to(device)`. TPU: `.to(\"tpu\")`, dropping the index " +
+			"(one chip per process).\n\n" +
+			"`.cuda` attributes that are not method calls (`args.cuda`, `torch.cuda`, `numba.cuda.jit`) and " +
+			"calls on imported modules are left alone.",
+		Why: "`.cuda()` only exists for CUDA; TorchTPU has no confirmed `.tpu()` method (torchtpu.md §4), and " +
+			"`.to(device)` works on every backend for both tensors and modules (both return the moved object).",
+		Safety: "Safe, except on the tpu target when the index is neither 0 nor a per-process index (a name " +
+			"about a rank or a GPU slot): dropping it puts work meant for several GPUs of one process on one chip, " +
+			"so that fix is unsafe.",
+	}, cudaMethodExample),
+	Run: runCudaMethod,
+}
+
+func runCudaMethod(p *rule.Pass) {
+	if !devkit.Mentions(p.Src, "cuda") {
+		return
+	}
+	dv := devkit.NewDev(p)
+	devkit.Calls(p, func(call *ts.Node) {
+		fn := call.ChildByFieldName("function")
+		if fn.Type() != "attribute" || p.Text(fn.ChildByFieldName("attribute")) != "cuda" {
+			return
+		}
+		obj := fn.ChildByFieldName("object")
+		if d := devkit.Dotted(p, obj); d != "" {
+			head, _, _ := strings.Cut(d, ".")
+			if _, isMod := p.Imports.Modules[head]; isMod || head == "torch" {
+				return // torch.cuda(...), numba.cuda(...): a module, not a tensor
+			}
+		}
+		al, ok := devkit.Arguments(p, call)
+		if !ok || al.Splat {
+			return
+		}
+		for name := range al.Keywords {
+			if name != "device" && name != "non_blocking" && name != "memory_format" {
+				return
+			}
+		}
+		var idx *ts.Node // the device/index argument, positional or device=
+		switch {
+		case len(al.Positional) == 1 && al.Keywords["device"] == nil:
+			idx = al.Positional[0]
+		case len(al.Positional) == 0:
+			idx = al.KwValue("device")
+		default:
+			return
+		}
+		attr := fn.ChildByFieldName("attribute")
+		rename := rule.Edit{Start: devkit.Start(attr), End: devkit.End(attr), New: "to"}
+		f := finding(call, idx)
+		if p.Target == rule.TPU {
+			edits := []rule.Edit{rename}
+			safety := rule.Safe
+			switch {
+			case idx == nil:
+				edits = append(edits, al.InsertFirst(`"tpu"`))
+			case !devkit.IndexLike(p.Text(idx)):
+				// .cuda(device): the device value is rewritten where it is set.
+			default:
+				edits = append(edits, rule.Edit{Start: devkit.Start(idx), End: devkit.End(idx), New: `"tpu"`})
+				if !devkit.PerProcessIndex(p.Text(idx)) {
+					safety = rule.Unsafe
+					f.Message += indexNote(p.Text(idx))
+				}
+			}
+			f.Fix = &rule.Fix{Title: `Use .to("tpu")`, Safety: safety, Edits: edits}
+			p.Report(f)
+			return
+		}
+		edits := []rule.Edit{rename}
+		switch {
+		case idx == nil:
+			edits = append(edits, al.InsertFirst(dv.Name()))
+		case devkit.IndexLike(p.Text(idx)):
+			edits = append(edits,
+				rule.Edit{Start: devkit.Start(idx), End: devkit.Start(idx), New: "torch.device(" + dv.Type() + ", "},
+				rule.Edit{Start: devkit.End(idx), End: devkit.End(idx), New: ")"})
+		}
+		f.Fix = dv.Fix("Use .to("+dv.Name()+")", rule.Safe, edits...)
+		p.Report(f)
+	})
+}
+
+func finding(call, idx *ts.Node) rule.Finding {
+	msg := "`.cuda()` moves to CUDA only"
+	if idx != nil {
+		msg = "`.cuda(...)` moves to a CUDA device only"
+	}
+	return rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: msg}
+}

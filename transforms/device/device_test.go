@@ -1,0 +1,15 @@
+package device_test
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/device"
+	"github.com/pallasify/pallasify/transforms/device/devtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestGolden(t *testing.T) { devtest.Golden(t, device.Rules, "testdata", *update) }
+
+func TestExamples(t *testing.T) { devtest.CheckExamples(t, device.Rules) }

@@ -1,0 +1,657 @@
+// Package devkit holds the syntax helpers the device, cudaapi, amp and
+// distributed rule families share: the module-level DEVICE definition (its
+// name, chosen so it never collides with a binding of the module, and its
+// prelude), Python string-literal parsing for device strings, call and
+// argument helpers, and edits that add, remove or guard statements.
+//
+// Everything here is a pure function of a rule.Pass; nothing is cached
+// between files.
+package devkit
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// DeviceExpr is the right-hand side of the portable DEVICE definition
+// (torchtpu.md §4): the accelerator this process uses, else the CPU.
+const DeviceExpr = `torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")`
+
+// deviceNames are the names tried, in order, for the DEVICE definition.
+var deviceNames = [...]string{"DEVICE", "ACCEL_DEVICE", "PALLASIFY_DEVICE"}
+
+// Start and End are a node's byte offsets.
+func Start(n *ts.Node) int { return int(n.StartByte()) }
+
+// End is the byte offset just after n.
+func End(n *ts.Node) int { return int(n.EndByte()) }
+
+// Mentions reports whether src contains any of words: the cheap test every
+// rule makes before walking the tree.
+func Mentions(src []byte, words ...string) bool {
+	for _, w := range words {
+		if bytes.Contains(src, []byte(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Device returns the name of this module's DEVICE value: the first of
+// DEVICE, ACCEL_DEVICE, PALLASIFY_DEVICE that the module does not bind, or
+// that it binds only through the pallasify definition itself. Deterministic
+// and stable across passes (the definition it adds marks the name as its own).
+func Device(p *rule.Pass) string {
+	bound := Bindings(p)
+	for _, n := range deviceNames {
+		own := bound[n]
+		if own == 0 || own == ownBinding {
+			return n
+		}
+	}
+	for i := 2; ; i++ {
+		n := "PALLASIFY_DEVICE_" + strconv.Itoa(i)
+		if own := bound[n]; own == 0 || own == ownBinding {
+			return n
+		}
+	}
+}
+
+// DeviceType is DEVICE's type string, e.g. "DEVICE.type".
+func DeviceType(p *rule.Pass) string { return Device(p) + ".type" }
+
+// DevicePrelude is the module-level definition of name (see Device). Every
+// family uses this one value so the definition is inserted once.
+func DevicePrelude(name string) rule.Prelude {
+	return rule.Prelude{
+		Key: "00-device",
+		Text: "# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.\n" +
+			name + " = " + DeviceExpr + "\n",
+		Marker:  name + " = torch.accelerator.",
+		Imports: []string{"import torch"},
+	}
+}
+
+// Dev memoises a module's DEVICE name for one rule run (finding it walks the
+// tree once).
+type Dev struct {
+	p    *rule.Pass
+	name string
+}
+
+// NewDev returns the lazy DEVICE name of p's module.
+func NewDev(p *rule.Pass) *Dev { return &Dev{p: p} }
+
+// Name is the DEVICE name (see Device).
+func (d *Dev) Name() string {
+	if d.name == "" {
+		d.name = Device(d.p)
+	}
+	return d.name
+}
+
+// Type is "<DEVICE>.type".
+func (d *Dev) Type() string { return d.Name() + ".type" }
+
+// Fix returns a fix whose edits rely on DEVICE (and so on torch).
+func (d *Dev) Fix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+	return &rule.Fix{Title: title, Safety: safety, Edits: edits,
+		Preludes: []rule.Prelude{DevicePrelude(d.Name())}, Imports: []string{"import torch"}}
+}
+
+// TorchFix returns a fix whose edits rely on torch only.
+func TorchFix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+	return &rule.Fix{Title: title, Safety: safety, Edits: edits, Imports: []string{"import torch"}}
+}
+
+const ownBinding = 2
+
+// Bindings maps each name the module binds anywhere (assignment targets,
+// parameters, imports, for/with/except targets, def and class names, global
+// statements) to 1, or to ownBinding when the only binding is a pallasify
+// DEVICE definition.
+func Bindings(p *rule.Pass) map[string]int {
+	out := map[string]int{}
+	mark := func(name string, own bool) {
+		if own {
+			if out[name] == 0 {
+				out[name] = ownBinding
+			}
+			return
+		}
+		out[name] = 1
+	}
+	var targets func(n *ts.Node, own bool)
+	targets = func(n *ts.Node, own bool) {
+		if n == nil {
+			return
+		}
+		switch n.Type() {
+		case "identifier":
+			mark(p.Text(n), own)
+		case "pattern_list", "tuple_pattern", "list_pattern", "list_splat_pattern", "parenthesized_expression", "tuple", "list":
+			for _, c := range ts.Children(n) {
+				targets(c, own)
+			}
+		}
+	}
+	for local := range p.Imports.Modules {
+		mark(local, false)
+	}
+	for local := range p.Imports.Names {
+		mark(local, false)
+	}
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		switch n.Type() {
+		case "string", "comment":
+			return false
+		case "assignment":
+			left := n.ChildByFieldName("left")
+			right := n.ChildByFieldName("right")
+			own := left != nil && left.Type() == "identifier" && right != nil && p.Text(right) == DeviceExpr
+			targets(left, own)
+		case "augmented_assignment", "for_statement", "for_in_clause":
+			targets(n.ChildByFieldName("left"), false)
+		case "named_expression":
+			targets(n.ChildByFieldName("name"), false)
+		case "as_pattern_target":
+			for _, c := range ts.Children(n) {
+				targets(c, false)
+			}
+		case "function_definition", "class_definition":
+			targets(n.ChildByFieldName("name"), false)
+		case "parameters", "lambda_parameters":
+			for _, c := range ts.Children(n) {
+				switch c.Type() {
+				case "identifier":
+					mark(p.Text(c), false)
+				default:
+					if nm := c.ChildByFieldName("name"); nm != nil {
+						mark(p.Text(nm), false)
+					} else if c.NamedChildCount() > 0 && c.NamedChild(0).Type() == "identifier" {
+						mark(p.Text(c.NamedChild(0)), false)
+					}
+				}
+			}
+		case "global_statement", "nonlocal_statement":
+			for _, c := range ts.Children(n) {
+				targets(c, false)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// Dotted returns the text of an identifier or a chain of attribute accesses
+// on identifiers ("torch.cuda.amp.autocast"), or "".
+func Dotted(p *rule.Pass, n *ts.Node) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Type() {
+	case "identifier":
+		return p.Text(n)
+	case "attribute":
+		obj := Dotted(p, n.ChildByFieldName("object"))
+		if obj == "" {
+			return ""
+		}
+		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
+	}
+	return ""
+}
+
+// Qualify resolves a dotted name through the module's imports. A chain whose
+// head is the bare name torch counts as torch even without an import (the
+// file may get it through a star import).
+func Qualify(p *rule.Pass, dotted string) string {
+	if dotted == "" {
+		return ""
+	}
+	if q := p.Imports.Qualify(dotted); q != "" {
+		return q
+	}
+	if dotted == "torch" || strings.HasPrefix(dotted, "torch.") {
+		return dotted
+	}
+	return ""
+}
+
+// Callee returns a call's function node and its qualified name ("" when the
+// function is not an imported dotted name).
+func Callee(p *rule.Pass, call *ts.Node) (*ts.Node, string) {
+	fn := call.ChildByFieldName("function")
+	return fn, Qualify(p, Dotted(p, fn))
+}
+
+// LastName is the last component of a call's function ("to" for x.y.to(...)).
+func LastName(p *rule.Pass, call *ts.Node) string {
+	fn := call.ChildByFieldName("function")
+	switch fn.Type() {
+	case "identifier":
+		return p.Text(fn)
+	case "attribute":
+		return p.Text(fn.ChildByFieldName("attribute"))
+	}
+	return ""
+}
+
+// Calls visits every call node.
+func Calls(p *rule.Pass, fn func(call *ts.Node)) {
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		switch n.Type() {
+		case "comment":
+			return false
+		case "call":
+			fn(n)
+		}
+		return true
+	})
+}
+
+// Args is a call's argument list ("" node for generator-argument calls).
+func Args(call *ts.Node) *ts.Node {
+	a := call.ChildByFieldName("arguments")
+	if a == nil || a.Type() != "argument_list" {
+		return nil
+	}
+	return a
+}
+
+// ArgList splits an argument list into positional arguments, keyword
+// arguments by name, and whether *args/**kwargs appear.
+type ArgList struct {
+	Node       *ts.Node
+	Positional []*ts.Node
+	Keywords   map[string]*ts.Node // name -> keyword_argument node
+	Splat      bool
+	All        []*ts.Node // every argument, in order (comments excluded)
+}
+
+// Arguments parses a call's argument list; ok is false for calls whose
+// argument is a bare generator expression.
+func Arguments(p *rule.Pass, call *ts.Node) (ArgList, bool) {
+	a := Args(call)
+	if a == nil {
+		return ArgList{}, false
+	}
+	al := ArgList{Node: a, Keywords: map[string]*ts.Node{}}
+	for _, c := range ts.Children(a) {
+		switch c.Type() {
+		case "comment":
+			continue
+		case "keyword_argument":
+			al.Keywords[p.Text(c.ChildByFieldName("name"))] = c
+		case "list_splat", "dictionary_splat":
+			al.Splat = true
+		default:
+			al.Positional = append(al.Positional, c)
+		}
+		al.All = append(al.All, c)
+	}
+	return al, true
+}
+
+// KwValue is a keyword argument's value node, or nil.
+func (a ArgList) KwValue(name string) *ts.Node {
+	if kw := a.Keywords[name]; kw != nil {
+		return kw.ChildByFieldName("value")
+	}
+	return nil
+}
+
+// InsertFirst returns the insertion of text as the first argument ("text, "
+// before existing arguments).
+func (a ArgList) InsertFirst(text string) rule.Edit {
+	at := Start(a.Node) + 1
+	if len(a.All) > 0 {
+		return rule.Edit{Start: Start(a.All[0]), End: Start(a.All[0]), New: text + ", "}
+	}
+	return rule.Edit{Start: at, End: at, New: text}
+}
+
+// Append returns the insertion of text as the last argument, after the last
+// argument (so a trailing comma stays valid).
+func (a ArgList) Append(text string) rule.Edit {
+	if len(a.All) == 0 {
+		at := Start(a.Node) + 1
+		return rule.Edit{Start: at, End: at, New: text}
+	}
+	last := a.All[len(a.All)-1]
+	return rule.Edit{Start: End(last), End: End(last), New: ", " + text}
+}
+
+// Drop returns the edit removing argument n (a node of a.All) together with
+// the comma that joins it to its neighbour.
+func (a ArgList) Drop(src []byte, n *ts.Node) rule.Edit {
+	idx := -1
+	for i, c := range a.All {
+		if c.Equal(n) {
+			idx = i
+		}
+	}
+	if idx > 0 {
+		return rule.Edit{Start: End(a.All[idx-1]), End: End(n)}
+	}
+	e := End(n)
+	j := skipSpace(src, e)
+	if j < len(src) && src[j] == ',' {
+		e = skipBlank(src, j+1)
+	}
+	return rule.Edit{Start: Start(n), End: e}
+}
+
+func skipSpace(src []byte, i int) int {
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+func skipBlank(src []byte, i int) int {
+	for i < len(src) && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// Str is a Python string literal that names a CUDA device.
+type Str struct {
+	Node  *ts.Node
+	Quote string // the opening quote ("\"", "'", "\"\"\"", ...)
+	// Index is the device index: "" for "cuda", the digits for "cuda:N",
+	// the interpolated expression's text for f"cuda:{expr}".
+	Index     string
+	IndexNode *ts.Node // the interpolation's expression for f-strings
+	FString   bool
+	// cudaStart is the offset of the word "cuda" inside the literal.
+	cudaStart int
+}
+
+var cudaIndexRE = regexp.MustCompile(`^cuda(?::([0-9]+))?$`)
+
+// DeviceString parses n as "cuda", "cuda:N" or f"cuda:{expr}". Byte strings,
+// implicit concatenations and anything else return ok=false.
+func DeviceString(p *rule.Pass, n *ts.Node) (Str, bool) {
+	if n == nil || n.Type() != "string" {
+		return Str{}, false
+	}
+	kids := ts.Children(n)
+	if len(kids) < 2 || kids[0].Type() != "string_start" {
+		return Str{}, false
+	}
+	start := p.Text(kids[0])
+	prefix := strings.ToLower(strings.TrimRight(start, "\"'"))
+	quote := start[len(prefix):]
+	s := Str{Node: n, Quote: quote}
+	switch prefix {
+	case "", "u", "r":
+	case "f", "rf", "fr":
+		s.FString = true
+	default:
+		return Str{}, false
+	}
+	body := kids[1 : len(kids)-1]
+	if len(body) == 1 && body[0].Type() == "string_content" {
+		m := cudaIndexRE.FindStringSubmatch(p.Text(body[0]))
+		if m == nil {
+			return Str{}, false
+		}
+		s.Index = m[1]
+		s.cudaStart = Start(body[0])
+		return s, true
+	}
+	if s.FString && len(body) == 2 && body[0].Type() == "string_content" && p.Text(body[0]) == "cuda:" && body[1].Type() == "interpolation" {
+		expr := body[1].ChildByFieldName("expression")
+		if expr == nil || body[1].NamedChildCount() != 1 {
+			return Str{}, false // format specs and conversions are left alone
+		}
+		s.IndexNode = expr
+		s.Index = p.Text(expr)
+		s.cudaStart = Start(body[0])
+		return s, true
+	}
+	return Str{}, false
+}
+
+// PlainString returns the content of a simple (non-f, non-bytes,
+// single-part) string literal.
+func PlainString(p *rule.Pass, n *ts.Node) (string, bool) {
+	if n == nil || n.Type() != "string" {
+		return "", false
+	}
+	kids := ts.Children(n)
+	if len(kids) < 2 || kids[0].Type() != "string_start" {
+		return "", false
+	}
+	prefix := strings.ToLower(strings.TrimRight(p.Text(kids[0]), "\"'"))
+	if prefix != "" && prefix != "u" && prefix != "r" {
+		return "", false
+	}
+	if len(kids) == 2 {
+		return "", true
+	}
+	if len(kids) != 3 || kids[1].Type() != "string_content" {
+		return "", false
+	}
+	return p.Text(kids[1]), true
+}
+
+// Literal returns text as a string literal in s's quote style.
+func (s Str) Literal(text string) string { return s.Quote + text + s.Quote }
+
+// ReplaceWord returns the edit that replaces the word "cuda" inside the
+// literal (keeping quotes, prefix and any index) with text.
+func (s Str) ReplaceWord(text string) rule.Edit {
+	return rule.Edit{Start: s.cudaStart, End: s.cudaStart + 4, New: text}
+}
+
+// Replace returns the edit replacing the whole literal with text.
+func (s Str) Replace(text string) rule.Edit {
+	return rule.Edit{Start: Start(s.Node), End: End(s.Node), New: text}
+}
+
+// TPULiteral is the literal for the tpu target: "tpu" for "cuda" and for an
+// f-string index (each process sees its chip as tpu:0), "tpu:0" for "cuda:N".
+func (s Str) TPULiteral() string {
+	if s.Index != "" && s.IndexNode == nil {
+		return s.Literal("tpu:0")
+	}
+	return s.Literal("tpu")
+}
+
+// PerProcessIndex reports whether an index expression is the per-process
+// device index: the literal 0, or an expression that names a rank or a GPU
+// slot (local_rank, args.gpu, int(os.environ["LOCAL_RANK"])). Under torchrun
+// each such process owns one TPU chip, which it sees as tpu:0.
+func PerProcessIndex(text string) bool {
+	t := strings.TrimSpace(text)
+	if t == "0" || t == "" {
+		return true
+	}
+	l := strings.ToLower(t)
+	return strings.Contains(l, "rank") || strings.Contains(l, "gpu")
+}
+
+// IndexLike reports whether an expression looks like a device index rather
+// than a device value (an integer, or a name about ranks, GPUs or ids).
+func IndexLike(text string) bool {
+	t := strings.ToLower(strings.TrimSpace(text))
+	if _, err := strconv.Atoi(t); err == nil {
+		return true
+	}
+	if strings.Contains(t, "device") || strings.Contains(t, "dev") {
+		return false
+	}
+	return true
+}
+
+// DeviceIsh reports whether an expression's text names a device or a device
+// type: its last name contains "device" or is "dev"/"type", or it is
+// str(<device-ish>).
+func DeviceIsh(p *rule.Pass, n *ts.Node) bool {
+	if n == nil {
+		return false
+	}
+	switch n.Type() {
+	case "parenthesized_expression":
+		if n.NamedChildCount() == 1 {
+			return DeviceIsh(p, n.NamedChild(0))
+		}
+	case "call":
+		fn := n.ChildByFieldName("function")
+		if p.Text(fn) == "str" {
+			if al, ok := Arguments(p, n); ok && len(al.All) == 1 && len(al.Positional) == 1 {
+				return DeviceIsh(p, al.Positional[0])
+			}
+		}
+		return false
+	case "identifier", "attribute", "subscript":
+	default:
+		return false
+	}
+	if n.Type() == "subscript" {
+		if s, ok := PlainString(p, n.ChildByFieldName("subscript")); ok {
+			return DeviceName(s)
+		}
+		return false
+	}
+	name := p.Text(n)
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return DeviceName(name) || name == "type"
+}
+
+// DeviceName reports whether an identifier names a device setting: it
+// contains "device" (any case) or is "dev".
+func DeviceName(name string) bool {
+	l := strings.ToLower(name)
+	return strings.Contains(l, "device") || l == "dev"
+}
+
+// Statement returns the simple statement that n is the whole expression of
+// (an expression_statement holding exactly n), or nil.
+func Statement(n *ts.Node) *ts.Node {
+	par := n.Parent()
+	if par == nil || par.Type() != "expression_statement" || par.NamedChildCount() != 1 {
+		return nil
+	}
+	return par
+}
+
+// LineIndent is the leading whitespace of the line holding off.
+func LineIndent(src []byte, off int) string {
+	ls := LineStart(src, off)
+	i := skipSpace(src, ls)
+	return string(src[ls:i])
+}
+
+// LineStart is the offset of the start of the line holding off.
+func LineStart(src []byte, off int) int {
+	for off > 0 && src[off-1] != '\n' {
+		off--
+	}
+	return off
+}
+
+// alone reports whether stmt is the only thing on its lines (no ';' and
+// nothing but whitespace before it or after it).
+func alone(src []byte, stmt *ts.Node) bool {
+	s, e := Start(stmt), End(stmt)
+	ls := LineStart(src, s)
+	if strings.TrimSpace(string(src[ls:s])) != "" {
+		return false
+	}
+	j := skipSpace(src, e)
+	return j >= len(src) || src[j] == '\n' || src[j] == '\r' || src[j] == '#'
+}
+
+// RemoveStatement returns the edit deleting a simple statement: its whole
+// line, or "pass" when it is the only statement of its block. ok is false
+// when the statement shares its line with another one.
+func RemoveStatement(src []byte, stmt *ts.Node) (rule.Edit, bool) {
+	if !alone(src, stmt) {
+		return rule.Edit{}, false
+	}
+	block := stmt.Parent()
+	if block != nil && (block.Type() == "block" || block.Type() == "module") {
+		others := 0
+		for _, c := range ts.Children(block) {
+			if c.Type() != "comment" && !c.Equal(stmt) {
+				others++
+			}
+		}
+		if others == 0 {
+			return rule.Edit{Start: Start(stmt), End: End(stmt), New: "pass"}, true
+		}
+	}
+	ls := LineStart(src, Start(stmt))
+	e := End(stmt)
+	j := skipSpace(src, e)
+	if j < len(src) && src[j] == '#' {
+		// Keep a trailing comment: drop only the code.
+		return rule.Edit{Start: Start(stmt), End: j, New: "pass  "}, true
+	}
+	for j < len(src) && src[j] != '\n' {
+		j++
+	}
+	if j < len(src) {
+		j++
+	}
+	return rule.Edit{Start: ls, End: j}, true
+}
+
+// GuardStatement returns the edits that put a simple statement (alone on its
+// line) under "if cond:". The statement's text is not rewritten, so edits
+// inside it by other fixes still apply.
+func GuardStatement(src []byte, stmt *ts.Node, cond string) ([]rule.Edit, bool) {
+	if !alone(src, stmt) {
+		return nil, false
+	}
+	s := Start(stmt)
+	indent := LineIndent(src, s)
+	step := "    "
+	if strings.Contains(indent, "\t") {
+		step = "\t"
+	}
+	edits := []rule.Edit{{Start: s, End: s, New: "if " + cond + ":\n" + indent + step}}
+	// Continuation lines of a multi-line statement need no re-indent inside
+	// brackets; a backslash continuation does.
+	if bytes.Contains(src[s:End(stmt)], []byte("\\\n")) {
+		return nil, false
+	}
+	return edits, true
+}
+
+// Paren wraps text in parentheses unless n's parent is a context where a
+// low-precedence expression ("a and b", "a if c else b") needs none.
+func Paren(n *ts.Node, text string, conditional bool) string {
+	par := n.Parent()
+	if par == nil {
+		return "(" + text + ")"
+	}
+	switch par.Type() {
+	case "expression_statement", "assignment", "return_statement", "keyword_argument", "argument_list",
+		"parenthesized_expression", "list", "tuple", "set", "pair", "assert_statement", "augmented_assignment":
+		return text
+	case "if_statement", "elif_clause", "while_statement":
+		if c := par.ChildByFieldName("condition"); c != nil && c.Equal(n) {
+			return text
+		}
+	case "boolean_operator", "conditional_expression":
+		if !conditional && par.Type() == "boolean_operator" {
+			return text
+		}
+		if !conditional && par.Type() == "conditional_expression" {
+			return text
+		}
+	}
+	return "(" + text + ")"
+}

@@ -1,0 +1,248 @@
+package device
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// use is what a device literal's context accepts.
+type use int
+
+const (
+	useNone      use = iota
+	useWholeCall     // torch.device("cuda"): the call itself becomes DEVICE
+	useIndexed       // torch.device("cuda", idx): the type argument of an indexed device
+	useDevice        // a torch API argument that takes a torch.device or a str
+	useString        // a value that must stay a str (defaults, config, user APIs)
+)
+
+// site is a device literal and what its context accepts.
+type site struct {
+	s       devkit.Str
+	use     use
+	call    *ts.Node // useWholeCall, useIndexed: the torch.device call
+	idx     *ts.Node // useIndexed: the index argument
+	isDflt  bool     // a default or config value (PDV004), else a call argument (PDV001)
+	context string   // for messages: "torch.device", "device=", ...
+}
+
+// tensorMethods take a device= argument like torch factories do.
+var tensorMethods = map[string]bool{"to": true, "new_zeros": true, "new_ones": true, "new_empty": true,
+	"new_full": true, "new_tensor": true}
+
+// skipCallees are left to the Hugging Face rules (device= of pipeline(),
+// device_map= of from_pretrained()).
+var skipCallees = map[string]bool{"pipeline": true, "from_pretrained": true}
+
+// sites visits every device literal in a device-naming context.
+func sites(p *rule.Pass, fn func(site)) {
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		switch n.Type() {
+		case "comment":
+			return false
+		case "string":
+			if s, ok := devkit.DeviceString(p, n); ok {
+				if st, ok := classify(p, s); ok {
+					fn(st)
+				}
+			}
+			return false
+		}
+		return true
+	})
+}
+
+func classify(p *rule.Pass, s devkit.Str) (site, bool) {
+	top := s.Node
+	inCond := false
+	for {
+		par := top.Parent()
+		if par == nil {
+			return site{}, false
+		}
+		if par.Type() == "parenthesized_expression" {
+			top = par
+			continue
+		}
+		if par.Type() == "conditional_expression" {
+			if par.NamedChildCount() == 3 && par.NamedChild(1).Equal(top) {
+				return site{}, false // the condition, not a value
+			}
+			top = par
+			inCond = true
+			continue
+		}
+		break
+	}
+	st := site{s: s}
+	par := top.Parent()
+	switch par.Type() {
+	case "argument_list":
+		call := par.Parent()
+		if call == nil || call.Type() != "call" {
+			return st, false
+		}
+		fn, q := devkit.Callee(p, call)
+		last := devkit.LastName(p, call)
+		al, ok := devkit.Arguments(p, call)
+		if !ok {
+			return st, false
+		}
+		pos := -1
+		for i, a := range al.Positional {
+			if a.Equal(top) {
+				pos = i
+			}
+		}
+		switch {
+		case q == "torch.device" && pos == 0:
+			st.call, st.context = call, "torch.device"
+			switch {
+			case !inCond && len(al.All) == 1:
+				st.use = useWholeCall
+			case !inCond && len(al.All) == 2 && len(al.Positional) == 2 && s.Index == "":
+				st.use, st.idx = useIndexed, al.Positional[1]
+			default:
+				st.use = useString
+			}
+		case q == "torch.set_default_device" && pos == 0:
+			st.use, st.context = useDevice, "torch.set_default_device"
+		case last == "to" && fn.Type() == "attribute" && q == "" && pos == 0:
+			st.use, st.context = useDevice, ".to()"
+		case q == "torch.load" && pos == 1:
+			st.use, st.context = useDevice, "map_location"
+		case (last == "get" || last == "getenv") && fn.Type() == "attribute" && pos == 1 && stringArgIsDevice(p, al.Positional[0]):
+			st.use, st.isDflt, st.context = useString, true, "a device setting's fallback"
+		case p.Text(fn) == "getattr" && pos == 2 && stringArgIsDevice(p, al.Positional[1]):
+			st.use, st.isDflt, st.context = useString, true, "a device setting's fallback"
+		}
+	case "keyword_argument":
+		args := par.Parent()
+		if args == nil || args.Parent() == nil || args.Parent().Type() != "call" {
+			return st, false
+		}
+		call := args.Parent()
+		fn, q := devkit.Callee(p, call)
+		last := devkit.LastName(p, call)
+		if skipCallees[last] {
+			return st, false
+		}
+		switch p.Text(par.ChildByFieldName("name")) {
+		case "map_location":
+			st.use, st.context = useDevice, "map_location="
+		case "device":
+			st.context = "device="
+			if strings.HasPrefix(q, "torch.") || (fn.Type() == "attribute" && q == "" && tensorMethods[last]) {
+				st.use = useDevice
+			} else {
+				st.use = useString
+			}
+		case "default":
+			if (last == "add_argument" || last == "option") && optionIsDevice(p, call) {
+				st.use, st.isDflt, st.context = useString, true, "the --device option's default"
+			}
+		}
+	case "pair":
+		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) {
+			if k, ok := devkit.PlainString(p, par.ChildByFieldName("key")); ok && devkit.DeviceName(k) {
+				st.use, st.isDflt, st.context = useString, true, "a config value"
+			}
+		}
+	case "assignment":
+		if r := par.ChildByFieldName("right"); r != nil && r.Equal(top) && targetIsDevice(p, par.ChildByFieldName("left")) {
+			st.use, st.isDflt, st.context = useString, true, "a device setting"
+		}
+	case "default_parameter", "typed_default_parameter":
+		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) && devkit.DeviceName(p.Text(par.ChildByFieldName("name"))) {
+			st.use, st.isDflt, st.context = useString, true, "a parameter default"
+		}
+	}
+	return st, st.use != useNone
+}
+
+func stringArgIsDevice(p *rule.Pass, n *ts.Node) bool {
+	s, ok := devkit.PlainString(p, n)
+	return ok && devkit.DeviceName(s)
+}
+
+func targetIsDevice(p *rule.Pass, n *ts.Node) bool {
+	if n == nil {
+		return false
+	}
+	switch n.Type() {
+	case "identifier":
+		return devkit.DeviceName(p.Text(n))
+	case "attribute":
+		return devkit.DeviceName(p.Text(n.ChildByFieldName("attribute")))
+	}
+	return false
+}
+
+// optionIsDevice reports whether an add_argument/option call declares a
+// device option ("--device", "-d/--device", dest="device").
+func optionIsDevice(p *rule.Pass, call *ts.Node) bool {
+	al, ok := devkit.Arguments(p, call)
+	if !ok {
+		return false
+	}
+	for _, a := range al.Positional {
+		if s, ok := devkit.PlainString(p, a); ok && devkit.DeviceName(strings.TrimLeft(s, "-")) {
+			return true
+		}
+	}
+	if d := al.KwValue("dest"); d != nil {
+		if s, ok := devkit.PlainString(p, d); ok && devkit.DeviceName(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// fix builds the rewrite of a device site for the pass's target.
+func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
+	s := st.s
+	if p.Target == rule.TPU {
+		safety := rule.Safe
+		note := ""
+		switch {
+		case st.use == useIndexed:
+			if !devkit.PerProcessIndex(p.Text(st.idx)) {
+				safety, note = rule.Unsafe, indexNote(p.Text(st.idx))
+			}
+			lit := s.Literal("tpu")
+			return devkit.TorchFix("Use the TPU device", safety, rule.Edit{Start: devkit.Start(s.Node), End: devkit.End(st.idx), New: lit}), note
+		case s.Index != "" && !devkit.PerProcessIndex(s.Index):
+			safety, note = rule.Unsafe, indexNote(s.Index)
+		}
+		return &rule.Fix{Title: "Use the TPU device", Safety: safety, Edits: []rule.Edit{s.Replace(s.TPULiteral())}}, note
+	}
+	dev, typ := dv.Name(), dv.Type()
+	var e rule.Edit
+	switch {
+	case s.FString:
+		e = s.ReplaceWord("{" + typ + "}")
+	case st.use == useWholeCall && s.Index == "":
+		e = rule.Edit{Start: devkit.Start(st.call), End: devkit.End(st.call), New: dev}
+	case st.use == useWholeCall:
+		e = s.Replace(typ + ", " + s.Index)
+	case st.use == useIndexed:
+		e = s.Replace(typ)
+	case st.use == useDevice && s.Index == "":
+		e = s.Replace(dev)
+	case st.use == useDevice:
+		e = s.Replace("torch.device(" + typ + ", " + s.Index + ")")
+	case s.Index == "":
+		e = s.Replace(typ)
+	default:
+		e = s.Replace("f" + s.Quote + "{" + typ + "}:" + s.Index + s.Quote)
+	}
+	return dv.Fix("Use "+dev, rule.Safe, e), ""
+}
+
+func indexNote(idx string) string {
+	return "; TorchTPU has one chip per process (tpu:0), so device index " + idx +
+		" cannot be kept: code that spreads work over several devices in one process now puts it all on one chip"
+}

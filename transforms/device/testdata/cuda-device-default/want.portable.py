@@ -1,0 +1,38 @@
+import argparse
+import os
+from dataclasses import dataclass
+
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", type=str, default=DEVICE.type, help="device to use, e.g. cuda")
+parser.add_argument("-d", "--eval-device", default=f"{DEVICE.type}:1")
+parser.add_argument("--gpu", dest="device", default=DEVICE.type)
+config = {"device": DEVICE.type, "backend": "cuda"}
+cfg = dict(device="cuda", lr=0.1)
+device = DEVICE.type if torch.cuda.is_available() else "cpu"
+DEVICE_NAME = f"{DEVICE.type}:0"
+dev = os.environ.get("DEVICE", DEVICE.type)
+dev2 = os.getenv("TRAIN_DEVICE", DEVICE.type)
+dev3 = getattr(args, "device", DEVICE.type)
+per_rank = f"cuda:{rank}"
+device_for_rank = f"{DEVICE.type}:{rank}"
+
+
+@dataclass
+class TrainConfig:
+    device: str = DEVICE.type
+    batch_size: int = 32
+
+
+class Runner:
+    def __init__(self, model, device=DEVICE.type, *, eval_device: str = f"{DEVICE.type}:0"):
+        self.device = device
+        self.cache_device = DEVICE.type
+
+
+def load(path, map_device=f"{DEVICE.type}:1"):
+    return path

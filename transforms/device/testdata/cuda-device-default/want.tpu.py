@@ -1,0 +1,35 @@
+import argparse
+import os
+from dataclasses import dataclass
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", type=str, default="tpu", help="device to use, e.g. cuda")
+parser.add_argument("-d", "--eval-device", default="cuda:1")
+parser.add_argument("--gpu", dest="device", default="tpu")
+config = {"device": "tpu", "backend": "cuda"}
+cfg = dict(device="cuda", lr=0.1)
+device = "tpu" if torch.cuda.is_available() else "cpu"
+DEVICE_NAME = "tpu:0"
+dev = os.environ.get("DEVICE", "tpu")
+dev2 = os.getenv("TRAIN_DEVICE", "tpu")
+dev3 = getattr(args, "device", "tpu")
+per_rank = f"cuda:{rank}"
+device_for_rank = "tpu"
+
+
+@dataclass
+class TrainConfig:
+    device: str = "tpu"
+    batch_size: int = 32
+
+
+class Runner:
+    def __init__(self, model, device="tpu", *, eval_device: str = "tpu:0"):
+        self.device = device
+        self.cache_device = "tpu"
+
+
+def load(path, map_device="cuda:1"):
+    return path

@@ -1,0 +1,29 @@
+"""Train on "cuda" (this docstring must not change)."""
+import os
+
+import torch
+from torch import nn
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+# move everything to "cuda" -- a comment, untouched
+x = torch.zeros(4, device=DEVICE)
+y = torch.randn(2, 3, device=torch.device(DEVICE.type, 0), dtype=torch.float32)
+g = torch.Generator(device=DEVICE)
+model = nn.Linear(3, 3).to(DEVICE)
+model.to(torch.device(DEVICE.type, 1), non_blocking=True)
+z = x.new_zeros(3, device=DEVICE)
+dev = DEVICE
+dev0 = torch.device(DEVICE.type, 0)
+devr = torch.device(f"{DEVICE.type}:{local_rank}")
+devi = torch.device(DEVICE.type, local_rank)
+devj = torch.device(DEVICE.type, 1)
+devc = torch.device(DEVICE.type if torch.cuda.is_available() else "cpu")
+state = torch.load("ckpt.pt", map_location=DEVICE)
+state2 = torch.load("ckpt.pt", DEVICE)
+with DEVICE:
+    w = torch.empty(2)
+torch.set_default_device(DEVICE)
+helper(batch, device=DEVICE.type)
+t = x.to(f"{DEVICE.type}:{args.gpu}")

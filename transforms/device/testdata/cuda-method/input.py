@@ -1,0 +1,14 @@
+import torch
+
+model = Net().cuda()
+x = batch.cuda(non_blocking=True)
+y = t.cuda(0)
+z = t.cuda(args.gpu, non_blocking=True)
+w = t.cuda(device=local_rank)
+v = t.cuda(3)
+u = t.cuda(device)
+s = t.cuda(memory_format=torch.channels_last)
+inputs = [b.cuda() for b in batch]
+out = model(
+    x.cuda(),
+)
