@@ -1,0 +1,91 @@
+package deliver
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/pallasify/pallasify/pipeline"
+)
+
+func diag(code, rule string) pipeline.Diagnostic {
+	return pipeline.Diagnostic{Code: code, Rule: rule, Applied: true}
+}
+
+func TestGroupFiles(t *testing.T) {
+	run := &pipeline.Run{
+		Files: []*pipeline.File{
+			{Path: "a.py", Updated: []byte("x"), Diagnostics: []pipeline.Diagnostic{diag("PDV001", "device-string"), diag("PHF001", "hf-device-map")}},
+			{Path: "b.py", Updated: []byte("x"), Diagnostics: []pipeline.Diagnostic{diag("PHF001", "hf-device-map"), diag("PHF002", "hf-pipeline"), diag("PDV001", "")}},
+			{Path: "c.py", Updated: []byte("x"), Diagnostics: []pipeline.Diagnostic{diag("PZZ001", "torch-compile-wrap")}},
+			{Path: "d.py", Updated: []byte("x"), Diagnostics: []pipeline.Diagnostic{diag("PQQ001", "mystery")}},
+			{Path: "e.py", Diagnostics: []pipeline.Diagnostic{diag("PDV001", "")}}, // unchanged
+			{Path: "pallasify_kernels/add_one.py", Updated: []byte("k"), Generated: true},
+			{Path: "pallasify_kernels/gen2.py", Updated: []byte("k"), Generated: true},
+			{Path: "f.py", Updated: []byte("x"), Diagnostics: []pipeline.Diagnostic{{Code: "PDX001", Applied: false}}},
+		},
+		Kernels: []*pipeline.Kernel{{Name: "vector_add", Draft: &pipeline.Draft{Module: "pallasify_kernels/add_one.py"}}},
+	}
+	got := GroupFiles(run)
+	var lines []string
+	for _, g := range got {
+		var paths []string
+		for _, f := range g.Files {
+			paths = append(paths, f.Path)
+		}
+		lines = append(lines, g.Key+":"+strings.Join(paths, ",")+":"+strings.Join(g.Codes, ","))
+	}
+	want := []string{
+		"device:a.py:PDV001,PHF001", // tie 1–1: the earlier family
+		"huggingface:b.py:PDV001,PHF001,PHF002",
+		"compile:c.py:PZZ001", // by rule name
+		"kernel:gen2:pallasify_kernels/gen2.py:",
+		"kernel:vector_add:pallasify_kernels/add_one.py:",
+		"other:d.py,f.py:PQQ001",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("groups:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestTruncate(t *testing.T) {
+	long := "# Report\n\n```\n" + strings.Repeat("line with ünïcode ✓\n", 10000)
+	cases := []struct {
+		name  string
+		in    string
+		limit int
+	}{
+		{"short", "hello\n", 100},
+		{"open fence", long, 65000},
+		{"tiny", long, 300},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := Truncate(c.in, c.limit)
+			if len(got) > c.limit {
+				t.Fatalf("len %d > %d", len(got), c.limit)
+			}
+			if !utf8.ValidString(got) {
+				t.Fatal("invalid UTF-8")
+			}
+			if c.in == got {
+				return
+			}
+			if !strings.Contains(got, ReportPath) || strings.Count(got, "```")%2 != 0 {
+				t.Errorf("truncated body:\n%s", got[max(0, len(got)-300):])
+			}
+		})
+	}
+	body := prBody([]byte(long), []Commit{{Hash: "0123456789", Subject: "s", Files: []string{"a"}}}, "pallasify migrate .", "<!-- m -->", 65000)
+	if len(body) > 65000 || !strings.HasSuffix(body, "<!-- m -->\n") {
+		t.Errorf("pr body len %d, tail %q", len(body), body[len(body)-40:])
+	}
+}
+
+func TestTrailers(t *testing.T) {
+	msg := "pallasify: x\n\nbody: not a trailer line?\n\nPallasify-Version: 1\nPallasify-Base: abc\n"
+	tr := trailers(msg)
+	if tr["Pallasify-Version"] != "1" || tr["Pallasify-Base"] != "abc" || tr["body"] != "" {
+		t.Errorf("%v", tr)
+	}
+}
