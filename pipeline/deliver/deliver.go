@@ -80,9 +80,9 @@ type Commit struct {
 // Statuses of a delivery.
 const (
 	StatusNoChanges     = "no-changes"
-	StatusCommitted     = "committed"      // branch made locally, not pushed
-	StatusPushed        = "pushed"         // branch pushed (and PR handled when asked)
-	StatusUpToDate      = "up-to-date"     // the remote branch already holds this change
+	StatusCommitted     = "committed"       // branch made locally, not pushed
+	StatusPushed        = "pushed"          // branch pushed (and PR handled when asked)
+	StatusUpToDate      = "up-to-date"      // the remote branch already holds this change
 	StatusClosedByHuman = "closed-by-human" // a human closed the PR for this change set
 )
 
