@@ -230,6 +230,20 @@ func DropKwarg(p *rule.Pass, args, kw *ts.Node) rule.Edit {
 		}
 	}
 	src := p.Src
+	// An argument alone on its line ("    kw=v,  # note"): remove the line,
+	// keeping a trailing comment in place.
+	ls := LineStart(src, Start(kw))
+	le := LineEnd(src, End(kw))
+	if strings.TrimSpace(string(src[ls:Start(kw)])) == "" && le > End(kw) && src[le-1] == '\n' {
+		rest := strings.TrimSpace(string(src[End(kw) : le-1]))
+		rest = strings.TrimSpace(strings.TrimPrefix(rest, ","))
+		switch {
+		case rest == "":
+			return rule.Edit{Start: ls, End: le}
+		case strings.HasPrefix(rest, "#") && strings.HasPrefix(strings.TrimSpace(string(src[End(kw):le-1])), ","):
+			return rule.Edit{Start: ls, End: le, New: string(src[ls:Start(kw)]) + rest + "\n"}
+		}
+	}
 	if idx > 0 {
 		// Remove from the end of the previous argument to the end of kw.
 		prev := kids[idx-1]

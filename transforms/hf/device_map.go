@@ -1,0 +1,199 @@
+package hf
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var deviceMapExample = rule.Example{
+	Before: `import torch
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16, device_map="cuda")
+`,
+	Portable: `import torch
+from transformers import AutoModelForCausalLM
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+with DEVICE:
+    model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16)
+`,
+	TPU: `import torch
+from transformers import AutoModelForCausalLM
+
+with torch.device("tpu"):
+    model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16)
+`,
+}
+
+// DeviceMap moves from_pretrained(device_map=...) placement into a device context.
+var DeviceMap = &rule.Rule{
+	Code:    "PHF001",
+	Name:    "hf-device-map",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Needles: []string{"device_map"},
+	Example: deviceMapExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "from_pretrained(..., device_map=<CUDA device or strategy>)",
+		What: "Finds `X.from_pretrained(..., device_map=...)` where the map is `\"cuda\"`, `\"cuda:N\"`, an int `N` " +
+			"(transformers reads it as `cuda:N`), a dict that sends every module to one such device, or a placement " +
+			"strategy (`\"auto\"`, `\"balanced\"`, `\"balanced_low_0\"`, `\"sequential\"`). It removes `device_map` and " +
+			"wraps the statement in `with torch.device(\"tpu\"):` (tpu) or `with DEVICE:` (portable; " +
+			"`with torch.device(DEVICE.type, N):` for an index N > 0). A statement that cannot hold a `with` " +
+			"(inside a lambda or comprehension, sharing its line, or loading several models) and dicts that " +
+			"spread a model over several devices or offload it are reported without a fix. `\"cpu\"` and " +
+			"computed values are left alone.",
+		Why: "`device_map=\"tpu\"` is not confirmed by any documentation, and `device_map=\"auto\"` does not place " +
+			"weights on XLA/TPU devices (torchtpu.md §11, §13.12; diffusers#11788, accelerate#3813). Loading " +
+			"inside `with torch.device(...)` is the form TorchTPU's own Hugging Face utility uses, and transformers " +
+			"turns a device context into a one-device placement, so CUDA runs load exactly as before.",
+		Safety: "Safe for one CUDA device (`\"cuda\"`, `\"cuda:0\"`, `0`, `{\"\": 0}`): the model lands on the same " +
+			"device. Unsafe for a strategy such as `\"auto\"`, on both targets: the whole model is placed on one " +
+			"device, so a model that needed several GPUs or CPU/disk offload must fit one chip's HBM. Unsafe on " +
+			"the tpu target for an index N > 0: a process owns one TPU chip.",
+	}, deviceMapExample),
+	Run: runDeviceMap,
+}
+
+func runDeviceMap(p *rule.Pass) {
+	dev := devkit.NewDev(p)
+	type cand struct {
+		call, args, kw *ts.Node
+		kind           placement
+		index          int
+	}
+	var cands []cand
+	perStmt := map[uint32]int{}
+	pyq.Calls(p, func(call *ts.Node) {
+		if lastName(p, call) != "from_pretrained" {
+			return
+		}
+		args := pyq.Args(call)
+		kw := pyq.Kwarg(p, args, "device_map")
+		if kw == nil {
+			return
+		}
+		kind, index := classify(p, kw.ChildByFieldName("value"), true)
+		if kind == placeNone {
+			return
+		}
+		cands = append(cands, cand{call, args, kw, kind, index})
+		if st := pyq.Statement(call); st != nil {
+			perStmt[st.StartByte()]++
+		}
+	})
+	for _, c := range cands {
+		val := p.Text(c.kw.ChildByFieldName("value"))
+		if c.kind == placeMap {
+			p.Report(pyq.Finding(c.kw, "device_map="+oneLine(val)+" spreads the model over several devices or offloads it; "+
+				"TorchTPU gives each process one chip: load inside `with torch.device(\"tpu\"):` if the model fits, "+
+				"or shard it with FSDPv2/DTensor (torchtpu.md §9, §11)", nil))
+			continue
+		}
+		st := pyq.Statement(c.call)
+		var wrap []rule.Edit
+		ok := st != nil && perStmt[st.StartByte()] == 1
+		if ok {
+			target := deviceExpr(p, dev, torchName(p), c.index, false)
+			wrap, ok = wrapWith(p, st, c.call, target)
+		}
+		msg := "device_map=" + oneLine(val) + " asks for CUDA"
+		if c.kind == placeStrategy {
+			msg = "device_map=" + val + " does not place weights on TPU"
+		}
+		if !ok {
+			p.Report(pyq.Finding(c.kw, msg+"; load the model inside `with torch.device(...)` instead (this statement "+
+				"cannot be wrapped automatically)", nil))
+			continue
+		}
+		drop := pyq.DropKwarg(p, c.args, c.kw)
+		edits := []rule.Edit{drop}
+		for _, e := range wrap {
+			if e.Start > drop.Start && e.Start < drop.End {
+				continue // the line is being removed
+			}
+			if e.Start == drop.Start && drop.End > drop.Start && e.Start != pyq.LineStart(p.Src, pyq.Start(st)) {
+				// a re-indent of the removed line's start: indent the kept text instead
+				if drop.New == "" {
+					continue
+				}
+			}
+			edits = append(edits, e)
+		}
+		safety := safetyFor(p, c.kind, c.index)
+		var fix *rule.Fix
+		if p.Target == rule.Portable {
+			fix = dev.Fix("Load the model inside a device context", safety, edits...)
+		} else {
+			fix = devkit.TorchFix("Load the model inside a device context", safety, edits...)
+		}
+		if c.kind == placeStrategy {
+			msg += "; load it on one device inside a device context (all of the model must fit that device)"
+		} else {
+			msg += "; load it inside a device context instead (device_map=\"tpu\" is unconfirmed, torchtpu.md §11)"
+		}
+		p.Report(pyq.Finding(c.kw, msg, fix))
+	}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// wrapWith returns the edits that put statement st inside
+// `with <target>:`, re-indenting its lines; ok is false when st cannot be
+// wrapped (it shares a line, or call sits in a lambda or comprehension).
+func wrapWith(p *rule.Pass, st, call *ts.Node, target string) ([]rule.Edit, bool) {
+	switch st.Type() {
+	case "expression_statement", "return_statement":
+	default:
+		return nil, false
+	}
+	if pyq.InsideLambdaOrComprehension(call, st) {
+		return nil, false
+	}
+	src := p.Src
+	ls := pyq.LineStart(src, pyq.Start(st))
+	if strings.TrimSpace(string(src[ls:pyq.Start(st)])) != "" {
+		return nil, false // something precedes it on its line
+	}
+	end := pyq.End(st)
+	rest := string(src[end:pyq.LineEnd(src, end)])
+	if r := strings.TrimSpace(rest); r != "" && !strings.HasPrefix(r, "#") {
+		return nil, false // "a = f(); b = g()"
+	}
+	indent := string(src[ls:pyq.Start(st)])
+	unit := "    "
+	if strings.Contains(indent, "\t") {
+		unit = "\t"
+	}
+	// Lines inside a multi-line string keep their text.
+	var strs [][2]int
+	ts.Walk(st, func(n *ts.Node) bool {
+		if n.Type() == "string" {
+			strs = append(strs, [2]int{pyq.Start(n), pyq.End(n)})
+			return false
+		}
+		return true
+	})
+	inString := func(off int) bool {
+		for _, s := range strs {
+			if s[0] < off && off < s[1] {
+				return true
+			}
+		}
+		return false
+	}
+	edits := []rule.Edit{{Start: ls, End: ls, New: indent + "with " + target + ":\n" + unit}}
+	for i := pyq.Start(st); i < end; i++ {
+		if src[i] == '\n' && i+1 < end && !inString(i+1) {
+			edits = append(edits, rule.Edit{Start: i + 1, End: i + 1, New: unit})
+		}
+	}
+	return edits, true
+}

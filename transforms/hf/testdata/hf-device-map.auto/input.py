@@ -1,0 +1,11 @@
+from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained("gpt2", device_map="auto")  # want "PHF001: device_map=\"auto\" does not place weights on TPU"
+big = AutoModelForCausalLM.from_pretrained(  # a comment on the first line
+    "big",
+    device_map="balanced",  # want "PHF001: device_map=\"balanced\""
+)
+models = [AutoModelForCausalLM.from_pretrained(n, device_map="cuda") for n in names]  # want "PHF001: .*cannot be wrapped automatically"
+split = AutoModelForCausalLM.from_pretrained("x", device_map={"embed": 0, "lm_head": 1})  # want "PHF001: .*spreads the model over several devices"
+offload = AutoModelForCausalLM.from_pretrained("x", device_map={"": "cuda:0", "lm_head": "cpu"})  # want "PHF001: .*offloads it"
+if fast: m = AutoModelForCausalLM.from_pretrained("x", device_map="cuda")  # want "PHF001: .*cannot be wrapped"

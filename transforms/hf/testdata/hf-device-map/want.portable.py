@@ -1,0 +1,39 @@
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+
+def load(name):
+    tok = AutoTokenizer.from_pretrained(name)
+    with DEVICE:
+        model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16)
+    return tok, model
+
+
+def load_multiline(name, revision):
+    if revision:
+        with DEVICE:
+            model = AutoModelForCausalLM.from_pretrained(
+                name,
+                revision=revision,
+                # the whole model on GPU 0
+                torch_dtype=torch.bfloat16,
+            )
+    else:
+        with DEVICE:
+            model = AutoModelForCausalLM.from_pretrained(name)
+    return model
+
+
+def load_second_gpu(name):
+    with torch.device(DEVICE.type, 1):
+        return AutoModelForCausalLM.from_pretrained(name)  # want:tpu "PHF001: device_map=\"cuda:1\" asks for CUDA"
+
+
+def load_with_doc(name):
+    with DEVICE:
+        model = AutoModelForCausalLM.from_pretrained(name, trust_remote_code=True, revision="""
+main""")
+    return model

@@ -1,0 +1,12 @@
+import transformers
+from transformers import pipeline
+
+
+def build(name):
+    clf = pipeline("sentiment-analysis", model=name, device=0)
+    gen = transformers.pipeline("text-generation", model=name, device="cuda:0")
+    ner = pipeline("ner", model=name, device="cuda")
+    asr = pipeline("automatic-speech-recognition", model=name, device=1)  # want:tpu "PHF002: pipeline\\(device=1\\) is a CUDA ordinal"
+    big = pipeline("text-generation", model=name, device_map="auto")  # want "PHF002: .*does not place weights on TPU"
+    one = pipeline("text-generation", model=name, device_map="cuda")
+    return clf, gen, ner, asr, big, one
