@@ -1,0 +1,569 @@
+package kernels
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// Origins of a kernel.
+const (
+	OriginCUFile        = "cu-file"
+	OriginLoadInline    = "load_inline"
+	OriginLoad          = "load"
+	OriginCUDAExtension = "cuda-extension"
+	OriginCuPy          = "cupy"
+	OriginTriton        = "triton"
+)
+
+// Spec statuses.
+const (
+	SpecInferred  = "inferred"
+	SpecUser      = "user"
+	SpecNeedsSpec = "needs-spec"
+)
+
+// Problem codes (the PKN family, shared with the pipeline's diagnostics).
+const (
+	CodeFound       = "PKN001" // kernel found, handed to the kernel stages (info)
+	CodeNeedsSpec   = "PKN002" // spec could not be inferred (warning)
+	CodeUnsupported = "PKN003" // construct isolation/emulation cannot handle (warning)
+	CodeBadSpec     = "PKN004" // bad user spec file (error)
+	CodeParse       = "PKN005" // CUDA source does not parse cleanly / unreadable (warning)
+	CodeUnresolved  = "PKN006" // a Python reference to CUDA source that cannot be resolved (warning)
+	CodeInventory   = "PKN007" // Triton kernel: inventory only (info)
+)
+
+// Problem is one coded finding of discovery.
+type Problem struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"` // error, warning, info
+	Path     string `json:"path,omitempty"`
+	Line     int    `json:"line,omitempty"`
+	Kernel   string `json:"kernel,omitempty"` // kernel id
+	Message  string `json:"message"`
+}
+
+// Kernel is one discovered kernel.
+type Kernel struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Path   string `json:"path"` // repo-relative, slash-separated: the .cu file, or the .py holding the source
+	Line   int    `json:"line"` // line of the __global__ keyword (def for Triton)
+	Origin string `json:"origin"`
+	Class  string `json:"class"`
+	// SpecStatus is inferred, user or needs-spec; Reason says why needs-spec.
+	SpecStatus string `json:"spec_status"`
+	Reason     string `json:"reason,omitempty"`
+	Spec       *Spec  `json:"spec,omitempty"`
+	// SpecFile is the user spec file used, when SpecStatus is user.
+	SpecFile string `json:"spec_file,omitempty"`
+	// Unit is the isolated translation unit (nil for Triton).
+	Unit *Unit `json:"unit,omitempty"`
+	// Launches counts launch sites found in host code.
+	Launches int `json:"launches"`
+	// ReferencedBy lists Python files that build or load this source.
+	ReferencedBy []string `json:"referenced_by,omitempty"`
+	FastMath     bool     `json:"fast_math,omitempty"`
+	// TemplateArgs used to instantiate a template kernel.
+	TemplateArgs map[string]string `json:"template_args,omitempty"`
+
+	sig []kparam // the kernel's parameters, for validating user specs
+}
+
+// Inventory is every kernel found under a root, sorted by path then line.
+type Inventory struct {
+	Root    string    `json:"root"`
+	Kernels []*Kernel `json:"kernels"`
+}
+
+// Lookup returns the kernel with id, or nil.
+func (inv *Inventory) Lookup(id string) *Kernel {
+	for _, k := range inv.Kernels {
+		if k.ID == id {
+			return k
+		}
+	}
+	return nil
+}
+
+// KernelID is the stable id of a kernel: "k-" and 10 hex digits of
+// sha256(path + "#" + name), path repo-relative with forward slashes.
+func KernelID(relPath, name string) string {
+	sum := sha256.Sum256([]byte(filepath.ToSlash(relPath) + "#" + name))
+	return "k-" + hex.EncodeToString(sum[:])[:10]
+}
+
+// maxSource bounds the size of a source file discovery reads.
+const maxSource = 4 << 20
+
+// source is one CUDA text to analyse: a file or an inline string.
+type source struct {
+	path     string // repo-relative file holding it
+	text     []byte
+	lineBase int
+	origin   string
+	dir      string // directory for resolving #include "..."
+	refBy    []string
+	fastMath bool
+	cupyName string
+}
+
+// discoverer holds the state of one Discover call.
+type discoverer struct {
+	ctx     context.Context
+	root    string
+	p       *ts.Parser
+	parsed  map[string]*cudaFile // headers by path
+	probs   []Problem
+	sources []*source
+}
+
+// Discover finds the kernels under root among files (repo-relative paths the
+// caller's walk found). Problems never stop discovery; only a cancelled
+// context does, returning what was found so far.
+func Discover(ctx context.Context, root string, files []string) (*Inventory, []Problem) {
+	d := &discoverer{ctx: ctx, root: root, p: ts.NewParser(ts.Cpp), parsed: map[string]*cudaFile{}}
+	defer d.p.Close()
+	inv := &Inventory{Root: root}
+	sorted := append([]string(nil), files...)
+	sort.Strings(sorted)
+	byPath := map[string]*source{}
+	var tritons []*Kernel
+	// Python first: it refines origins of .cu files and adds inline sources.
+	py := ts.NewParser(ts.Python)
+	defer py.Close()
+	refs := map[string]*pyRef{}
+	for _, rel := range sorted {
+		if ctx.Err() != nil {
+			break
+		}
+		if !strings.HasSuffix(rel, ".py") {
+			continue
+		}
+		res := d.python(py, filepath.ToSlash(rel))
+		for _, s := range res.inline {
+			d.sources = append(d.sources, s)
+		}
+		for _, r := range res.refs {
+			if old, ok := refs[r.path]; ok {
+				old.by = appendUniq(old.by, r.by...)
+				old.fastMath = old.fastMath || r.fastMath
+				continue
+			}
+			refs[r.path] = r
+		}
+		tritons = append(tritons, res.triton...)
+	}
+	for _, rel := range sorted {
+		rel = filepath.ToSlash(rel)
+		if strings.HasSuffix(rel, ".cu") || strings.HasSuffix(rel, ".cuh") {
+			if _, ok := byPath[rel]; ok {
+				continue
+			}
+			text, err := d.read(rel)
+			if err != nil {
+				d.probs = append(d.probs, Problem{Code: CodeParse, Severity: "warning", Path: rel, Message: err.Error()})
+				continue
+			}
+			s := &source{path: rel, text: text, origin: OriginCUFile, dir: path.Dir(rel)}
+			byPath[rel] = s
+			d.sources = append(d.sources, s)
+		}
+	}
+	refPaths := make([]string, 0, len(refs))
+	for p := range refs {
+		refPaths = append(refPaths, p)
+	}
+	sort.Strings(refPaths)
+	for _, p := range refPaths {
+		r := refs[p]
+		s := byPath[p]
+		if s == nil {
+			text, err := d.read(p)
+			if err != nil {
+				d.probs = append(d.probs, Problem{Code: CodeUnresolved, Severity: "warning", Path: r.by[0], Line: r.line, Message: fmt.Sprintf("%s source %s: %v", r.origin, p, err)})
+				continue
+			}
+			s = &source{path: p, text: text, dir: path.Dir(p)}
+			byPath[p] = s
+			d.sources = append(d.sources, s)
+		}
+		s.origin = r.origin
+		s.refBy = r.by
+		s.fastMath = s.fastMath || r.fastMath
+	}
+	kernels := d.analyze()
+	for _, k := range tritons {
+		kernels = append(kernels, k)
+		d.probs = append(d.probs, Problem{Code: CodeInventory, Severity: "info", Path: k.Path, Line: k.Line, Kernel: k.ID,
+			Message: fmt.Sprintf("Triton kernel %s listed (inventory only: Triton kernels are not emulated)", k.Name)})
+	}
+	seen := map[string]bool{}
+	for _, k := range kernels {
+		if seen[k.ID] {
+			continue
+		}
+		seen[k.ID] = true
+		inv.Kernels = append(inv.Kernels, k)
+	}
+	sort.SliceStable(inv.Kernels, func(i, j int) bool {
+		a, b := inv.Kernels[i], inv.Kernels[j]
+		if a.Path != b.Path {
+			return a.Path < b.Path
+		}
+		return a.Line < b.Line
+	})
+	sortProblems(d.probs)
+	return inv, d.probs
+}
+
+func sortProblems(ps []Problem) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Path != ps[j].Path {
+			return ps[i].Path < ps[j].Path
+		}
+		return ps[i].Line < ps[j].Line
+	})
+}
+
+// read reads a repo-relative file, refusing paths outside the root.
+func (d *discoverer) read(rel string) ([]byte, error) {
+	clean := path.Clean(filepath.ToSlash(rel))
+	if clean == ".." || strings.HasPrefix(clean, "../") || path.IsAbs(clean) {
+		return nil, fmt.Errorf("%s is outside the repository", rel)
+	}
+	full := filepath.Join(d.root, filepath.FromSlash(clean))
+	st, err := os.Stat(full)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", rel)
+	}
+	if st.Size() > maxSource {
+		return nil, fmt.Errorf("%s is larger than %d bytes", rel, maxSource)
+	}
+	b, err := os.ReadFile(full)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", rel, err)
+	}
+	return b, nil
+}
+
+// unitFiles is a parsed source with its includes flattened.
+type unitFiles struct {
+	src   *source
+	file  *cudaFile
+	items []*item
+}
+
+// analyze parses every CUDA source, isolates every kernel and infers specs.
+func (d *discoverer) analyze() []*Kernel {
+	var units []*unitFiles
+	for _, s := range d.sources {
+		if d.ctx.Err() != nil {
+			break
+		}
+		f, err := parseCUDA(d.ctx, d.p, s.path, s.text, s.lineBase)
+		if err != nil {
+			d.probs = append(d.probs, Problem{Code: CodeParse, Severity: "warning", Path: s.path, Message: err.Error()})
+			continue
+		}
+		if f.errors > 0 {
+			line := 0
+			if e := f.tree.FirstError(); e != nil {
+				line = f.line(int(e.StartByte()))
+			}
+			d.probs = append(d.probs, Problem{Code: CodeParse, Severity: "warning", Path: s.path, Line: line,
+				Message: fmt.Sprintf("CUDA source parses with %d error node(s) after masking; kernels near them may be missed", f.errors)})
+		}
+		u := &unitFiles{src: s, file: f}
+		u.items = d.flatten(f, s.dir, map[string]bool{s.path: true}, 0)
+		units = append(units, u)
+	}
+	defer func() {
+		for _, u := range units {
+			u.file.close()
+		}
+		for _, f := range d.parsed {
+			f.close()
+		}
+	}()
+	var sites []*launchSite
+	for _, u := range units {
+		sites = append(sites, findLaunches(u.file, u.items)...)
+	}
+	var out []*Kernel
+	for _, u := range units {
+		for _, it := range u.file.items {
+			if it.kind != itemKernel || len(it.names) == 0 {
+				continue
+			}
+			if d.ctx.Err() != nil {
+				return out
+			}
+			out = append(out, d.kernel(u, it, sites))
+		}
+	}
+	return out
+}
+
+// flatten returns f's items with local includes spliced in.
+func (d *discoverer) flatten(f *cudaFile, dir string, seen map[string]bool, depth int) []*item {
+	var out []*item
+	for _, it := range f.items {
+		if it.kind != itemInclude || it.system || depth > 8 {
+			out = append(out, it)
+			continue
+		}
+		rel := ""
+		for _, cand := range []string{path.Join(dir, it.include), path.Clean(it.include)} {
+			if _, err := d.read(cand); err == nil {
+				rel = cand
+				break
+			}
+		}
+		if rel == "" {
+			out = append(out, it)
+			continue
+		}
+		if seen[rel] {
+			continue
+		}
+		seen[rel] = true
+		hf := d.parsed[rel]
+		if hf == nil {
+			text, err := d.read(rel)
+			if err != nil {
+				continue
+			}
+			hf, err = parseCUDA(d.ctx, d.p, rel, text, 0)
+			if err != nil {
+				continue
+			}
+			d.parsed[rel] = hf
+		}
+		out = append(out, d.flatten(hf, path.Dir(rel), seen, depth+1)...)
+	}
+	return out
+}
+
+// kernel isolates one __global__ function and finds its spec.
+func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel {
+	f := it.file
+	name := it.names[0]
+	line := kernelLine(it)
+	k := &Kernel{ID: KernelID(u.src.path, name), Name: name, Path: u.src.path, Line: line, Origin: u.src.origin,
+		ReferencedBy: u.src.refBy, FastMath: u.src.fastMath}
+	if k.Origin == "" {
+		k.Origin = OriginCUFile
+	}
+	d.probs = append(d.probs, Problem{Code: CodeFound, Severity: "info", Path: k.Path, Line: k.Line, Kernel: k.ID,
+		Message: fmt.Sprintf("CUDA kernel %s (%s) found; handed to the kernel stages", name, k.Origin)})
+	// launch sites: same file first, then others by name
+	var mine []*launchSite
+	for _, s := range sites {
+		if s.name == name && s.file == f {
+			mine = append(mine, s)
+		}
+	}
+	for _, s := range sites {
+		if s.name == name && s.file != f {
+			mine = append(mine, s)
+		}
+	}
+	k.Launches = len(mine)
+	k.sig = kernelParams(f, it.node)
+	var targs []string
+	reason := ""
+	var spec *Spec
+	closure := closureItems(it, u.items)
+	ft := analyzeFeatures(it, closure)
+	k.Class = classOf(ft)
+	for _, s := range mine {
+		inf := inferSpec(d.ctx, d.p, it, closure, s, ft)
+		if inf.spec != nil {
+			spec = inf.spec
+			break
+		}
+		if reason == "" {
+			reason = inf.reason
+		}
+	}
+	if spec != nil && spec.TemplateArgs != nil {
+		tps := templateParams(f, it.template)
+		for _, tp := range tps {
+			targs = append(targs, spec.TemplateArgs[tp.name])
+		}
+	} else if it.template != nil {
+		for _, tp := range templateParams(f, it.template) {
+			v := tp.deflt
+			if v == "" && tp.typed {
+				v = "float"
+			}
+			if v == "" {
+				v = "0"
+				if reason == "" {
+					reason = "template parameter " + tp.name + " has no value"
+				}
+			}
+			targs = append(targs, v)
+		}
+	}
+	k.Unit = isolate(it, u.items, targs)
+	if n := tuErrors(d.ctx, d.p, k.Unit.Source); n > 0 {
+		k.Unit.Unsupported = appendUniq(k.Unit.Unsupported, fmt.Sprintf("isolated translation unit parses with %d error node(s)", n))
+	}
+	for _, x := range k.Unit.Unsupported {
+		d.probs = append(d.probs, Problem{Code: CodeUnsupported, Severity: "warning", Path: k.Path, Line: k.Line, Kernel: k.ID,
+			Message: fmt.Sprintf("kernel %s: %s", name, x)})
+	}
+	if spec != nil {
+		if len(targs) > 0 {
+			k.TemplateArgs = spec.TemplateArgs
+		}
+		spec.ID = k.ID
+		spec.Source = SpecSource{Path: k.Path, Line: k.Line, Origin: k.Origin}
+		spec.FastMath = spec.FastMath || k.FastMath
+	}
+	// a user spec wins over inference
+	if us, file, probs := LoadUserSpec(d.root, k); file != "" {
+		d.probs = append(d.probs, probs...)
+		if us != nil {
+			k.Spec, k.SpecStatus, k.SpecFile = us, SpecUser, file
+			if us.Class != "" {
+				k.Class = us.Class
+			}
+			return k
+		}
+		if reason == "" && spec == nil {
+			reason = "no launch site found in host code"
+		}
+		k.SpecStatus, k.Reason = SpecNeedsSpec, "user spec "+file+" is invalid"
+		d.needsSpec(k)
+		return k
+	}
+	if spec != nil {
+		k.Spec, k.SpecStatus = spec, SpecInferred
+		return k
+	}
+	if reason == "" {
+		reason = "no launch site found in host code"
+		if k.Origin == OriginCuPy {
+			reason = "launched from Python (CuPy); write a spec file"
+		}
+	}
+	k.SpecStatus, k.Reason = SpecNeedsSpec, reason
+	d.needsSpec(k)
+	return k
+}
+
+func (d *discoverer) needsSpec(k *Kernel) {
+	d.probs = append(d.probs, Problem{Code: CodeNeedsSpec, Severity: "warning", Path: k.Path, Line: k.Line, Kernel: k.ID,
+		Message: fmt.Sprintf("kernel %s needs a spec: %s; write .pallasify/kernels/%s.yaml", k.Name, k.Reason, k.ID)})
+}
+
+// closureItems returns the device-side items the kernel needs (excluding it).
+func closureItems(k *item, items []*item) []*item {
+	u := isolateClosure(k, items)
+	var out []*item
+	for _, it := range items {
+		if u[it] && it != k {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func isolateClosure(k *item, items []*item) map[*item]bool {
+	defs := map[string][]*item{}
+	for _, it := range items {
+		if it != k && deviceUsable(it) {
+			for _, nm := range it.names {
+				defs[nm] = append(defs[nm], it)
+			}
+		}
+	}
+	need := map[*item]bool{k: true}
+	queue := []*item{k}
+	for len(queue) > 0 {
+		it := queue[0]
+		queue = queue[1:]
+		for r := range it.refs {
+			for _, d := range defs[r] {
+				if !need[d] {
+					need[d] = true
+					queue = append(queue, d)
+				}
+			}
+		}
+	}
+	return need
+}
+
+// tuErrors masks and parses a translation unit and counts error nodes.
+func tuErrors(ctx context.Context, p *ts.Parser, src string) int {
+	m, _ := Mask([]byte(src))
+	t, err := p.Parse(ctx, m)
+	if err != nil {
+		return 1
+	}
+	defer t.Close()
+	return t.ErrorCount()
+}
+
+// ReadSpec returns the spec of kernel id under root, discovering the tree
+// with the given files (nil: walk root, skipping hidden and vendored dirs).
+func Find(ctx context.Context, root, id string, files []string) (*Kernel, error) {
+	if files == nil {
+		var err error
+		if files, err = ListFiles(root); err != nil {
+			return nil, err
+		}
+	}
+	inv, _ := Discover(ctx, root, files)
+	if k := inv.Lookup(id); k != nil {
+		return k, nil
+	}
+	return nil, fmt.Errorf("no kernel %s under %s", id, root)
+}
+
+// ListFiles walks root for files discovery looks at (.cu, .cuh, .py),
+// skipping hidden directories, virtual environments and node_modules. The
+// pipeline passes its own gitignore-aware list instead.
+func ListFiles(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := de.Name()
+		if de.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "venv" || name == "__pycache__") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".cu") || strings.HasSuffix(name, ".cuh") || strings.HasSuffix(name, ".py") {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", root, err)
+	}
+	return out, nil
+}
