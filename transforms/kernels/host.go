@@ -21,7 +21,7 @@ type host struct {
 	params map[string]string // host function parameter -> type text
 	binds  []binding
 	facts  map[string]*tensorFacts // by root tensor name
-	trees  []*ts.Tree               // snippet trees, closed by close()
+	trees  []*ts.Tree              // snippet trees, closed by close()
 	depth  int
 	over   []map[string]*Expr
 	// checks are the TORCH_CHECK conjuncts (node, src) of the function.

@@ -241,7 +241,9 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 	return inference{spec: spec}
 }
 
-func isIntDType(dt string) bool { return strings.HasPrefix(dt, "int") || strings.HasPrefix(dt, "uint") || dt == "bool" }
+func isIntDType(dt string) bool {
+	return strings.HasPrefix(dt, "int") || strings.HasPrefix(dt, "uint") || dt == "bool"
+}
 
 func isComparison(e *Expr) bool {
 	switch e.Op {
