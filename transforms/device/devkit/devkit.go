@@ -580,24 +580,15 @@ func RemoveStatement(src []byte, stmt *ts.Node) (rule.Edit, bool) {
 	if !alone(src, stmt) {
 		return rule.Edit{}, false
 	}
-	block := stmt.Parent()
-	if block != nil && (block.Type() == "block" || block.Type() == "module") {
-		others := 0
-		for _, c := range ts.Children(block) {
-			if c.Type() != "comment" && !c.Equal(stmt) {
-				others++
-			}
-		}
-		if others == 0 {
-			return rule.Edit{Start: Start(stmt), End: End(stmt), New: "pass"}, true
-		}
+	if block := stmt.Parent(); block != nil && block.Type() == "block" && mayEmpty(src, block, stmt) {
+		return rule.Edit{Start: Start(stmt), End: End(stmt), New: "pass"}, true
 	}
 	ls := LineStart(src, Start(stmt))
 	e := End(stmt)
 	j := skipSpace(src, e)
 	if j < len(src) && src[j] == '#' {
-		// Keep a trailing comment: drop only the code.
-		return rule.Edit{Start: Start(stmt), End: j, New: "pass  "}, true
+		// Keep a trailing comment on its own line: drop only the code.
+		return rule.Edit{Start: Start(stmt), End: j}, true
 	}
 	for j < len(src) && src[j] != '\n' {
 		j++
@@ -608,11 +599,48 @@ func RemoveStatement(src []byte, stmt *ts.Node) (rule.Edit, bool) {
 	return rule.Edit{Start: ls, End: j}, true
 }
 
+// mayEmpty reports whether removing stmt could leave block empty: stmt is
+// the first statement, and every other statement may be removed by some rule
+// too (an expression statement that mentions cuda). The first such statement
+// becomes "pass", so the block never ends up empty.
+func mayEmpty(src []byte, block, stmt *ts.Node) bool {
+	first := true
+	for _, c := range ts.Children(block) {
+		if c.Type() == "comment" {
+			continue
+		}
+		if c.Equal(stmt) {
+			if !first {
+				return false
+			}
+			continue
+		}
+		first = false
+		if c.Type() != "expression_statement" || !bytes.Contains(src[Start(c):End(c)], []byte("cuda")) {
+			return false
+		}
+	}
+	return true
+}
+
+// Guarded reports whether n sits inside an if statement whose condition
+// already contains probe (e.g. "is_available()").
+func Guarded(src []byte, n *ts.Node, probe string) bool {
+	for a := n.Parent(); a != nil; a = a.Parent() {
+		if a.Type() == "if_statement" {
+			if c := a.ChildByFieldName("condition"); c != nil && bytes.Contains(src[Start(c):End(c)], []byte(probe)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // GuardStatement returns the edits that put a simple statement (alone on its
 // line) under "if cond:". The statement's text is not rewritten, so edits
 // inside it by other fixes still apply.
 func GuardStatement(src []byte, stmt *ts.Node, cond string) ([]rule.Edit, bool) {
-	if !alone(src, stmt) {
+	if !alone(src, stmt) || Guarded(src, stmt, "is_available()") {
 		return nil, false
 	}
 	s := Start(stmt)

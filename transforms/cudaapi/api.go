@@ -1,0 +1,69 @@
+package cudaapi
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// apiCall is one call of torch.cuda.<name>.
+type apiCall struct {
+	call *ts.Node
+	fn   *ts.Node // the function expression, replaced by the new callee
+	name string   // the torch.cuda attribute called
+	args devkit.ArgList
+}
+
+// cudaCalls visits calls of torch.cuda.<name> for the given names.
+func cudaCalls(p *rule.Pass, names []string, fn func(apiCall)) {
+	if !devkit.Mentions(p.Src, "cuda") {
+		return
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	devkit.Calls(p, func(call *ts.Node) {
+		f, q := devkit.Callee(p, call)
+		name, ok := strings.CutPrefix(q, "torch.cuda.")
+		if !ok || !want[name] {
+			return
+		}
+		al, ok := devkit.Arguments(p, call)
+		if !ok {
+			return
+		}
+		fn(apiCall{call: call, fn: f, name: name, args: al})
+	})
+}
+
+// callee returns the edit replacing the called function with text.
+func (c apiCall) callee(text string) rule.Edit {
+	return rule.Edit{Start: devkit.Start(c.fn), End: devkit.End(c.fn), New: text}
+}
+
+// whole returns the edit replacing the whole call with text.
+func (c apiCall) whole(text string) rule.Edit {
+	return rule.Edit{Start: devkit.Start(c.call), End: devkit.End(c.call), New: text}
+}
+
+func (c apiCall) finding(p *rule.Pass, msg string) rule.Finding {
+	return rule.Finding{Start: devkit.Start(c.call), End: devkit.End(c.call), Message: "`" + oneLine(p.Text(c.fn)) + "()` " + msg}
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// simpleReplace is the shape of the rules that only swap the callee.
+func simpleReplace(p *rule.Pass, names []string, portable, tpu, msg string) {
+	cudaCalls(p, names, func(c apiCall) {
+		f := c.finding(p, msg)
+		if p.Target == rule.TPU {
+			f.Fix = devkit.TorchFix("Call "+tpu, rule.Safe, c.callee(tpu))
+		} else {
+			f.Fix = devkit.TorchFix("Call "+portable, rule.Safe, c.callee(portable))
+		}
+		p.Report(f)
+	})
+}

@@ -1,0 +1,56 @@
+package cudaapi
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+var bf16SupportedExample = rule.Example{
+	Before: `import torch
+
+dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+`,
+	Portable: `import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+dtype = torch.bfloat16 if getattr(torch.get_device_module(DEVICE), "is_bf16_supported", lambda *args, **kwargs: True)() else torch.float16
+`,
+	TPU: `import torch
+
+dtype = torch.bfloat16 if True else torch.float16
+`,
+}
+
+// Bf16Supported rewrites torch.cuda.is_bf16_supported().
+var Bf16Supported = &rule.Rule{
+	Code:    "PCU008",
+	Name:    "cuda-bf16-supported",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: bf16SupportedExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "`torch.cuda.is_bf16_supported()` asks CUDA only",
+		What: "Portable: ask DEVICE's backend module, and answer True where it has no such function " +
+			"(`getattr(torch.get_device_module(DEVICE), \"is_bf16_supported\", lambda *args, **kwargs: True)(...)`). " +
+			"TPU: `True`.",
+		Why: "bf16 is the TPU's native matmul type (the MXU takes bf16, torchtpu.md §5) and `torch.tpu.is_bf16_supported` " +
+			"does not exist (transformers treats bf16 as always supported on TorchTPU, §11). Without CUDA the original " +
+			"call raises or answers False, steering the code to fp16.",
+		Safety: "Safe: on a CUDA machine the same function answers; the CPU and TPU support bf16.",
+	}, bf16SupportedExample),
+	Run: func(p *rule.Pass) {
+		dv := devkit.NewDev(p)
+		cudaCalls(p, []string{"is_bf16_supported"}, func(c apiCall) {
+			f := c.finding(p, "asks CUDA only")
+			if p.Target == rule.TPU {
+				f.Fix = &rule.Fix{Title: "bf16 is native on TPU", Safety: rule.Safe, Edits: []rule.Edit{c.whole("True")}}
+			} else {
+				f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe,
+					c.callee(`getattr(torch.get_device_module(`+dv.Name()+`), "is_bf16_supported", lambda *args, **kwargs: True)`))
+			}
+			p.Report(f)
+		})
+	},
+}

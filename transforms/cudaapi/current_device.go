@@ -1,0 +1,40 @@
+package cudaapi
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+var currentDeviceExample = rule.Example{
+	Before: `import torch
+
+idx = torch.cuda.current_device()
+`,
+	Portable: `import torch
+
+idx = torch.accelerator.current_device_index()
+`,
+	TPU: `import torch
+
+idx = torch.tpu.current_device()
+`,
+}
+
+// CurrentDevice rewrites torch.cuda.current_device().
+var CurrentDevice = &rule.Rule{
+	Code:    "PCU003",
+	Name:    "cuda-current-device",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: currentDeviceExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title:  "`torch.cuda.current_device()` asks CUDA for the current index",
+		What:   "Portable: `torch.accelerator.current_device_index()`. TPU: `torch.tpu.current_device()` (always 0: one chip per process).",
+		Why:    "The CUDA call fails without CUDA. Both replacements return an `int` index, as the original does.",
+		Safety: "Safe: the same index on a CUDA machine.",
+	}, currentDeviceExample),
+	Run: func(p *rule.Pass) {
+		simpleReplace(p, []string{"current_device"}, "torch.accelerator.current_device_index", "torch.tpu.current_device",
+			"asks CUDA for the current device")
+	},
+}

@@ -1,0 +1,73 @@
+package cudaapi
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+var synchronizeExample = rule.Example{
+	Before: `import time
+
+import torch
+
+start = time.perf_counter()
+y = model(x)
+torch.cuda.synchronize()
+elapsed = time.perf_counter() - start
+`,
+	Portable: `import time
+
+import torch
+
+start = time.perf_counter()
+y = model(x)
+if torch.accelerator.is_available():
+    torch.accelerator.synchronize()
+elapsed = time.perf_counter() - start
+`,
+	TPU: `import time
+
+import torch
+
+start = time.perf_counter()
+y = model(x)
+torch.tpu.synchronize()
+elapsed = time.perf_counter() - start
+`,
+}
+
+// Synchronize rewrites torch.cuda.synchronize().
+var Synchronize = &rule.Rule{
+	Code:    "PCU005",
+	Name:    "cuda-synchronize",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: synchronizeExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "`torch.cuda.synchronize()` waits for CUDA only",
+		What: "Portable: `torch.accelerator.synchronize(...)`, and when the call is a statement of its own it is put " +
+			"under `if torch.accelerator.is_available():` so the code still runs on a CPU-only machine. " +
+			"TPU: `torch.tpu.synchronize(...)`. Arguments are kept.",
+		Why: "Timing code and host/device hand-offs need the wait on every backend; on TorchTPU execution is " +
+			"asynchronous by default (torchtpu.md §6), so dropping the call would make timings meaningless.",
+		Safety: "Safe: the same wait on a CUDA machine; no wait where there is no accelerator (the original raised there).",
+	}, synchronizeExample),
+	Run: func(p *rule.Pass) {
+		cudaCalls(p, []string{"synchronize"}, func(c apiCall) {
+			f := c.finding(p, "waits for CUDA only")
+			if p.Target == rule.TPU {
+				f.Fix = devkit.TorchFix("Call torch.tpu.synchronize", rule.Safe, c.callee("torch.tpu.synchronize"))
+				p.Report(f)
+				return
+			}
+			edits := []rule.Edit{c.callee("torch.accelerator.synchronize")}
+			if stmt := devkit.Statement(c.call); stmt != nil {
+				if guard, ok := devkit.GuardStatement(p.Src, stmt, "torch.accelerator.is_available()"); ok {
+					edits = append(guard, edits...)
+				}
+			}
+			f.Fix = devkit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
+			p.Report(f)
+		})
+	},
+}

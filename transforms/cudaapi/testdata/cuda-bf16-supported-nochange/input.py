@@ -1,0 +1,3 @@
+import torch
+
+ok = torch.backends.mps.is_available()

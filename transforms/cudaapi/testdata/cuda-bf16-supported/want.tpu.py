@@ -1,0 +1,4 @@
+import torch
+
+dtype = torch.bfloat16 if True else torch.float16
+ok = not True

@@ -1,0 +1,4 @@
+import torch
+
+idx = torch.accelerator.current_device_index()
+cur = obj.current_device()

@@ -1,0 +1,29 @@
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+ACCEL_DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+def _pallasify_accelerator_memory(name, *args, **kwargs):
+    """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
+    if ACCEL_DEVICE.type != "cpu":
+        call = getattr(torch.get_device_module(ACCEL_DEVICE), name, None)
+        if call is None:
+            memory = getattr(torch.accelerator, "memory", None)
+            call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
+        if call is not None:
+            try:
+                return call(*args, **kwargs)
+            except (AttributeError, NotImplementedError, RuntimeError):
+                pass
+    return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
+        name, None if name == "empty_cache" or name.startswith("reset_") else 0
+    )
+
+DEVICE = "cuda"
+
+
+def _accelerator_memory():
+    return 0
+
+
+x = _pallasify_accelerator_memory("memory_allocated")

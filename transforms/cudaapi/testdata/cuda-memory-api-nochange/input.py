@@ -1,0 +1,3 @@
+import torch
+
+used = torch.accelerator.memory.memory_allocated()

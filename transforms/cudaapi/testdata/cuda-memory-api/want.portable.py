@@ -1,0 +1,31 @@
+"""Report memory."""
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+def _accelerator_memory(name, *args, **kwargs):
+    """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
+    if DEVICE.type != "cpu":
+        call = getattr(torch.get_device_module(DEVICE), name, None)
+        if call is None:
+            memory = getattr(torch.accelerator, "memory", None)
+            call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
+        if call is not None:
+            try:
+                return call(*args, **kwargs)
+            except (AttributeError, NotImplementedError, RuntimeError):
+                pass
+    return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
+        name, None if name == "empty_cache" or name.startswith("reset_") else 0
+    )
+
+
+def report(device):
+    alloc = _accelerator_memory("memory_allocated", device) / 2**30
+    peak = _accelerator_memory("max_memory_allocated") / 2**30
+    free, total = _accelerator_memory("mem_get_info")
+    print(_accelerator_memory("memory_summary"))
+    _accelerator_memory("reset_peak_memory_stats")
+    _accelerator_memory("empty_cache")
+    return alloc, peak, free, total

@@ -1,0 +1,25 @@
+"""Report memory."""
+import torch
+
+def _tpu_memory(name, *args, **kwargs):
+    """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
+    memory = getattr(torch.accelerator, "memory", None)
+    call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
+    if call is not None and torch.accelerator.is_available():
+        try:
+            return call(*args, **kwargs)
+        except (AttributeError, NotImplementedError, RuntimeError):
+            pass
+    return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
+        name, None if name == "empty_cache" or name.startswith("reset_") else 0
+    )
+
+
+def report(device):
+    alloc = _tpu_memory("memory_allocated", device) / 2**30
+    peak = _tpu_memory("max_memory_allocated") / 2**30
+    free, total = _tpu_memory("mem_get_info")
+    print(_tpu_memory("memory_summary"))
+    _tpu_memory("reset_peak_memory_stats")
+    _tpu_memory("empty_cache")
+    return alloc, peak, free, total

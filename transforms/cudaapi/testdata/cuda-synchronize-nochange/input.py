@@ -1,0 +1,5 @@
+import torch
+
+if torch.accelerator.is_available():
+    torch.accelerator.synchronize()
+stream.synchronize()
