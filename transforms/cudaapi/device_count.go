@@ -31,7 +31,7 @@ var DeviceCount = &rule.Rule{
 		Title: "`torch.cuda.device_count()` counts CUDA devices only",
 		What: "Portable: `torch.accelerator.device_count()`. TPU: `torch.tpu.device_count() if hasattr(torch, \"tpu\") else 0` " +
 			"(the local chip count; parenthesised where precedence needs it).",
-		Why: "On a TPU host the CUDA count is 0, so data-parallel code spawns no workers or falls back to the CPU.",
+		Why:    "On a TPU host the CUDA count is 0, so data-parallel code spawns no workers or falls back to the CPU.",
 		Safety: "Safe: the same count on a CUDA machine; 0 where there is no accelerator, as before.",
 	}, deviceCountExample),
 	Run: func(p *rule.Pass) {
