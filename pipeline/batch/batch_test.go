@@ -298,7 +298,7 @@ func TestBatchCancelAndTimeout(t *testing.T) {
 func TestParseList(t *testing.T) {
 	cases := []struct {
 		name, in, err string
-		n           int
+		n             int
 	}{
 		{"ok", "# c\nhttps://github.com/a/b\n\n/local/path target=tpu push=false timeout=5m # note\n", "", 2},
 		{"unknown option", "https://github.com/a/b color=red\n", "repos.txt:1: unknown option", 0},
