@@ -39,22 +39,25 @@ var CudaBackendFlags = &rule.Rule{
 	Run: runCudaBackendFlags,
 }
 
-func backendFlagAdvice(q string) string {
+func backendFlagAdvice(q string, target rule.Target) string {
+	guard := "guard with `if DEVICE.type == \"cuda\":` or drop"
+	if target == rule.TPU {
+		guard = "drop it"
+	}
 	leaf := q[strings.LastIndexByte(q, '.')+1:]
 	switch {
 	case strings.Contains(leaf, "tf32") || strings.Contains(leaf, "reduced_precision"):
 		return "reduced-precision matmul flags do nothing on TPU; choose precision with torch.tpu.precision(...) " +
 			"or torch.backends.tpu.allow_excess_precision (torchtpu.md §5)"
 	case leaf == "benchmark" || leaf == "benchmark_limit":
-		return "cuDNN autotuning has no TPU meaning; performance comes from torch.compile(backend=\"tpu\"); guard with " +
-			"`if DEVICE.type == \"cuda\":` or drop"
+		return "cuDNN autotuning has no TPU meaning; performance comes from torch.compile(backend=\"tpu\"); " + guard
 	case leaf == "deterministic":
 		return "cuDNN determinism has no TPU meaning; use torch.use_deterministic_algorithms(True) for a device-neutral request"
 	case strings.Contains(leaf, "sdp"):
 		return "CUDA SDPA kernel selection has no TPU switch; the TPU fused path needs attn_mask=None, is_causal=True " +
 			"and sequence lengths divisible by 512 (torchtpu.md §13)"
 	}
-	return "CUDA/cuDNN backend setting with no effect on TPU; guard with `if DEVICE.type == \"cuda\":` or drop"
+	return "CUDA/cuDNN backend setting with no effect on TPU; " + guard
 }
 
 func runCudaBackendFlags(p *rule.Pass) {
@@ -65,7 +68,7 @@ func runCudaBackendFlags(p *rule.Pass) {
 		q := pyq.Qualified(p, n)
 		for _, pre := range []string{"torch.backends.cudnn.", "torch.backends.cuda."} {
 			if strings.HasPrefix(q, pre) {
-				p.Report(pyq.Finding(n, "`"+p.Text(n)+"`: "+backendFlagAdvice(q), nil))
+				p.Report(pyq.Finding(n, "`"+p.Text(n)+"`: "+backendFlagAdvice(q, p.Target), nil))
 				return
 			}
 		}

@@ -41,7 +41,10 @@ func runIsCudaCheck(p *rule.Pass) {
 		if par := n.Parent(); par != nil && par.Type() == "assignment" && par.ChildByFieldName("left") != nil && par.ChildByFieldName("left").Equal(n) {
 			return // assigning an attribute of one's own object
 		}
-		p.Report(pyq.Finding(n, "`"+p.Text(n)+"` is False for TPU tensors, so this takes the non-CUDA path on TPU; "+
-			"test `.device.type != \"cpu\"` (or compare with DEVICE.type) instead", nil))
+		advice := "test `.device.type != \"cpu\"` (or compare with DEVICE.type) instead"
+		if p.Target == rule.TPU {
+			advice = "test `.device.type == \"tpu\"` (or `!= \"cpu\"`) instead"
+		}
+		p.Report(pyq.Finding(n, "`"+p.Text(n)+"` is False for TPU tensors, so this takes the non-CUDA path on TPU; "+advice, nil))
 	})
 }

@@ -61,7 +61,10 @@ func runOptimizerCapturable(p *rule.Pass) {
 		if pyq.HasSplat(args) && pyq.Kwarg(p, args, "capturable") == nil {
 			return // **kwargs may carry it
 		}
-		p.Report(pyq.Finding(call, cls+" under torch.compile needs capturable=True on TPU (torchtpu.md §7); "+
-			"pass capturable=(DEVICE.type != \"cpu\") so CPU runs keep working", nil))
+		advice := "pass capturable=(DEVICE.type != \"cpu\") so CPU runs keep working"
+		if p.Target == rule.TPU {
+			advice = "pass capturable=True"
+		}
+		p.Report(pyq.Finding(call, cls+" under torch.compile needs capturable=True on TPU (torchtpu.md §7); "+advice, nil))
 	})
 }
