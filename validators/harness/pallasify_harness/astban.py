@@ -257,6 +257,10 @@ def _kernel_functions(tree) -> set:
                     k = k.args[0]
                 if isinstance(k, ast.Name):
                     kernels.add(k.id)
+                elif isinstance(k, ast.Lambda):
+                    for sub in ast.walk(k.body):
+                        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name):
+                            kernels.add(sub.func.id)
     todo = list(kernels)
     while todo:
         fn = defs.get(todo.pop())

@@ -108,7 +108,7 @@ class Verdict:
                 return False
             self.written = True
             self._stats()
-            data = json.dumps(self.d, indent=1, allow_nan=False, default=_json_default)
+            data = json.dumps(_clean(self.d), indent=1, allow_nan=False, default=_json_default)
             if path in (None, "-"):
                 sys.stdout.write(data + "\n")
                 sys.stdout.flush()
@@ -129,6 +129,22 @@ class Verdict:
         st["mismatches"] = int(sum(c.get("mismatches", 0) + c.get("nan_mismatches", 0) for c in cs))
         for c in cs:
             c.pop("sizes_key", None)
+
+
+def _clean(o):
+    """Make a verdict JSON-safe: non-finite floats become strings/limits."""
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, (float, np.floating)):
+        x = float(o)
+        if np.isnan(x):
+            return "nan"
+        return x if np.isfinite(x) else (1e308 if x > 0 else -1e308)
+    if isinstance(o, np.integer):
+        return int(o)
+    return o
 
 
 def _finite(x):
@@ -311,6 +327,7 @@ def _run_cases(a, v, spec, ref):
                   "poisoned_outputs": True})
     out_params = spec.outputs
     usable = {p.name: 0 for p in out_params}
+    scalars_seen = {p.name: [] for p in out_params}  # single-element usable outputs
     first_usable = None
     fns = {}
     launches_seen = False
@@ -390,6 +407,7 @@ def _run_cases(a, v, spec, ref):
             _check_unwritten(p, ea, eb, ex, gates)
             tol = tolerance(p.dtype, spec.tolerance, spec.red_len(env))
             r = compare(ex, ea, p.dtype, tol)
+            rb = compare(ex, eb, p.dtype, tol)
             deg = degenerate(ex, p.dtype, tol)
             entry = {"sizes": env, "sizes_key": key, "seed": seed, "distribution": dist, "output": p.name,
                      "subnormal_inputs_flushed": flushed, "degenerate": deg}
@@ -399,29 +417,34 @@ def _run_cases(a, v, spec, ref):
                 v.d["degenerate_cases"] += 1
             else:
                 usable[p.name] += 1
-            if not r["nan_mask_ok"]:
-                raise reject("V-NAN", f"{p.name}: NaN/Inf mask or sign differs at {r['nan_mismatches']} element(s), "
-                             f"first at {r['first_mismatches'][:1]} on {key} seed {seed} ({dist})")
-            if r["mismatches"]:
-                raise reject("V-MISMATCH", f"{p.name}: {r['mismatches']} of {np.size(ex)} elements differ on {key} "
-                             f"seed {seed} ({dist}); max abs {r['max_abs']:.3g}, max rel {r['max_rel']:.3g}, "
-                             f"ULP max {r['ulp_max']:.0f}, first at {r['first_mismatches'][:1]} "
-                             f"(expected {r.get('first_expected')}, got {r.get('first_actual')}; "
-                             f"rtol {tol[0]:.2g}, atol {tol[1]:.2g})")
-            if spec.deterministic:
-                if np.asarray(ea).tobytes() != np.asarray(eb).tobytes():
-                    gates["determinism"] = False
-                    raise reject("V-NONDET", f"{p.name}: the second run on new buffers differs bitwise on {key} seed {seed}")
-            else:
-                rb = compare(ex, eb, p.dtype, tol)
-                if rb["mismatches"] or not rb["nan_mask_ok"]:
-                    raise reject("V-MISMATCH", f"{p.name}: the second run differs from the reference on {key} seed {seed}")
+                if np.size(ex) < 2:
+                    scalars_seen[p.name].append(float(np.asarray(ex, np.float64).reshape(-1)[0]) if np.size(ex) else 0.0)
+            where = f"on {key} seed {seed} ({dist})"
+            for run_no, rr in ((1, r), (2, rb)):
+                if rr["mismatches"]:
+                    raise reject("V-MISMATCH", f"{p.name}: {rr['mismatches']} of {np.size(ex)} elements differ {where}"
+                                 f"{'' if run_no == 1 else ' in the second run (new buffers, zero poison)'}; "
+                                 f"max abs {rr['max_abs']:.3g}, max rel {rr['max_rel']:.3g}, ULP max {rr['ulp_max']:.0f}, "
+                                 f"first at {rr['first_mismatches'][:1]} (expected {rr.get('first_expected')}, "
+                                 f"got {rr.get('first_actual')}; rtol {tol[0]:.2g}, atol {tol[1]:.2g})")
+            for rr in (r, rb):
+                if not rr["nan_mask_ok"]:
+                    raise reject("V-NAN", f"{p.name}: where the reference is NaN/Inf the candidate differs at "
+                                 f"{rr['nan_mismatches']} element(s), first at {rr['first_mismatches'][:1]} {where}")
+            if spec.deterministic and np.asarray(ea).tobytes() != np.asarray(eb).tobytes():
+                gates["determinism"] = False
+                raise reject("V-NONDET", f"{p.name}: the second run on new buffers differs bitwise {where}")
         if first_usable is None and all(
                 degenerate(expected[p.name], p.dtype, tolerance(p.dtype, spec.tolerance, spec.red_len(env))) is None
                 for p in out_params):
             first_usable = (j, arrays, expected, env)
 
     # Non-degeneracy: every output needs at least one usable case.
+    for n, vals in scalars_seen.items():
+        # A single-element output has no spread within a case; across cases
+        # it must vary, or one constant would pass them all.
+        if vals and len(vals) == usable[n] and (len(vals) < 2 or float(np.std(vals)) <= 0.01):
+            usable[n] = 0
     bad = [n for n, c in usable.items() if c == 0]
     gates["non_degenerate"] = not bad
     if bad:
@@ -498,8 +521,10 @@ def _check_outputs_shape(out, out_params, shapes):
 
 
 def _check_unwritten(p, ea, eb, ex, gates):
-    """Poison from run 1 (NaN / int max) that run 2 (zero poison) does not
-    reproduce, where the reference has a value, is unwritten output."""
+    """Poison in the output: run 1 (memory poisoned with NaN / int max) shows
+    it where the reference has a value and run 2 (poisoned with zero) does
+    not, so the element was never written or was computed from memory that
+    was never written (padding, uninitialised scratch)."""
     ea, eb, ex = np.asarray(ea), np.asarray(eb), np.asarray(ex)
     if p.is_float:
         fa = ea.astype(np.float64)
