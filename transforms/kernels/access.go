@@ -30,8 +30,8 @@ func kernelParams(f *cudaFile, fn *ts.Node) []kparam {
 		}
 		p := kparam{}
 		var quals []string
-		for i := 0; i < int(pd.NamedChildCount()); i++ {
-			c := pd.NamedChild(i)
+		for i := 0; i < int(pd.ChildCount()); i++ {
+			c := pd.Child(i)
 			if c.Type() == "type_qualifier" && pd.FieldNameForChild(i) == "" {
 				if q := f.text(c); q == "const" || q == "volatile" {
 					quals = append(quals, q)

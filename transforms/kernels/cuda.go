@@ -285,12 +285,9 @@ func (f *cudaFile) classify(n *ts.Node, wrappers []wrapper) *item {
 			it.names = []string{funcName(f, d)}
 			break
 		}
-		for i := 0; i < int(inner.NamedChildCount()); i++ {
-			c := inner.NamedChild(i)
-			if inner.FieldNameForChild(i) == "declarator" {
-				if nm := declName(f, c); nm != "" {
-					it.names = append(it.names, nm)
-				}
+		for _, c := range fieldChildren(inner, "declarator") {
+			if nm := declName(f, c); nm != "" {
+				it.names = append(it.names, nm)
 			}
 		}
 		head := f.text(inner)
@@ -321,11 +318,9 @@ func (f *cudaFile) classify(n *ts.Node, wrappers []wrapper) *item {
 		}
 	case "type_definition":
 		it.kind = itemType
-		for i := 0; i < int(inner.NamedChildCount()); i++ {
-			if inner.FieldNameForChild(i) == "declarator" {
-				if nm := declName(f, inner.NamedChild(i)); nm != "" {
-					it.names = append(it.names, nm)
-				}
+		for _, c := range fieldChildren(inner, "declarator") {
+			if nm := declName(f, c); nm != "" {
+				it.names = append(it.names, nm)
 			}
 		}
 		if t := inner.ChildByFieldName("type"); t != nil {
@@ -538,4 +533,16 @@ func isNumberTail(b []byte, i int) bool {
 		j--
 	}
 	return j < 0 || !isIdent(b[j])
+}
+
+// fieldChildren returns the children of n stored under field (a declaration
+// can have several declarators).
+func fieldChildren(n *ts.Node, field string) []*ts.Node {
+	var out []*ts.Node
+	for i := 0; i < int(n.ChildCount()); i++ {
+		if n.FieldNameForChild(i) == field {
+			out = append(out, n.Child(i))
+		}
+	}
+	return out
 }

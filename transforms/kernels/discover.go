@@ -391,6 +391,9 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 	k.Class = classOf(ft)
 	for _, s := range mine {
 		inf := inferSpec(d.ctx, d.p, it, closure, s, ft)
+		if targs == nil || inf.spec != nil {
+			targs = inf.targs
+		}
 		if inf.spec != nil {
 			spec = inf.spec
 			break
@@ -399,12 +402,7 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 			reason = inf.reason
 		}
 	}
-	if spec != nil && spec.TemplateArgs != nil {
-		tps := templateParams(f, it.template)
-		for _, tp := range tps {
-			targs = append(targs, spec.TemplateArgs[tp.name])
-		}
-	} else if it.template != nil {
+	if it.template != nil && len(targs) == 0 {
 		for _, tp := range templateParams(f, it.template) {
 			v := tp.deflt
 			if v == "" && tp.typed {

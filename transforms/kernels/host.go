@@ -90,11 +90,7 @@ func newHost(ctx context.Context, p *ts.Parser, f *cudaFile, items []*item, fn *
 			if t := n.ChildByFieldName("type"); t != nil {
 				typ = f.text(t)
 			}
-			for i := 0; i < int(n.NamedChildCount()); i++ {
-				if n.FieldNameForChild(i) != "declarator" {
-					continue
-				}
-				d := n.NamedChild(i)
+			for _, d := range fieldChildren(n, "declarator") {
 				b := binding{typ: typ, decl: n, off: int(d.StartByte())}
 				if d.Type() == "init_declarator" {
 					b.name = declName(f, d.ChildByFieldName("declarator"))

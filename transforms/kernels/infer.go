@@ -48,6 +48,9 @@ func findLaunches(f *cudaFile, items []*item) []*launchSite {
 		}
 		s := &launchSite{file: f, items: items, call: call, mark: m}
 		fn := call.ChildByFieldName("function")
+		for fn.Type() == "qualified_identifier" && fn.ChildByFieldName("name") != nil {
+			fn = fn.ChildByFieldName("name")
+		}
 		if fn.Type() == "template_function" {
 			for _, a := range ts.Children(fn.ChildByFieldName("arguments")) {
 				s.targs = append(s.targs, strings.Join(strings.Fields(f.text(a)), " "))
@@ -84,19 +87,20 @@ var dtypeCType = map[string]string{
 // inference is the result of inferring a spec from one launch site.
 type inference struct {
 	spec   *Spec
-	reason string // non-empty: needs-spec
+	reason string   // non-empty: needs-spec
+	targs  []string // template arguments at the site, when resolved
 }
 
 // inferSpec builds a Spec for kernel k from a launch site.
 func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site *launchSite, ft features) inference {
-	fail := func(format string, a ...any) inference { return inference{reason: fmt.Sprintf(format, a...)} }
+	var tlist []string
+	fail := func(format string, a ...any) inference {
+		return inference{reason: fmt.Sprintf(format, a...), targs: tlist}
+	}
 	f := k.file
 	kps := kernelParams(f, k.node)
 	tps := templateParams(f, k.template)
 	args := ts.Children(site.call.ChildByFieldName("arguments"))
-	if len(args) != len(kps) {
-		return fail("the launch at %s:%d passes %d arguments to %d parameters", site.file.path, site.file.line(site.mark.Start), len(args), len(kps))
-	}
 	h := newHost(ctx, p, site.file, site.items, site.hostFn)
 	defer h.close()
 	off := site.mark.Start
@@ -104,7 +108,6 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 
 	// template arguments
 	targs := map[string]string{}
-	var tlist []string
 	if len(tps) > 0 {
 		for i, tp := range tps {
 			v := ""
@@ -119,6 +122,7 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 				} else if e, err := h.snippet(v, off); err == nil && e.Op == "lit" {
 					v = strconv.FormatInt(e.Val, 10)
 				} else {
+					tlist = nil
 					return fail("template argument %s = %q is not a constant", tp.name, v)
 				}
 			}
@@ -129,11 +133,15 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 				v = tp.deflt
 			}
 			if v == "" {
+				tlist = nil
 				return fail("template parameter %s has no value at the launch site", tp.name)
 			}
 			targs[tp.name] = v
 			tlist = append(tlist, v)
 		}
+	}
+	if len(args) != len(kps) {
+		return fail("the launch at %s:%d passes %d arguments to %d parameters", site.file.path, site.file.line(site.mark.Start), len(args), len(kps))
 	}
 	spec := &Spec{Schema: SpecSchema, Name: k.names[0], Class: classOf(ft), Deterministic: !ft.floatAtomic}
 	if len(targs) > 0 {
@@ -238,7 +246,7 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 	if spec.Class == ClassRowReduction || spec.Class == ClassScan || spec.Class == ClassMatmulTile || spec.Class == ClassHistogram {
 		spec.ReductionLength = reductionLength(spec)
 	}
-	return inference{spec: spec}
+	return inference{spec: spec, targs: tlist}
 }
 
 func isIntDType(dt string) bool {
