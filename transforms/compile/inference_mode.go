@@ -121,10 +121,20 @@ func inferenceModeSites(p *rule.Pass) []inferenceSite {
 const inferenceModeMessage = "torch.inference_mode combined with torch.compile crashes on TorchTPU; use torch.no_grad() (torchtpu.md §7)"
 
 func runInferenceMode(p *rule.Pass) {
-	if !pyq.UsesCompile(p) {
+	compiles := pyq.UsesCompile(p)
+	if !compiles && !WillCompile(p) {
 		return
 	}
 	for _, s := range inferenceModeSites(p) {
+		if !compiles {
+			// Only PCM002 would make the module compile; its fix carries the
+			// rewrites, and only the sites it cannot rewrite are reported.
+			if s.fix == nil {
+				p.Report(pyq.Finding(s.node, inferenceModeMessage+" (once PCM002 compiles this module's model); "+
+					"the mode argument is computed, so rewrite it by hand", nil))
+			}
+			continue
+		}
 		if s.fix == nil {
 			p.Report(pyq.Finding(s.node, inferenceModeMessage+"; the mode argument is computed, so rewrite it by hand", nil))
 			continue

@@ -164,12 +164,11 @@ func isModelConstruction(p *rule.Pass, rhs *ts.Node, classes map[string]bool) bo
 	return false
 }
 
-func runWrapModel(p *rule.Pass) {
+// wrapCandidates returns the assignments PCM002 would wrap.
+func wrapCandidates(p *rule.Pass) []*ts.Node {
 	classes := moduleClasses(p)
 	done := compiledNames(p)
-	compiles := pyq.UsesCompile(p)
-	first := true
-	dev := devkit.NewDev(p)
+	var out []*ts.Node
 	pyq.Nodes(p, "assignment", func(a *ts.Node) {
 		left, right := a.ChildByFieldName("left"), a.ChildByFieldName("right")
 		if left == nil || right == nil || left.Type() != "identifier" || a.ChildByFieldName("type") != nil {
@@ -178,17 +177,35 @@ func runWrapModel(p *rule.Pass) {
 		if st := a.Parent(); st == nil || st.Type() != "expression_statement" || pyq.Statement(a) == nil || !pyq.Statement(a).Equal(st) {
 			return
 		}
-		name := p.Text(left)
-		if done[name] || !isModelConstruction(p, right, classes) {
+		if done[p.Text(left)] || !isModelConstruction(p, right, classes) {
 			return
 		}
+		out = append(out, a)
+	})
+	return out
+}
+
+// WillCompile reports whether the module uses torch.compile, or would once
+// PCM002 (compile-wrap-model) wraps one of its models. Rules whose findings
+// depend on compile use it so that a run with --unsafe-fixes reaches its
+// fixed point in one pass.
+func WillCompile(p *rule.Pass) bool {
+	return pyq.UsesCompile(p) || len(wrapCandidates(p)) > 0
+}
+
+func runWrapModel(p *rule.Pass) {
+	compiles := pyq.UsesCompile(p)
+	dev := devkit.NewDev(p)
+	for i, a := range wrapCandidates(p) {
+		left, right := a.ChildByFieldName("left"), a.ChildByFieldName("right")
+		name := p.Text(left)
 		kws := compileKwargs(p.Target, dev)
 		edits := []rule.Edit{
 			{Start: pyq.Start(right), End: pyq.Start(right), New: torchName(p) + ".compile("},
 			{Start: pyq.End(right), End: pyq.End(right), New: ", " + strings.Join(kws, ", ") + ")"},
 		}
 		var imports []string
-		if first && !compiles {
+		if i == 0 && !compiles {
 			// The module starts compiling now: its inference_mode must go too,
 			// or a second run would find it (PCM003).
 			for _, s := range inferenceModeSites(p) {
@@ -198,10 +215,9 @@ func runWrapModel(p *rule.Pass) {
 				}
 			}
 		}
-		first = false
 		fix := fixFor(dev, "Wrap the model in torch.compile", rule.Unsafe, edits, p.Target == rule.Portable)
 		fix.Imports = append(fix.Imports, imports...)
 		p.Report(pyq.Finding(right, "`"+name+"` is an uncompiled nn.Module; on TPU compile it with "+
 			"torch.compile(backend=\"tpu\", dynamic=False) (opt-in: changes state_dict keys and first-call latency)", fix))
-	})
+	}
 }

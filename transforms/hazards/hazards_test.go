@@ -33,3 +33,5 @@ func TestNotebook(t *testing.T) {
 		})
 	}
 }
+
+func TestRobust(t *testing.T) { ruletest.Robust(t, hazards.Rules, "testdata") }

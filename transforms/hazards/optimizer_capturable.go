@@ -3,6 +3,7 @@ package hazards
 import (
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/compile"
 	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
@@ -31,7 +32,7 @@ var OptimizerCapturable = &rule.Rule{
 	Example: capturableExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "Stateful optimizer without `capturable=True` in a module that uses torch.compile",
-		What: "In a module that calls `torch.compile`, reports `torch.optim.{Adam, AdamW, Adamax, ASGD, NAdam, RAdam, " +
+		What: "In a module that calls `torch.compile` (or whose model the opt-in PCM002 would compile), reports `torch.optim.{Adam, AdamW, Adamax, ASGD, NAdam, RAdam, " +
 			"RMSprop, Adadelta}` constructed without `capturable=True`.",
 		Why: "TorchTPU needs stateful optimizers to keep their step counters on the device when the step is compiled, " +
 			"which is what `capturable=True` does (torchtpu.md §7). On CPU, `capturable=True` raises, so portable code " +
@@ -43,7 +44,7 @@ var OptimizerCapturable = &rule.Rule{
 }
 
 func runOptimizerCapturable(p *rule.Pass) {
-	if !pyq.UsesCompile(p) {
+	if !compile.WillCompile(p) {
 		return
 	}
 	pyq.Calls(p, func(call *ts.Node) {

@@ -428,3 +428,42 @@ func Docs(t *testing.T, family []*rule.Rule) {
 	}
 	comp.Check(t)
 }
+
+// Robust runs the family over every prefix (at line boundaries) of every
+// testdata input, for both targets with unsafe fixes and marks on: no rule
+// may fail (PIO900), an output must parse as well as its input, and a second
+// pass must change nothing.
+func Robust(t *testing.T, family []*rule.Rule, dir string) {
+	t.Helper()
+	inputs, err := filepath.Glob(filepath.Join(dir, "*", "input.py"))
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no inputs under %s: %v", dir, err)
+	}
+	for _, f := range inputs {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for cut := 0; cut <= len(src); cut++ {
+			if cut != len(src) && src[cut] != '\n' {
+				continue
+			}
+			in := src[:cut]
+			for _, target := range rule.Targets {
+				opts := rule.Options{Target: target, UnsafeFixes: true, Mark: true}
+				res := Run(t, family, opts, in)
+				for _, pr := range res.Problems {
+					if pr.Code == rule.CodeRulePanic {
+						t.Errorf("%s[:%d] %s: %s", f, cut, target, pr.Message)
+					}
+				}
+				if res.Output == nil {
+					continue
+				}
+				if again := Run(t, family, opts, res.Output); again.Output != nil {
+					t.Errorf("%s[:%d] %s: second pass changed the output", f, cut, target)
+				}
+			}
+		}
+	}
+}

@@ -18,5 +18,5 @@ def predict(x):
     return model(x)
 
 
-with torch.inference_mode(flag):
+with torch.inference_mode(flag):  # want "PCM003: .*once PCM002 compiles.*computed"
     predict(torch.ones(1))
