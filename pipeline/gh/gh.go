@@ -257,6 +257,15 @@ func (c *Client) findOpen(ctx context.Context, spec PRSpec) (*github.PullRequest
 	return nil, nil
 }
 
+// FindOpen returns the open pull request for spec's head branch, or nil.
+func (c *Client) FindOpen(ctx context.Context, spec PRSpec) (*PRResult, error) {
+	pr, err := c.findOpen(ctx, spec)
+	if err != nil || pr == nil {
+		return nil, err
+	}
+	return &PRResult{Number: pr.GetNumber(), URL: pr.GetHTMLURL(), Action: Unchanged, Draft: pr.GetDraft()}, nil
+}
+
 // EnsurePR updates the open PR for spec's head branch or creates one (draft
 // when spec.Draft), then adds missing labels. It never re-opens a closed PR.
 func (c *Client) EnsurePR(ctx context.Context, spec PRSpec) (*PRResult, error) {

@@ -135,6 +135,12 @@ type HTTPServer struct {
 // ServeHTTPBackend starts the server; it is closed when the test ends.
 func ServeHTTPBackend(t testing.TB, root, user, password string) *HTTPServer {
 	t.Helper()
+	return ServeHTTPBackendFunc(t, root, func(u, p string) bool { return u == user && p == password })
+}
+
+// ServeHTTPBackendFunc is ServeHTTPBackend with a credential check function.
+func ServeHTTPBackendFunc(t testing.TB, root string, check func(user, password string) bool) *HTTPServer {
+	t.Helper()
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git not installed")
@@ -147,7 +153,7 @@ func ServeHTTPBackend(t testing.TB, root, user, password string) *HTTPServer {
 		if ok {
 			s.Passwords = append(s.Passwords, p)
 		}
-		if !ok || u != user || p != password {
+		if !ok || !check(u, p) {
 			s.Unauthorized++
 			s.mu.Unlock()
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
