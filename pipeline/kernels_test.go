@@ -1,0 +1,56 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+)
+
+func TestKernelStage(t *testing.T) {
+	root := filepath.Join("..", "fixtures", "kernels")
+	paths, err := kernels.ListFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{Root: root}
+	for _, p := range paths {
+		r.Files = append(r.Files, &File{Path: p, Lang: langOf(p)})
+	}
+	st := NewKernelStage()
+	var s Stage = st
+	if s.Name() != StageKernels {
+		t.Fatalf("name %q", s.Name())
+	}
+	if err := s.Run(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Kernels) != 14 {
+		t.Fatalf("%d kernels, want 14 (11 fixtures + inline + cupy + triton)", len(r.Kernels))
+	}
+	status := map[string]int{}
+	for _, k := range r.Kernels {
+		status[k.SpecStatus]++
+		if k.ID == "" || k.Class == "" || k.EmuStatus == "" || st.Lookup(k.ID) == nil {
+			t.Errorf("incomplete kernel %+v", k)
+		}
+	}
+	if status[kernels.SpecInferred] != 12 || status[kernels.SpecNeedsSpec] != 2 {
+		t.Errorf("spec statuses %v", status)
+	}
+	codes := map[string]int{}
+	for _, f := range r.Files {
+		for _, d := range f.Diagnostics {
+			codes[d.Code]++
+		}
+	}
+	if codes[kernels.CodeFound] != 13 || codes[kernels.CodeNeedsSpec] != 1 || codes[kernels.CodeInventory] != 1 {
+		t.Errorf("diagnostics %v", codes)
+	}
+	for _, c := range KernelCodes() {
+		if c.Code == "" || c.Title == "" || c.Doc == "" {
+			t.Errorf("undocumented code %+v", c)
+		}
+	}
+}
