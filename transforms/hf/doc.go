@@ -1,6 +1,7 @@
 // Package hf holds the Hugging Face rules (codes PHF…): models loaded with
 // from_pretrained(..., device_map=<a CUDA device or a placement strategy>)
-// and pipelines created with pipeline(..., device=0/"cuda"/"cuda:N").
+// pipelines created with pipeline(..., device=0/"cuda"/"cuda:N"), bitsandbytes
+// quantization (reported only), and fp16 TrainingArguments (bf16 on TPU).
 //
 // `device_map="tpu"` is unconfirmed by any documentation (torchtpu.md §11), so
 // the rules never emit it: a model is loaded inside `with torch.device(...):`
@@ -17,4 +18,6 @@ const Family = "hf"
 var Rules = []*rule.Rule{
 	DeviceMap,
 	PipelineDevice,
+	Quantization,
+	TrainingArgsFP16,
 }

@@ -1,0 +1,58 @@
+package hf
+
+import (
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var quantizationExample = rule.Example{
+	Before: `from transformers import AutoModelForCausalLM
+
+model = AutoModelForCausalLM.from_pretrained(name, load_in_8bit=True)
+`,
+}
+
+// bnbKeywords are from_pretrained keywords that select bitsandbytes.
+var bnbKeywords = []string{"load_in_8bit", "load_in_4bit"}
+
+// Quantization reports bitsandbytes quantization in from_pretrained.
+var Quantization = &rule.Rule{
+	Code:    "PHF003",
+	Name:    "hf-bnb-quantization",
+	Family:  Family,
+	Safety:  rule.DisplayOnly,
+	Needles: []string{"load_in_", "BitsAndBytesConfig"},
+	Example: quantizationExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "bitsandbytes quantization when loading a Hugging Face model",
+		What: "Reports `from_pretrained(..., load_in_8bit=True)`, `load_in_4bit=True` and " +
+			"`quantization_config=BitsAndBytesConfig(...)`.",
+		Why: "bitsandbytes ships CUDA kernels only, so the load fails on a TPU host; int8/torchao has no turnkey " +
+			"TorchTPU path either (torchtpu.md §13.14). Load the weights in bf16 (`torch_dtype=torch.bfloat16`), " +
+			"which the MXU runs natively (§5), and check that the model fits the chip's HBM.",
+		Safety: "Diagnostic only: dropping quantization changes memory use and numerics.",
+	}, quantizationExample),
+	Run: runQuantization,
+}
+
+func runQuantization(p *rule.Pass) {
+	const advice = "bitsandbytes quantization is CUDA-only; on TPU load in bf16 (torch_dtype=torch.bfloat16) and drop it"
+	pyq.Calls(p, func(call *ts.Node) {
+		if lastName(p, call) != "from_pretrained" {
+			return
+		}
+		args := pyq.Args(call)
+		for _, k := range bnbKeywords {
+			if kw := pyq.Kwarg(p, args, k); kw != nil {
+				if b, lit := pyq.Bool(kw.ChildByFieldName("value")); lit && !b {
+					continue
+				}
+				p.Report(pyq.Finding(kw, k+": "+advice, nil))
+			}
+		}
+		if v := pyq.KwargValue(p, args, "quantization_config"); v != nil && v.Type() == "call" && lastName(p, v) == "BitsAndBytesConfig" {
+			p.Report(pyq.Finding(v, "BitsAndBytesConfig: "+advice, nil))
+		}
+	})
+}

@@ -1,0 +1,77 @@
+package hf
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/hazards/pyq"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var trainingArgsExample = rule.Example{
+	Before: `from transformers import TrainingArguments
+
+args = TrainingArguments(output_dir="out", fp16=True)
+`,
+	Portable: `from transformers import TrainingArguments
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+args = TrainingArguments(output_dir="out", fp16=DEVICE.type != "tpu", bf16=DEVICE.type == "tpu")
+`,
+	TPU: `from transformers import TrainingArguments
+
+args = TrainingArguments(output_dir="out", bf16=True)
+`,
+}
+
+// TrainingArgsFP16 turns fp16 mixed precision into bf16 on TPU.
+var TrainingArgsFP16 = &rule.Rule{
+	Code:    "PHF004",
+	Name:    "hf-training-args-fp16",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Needles: []string{"fp16"},
+	Example: trainingArgsExample,
+	Doc: pyq.Doc(pyq.DocSpec{
+		Title: "TrainingArguments(fp16=True): fp16 mixed precision instead of bf16",
+		What: "Rewrites `fp16=True` in `TrainingArguments(...)` / `Seq2SeqTrainingArguments(...)` that do not also " +
+			"pass `bf16=`: the tpu target gets `bf16=True`; the portable target gets `fp16=DEVICE.type != \"tpu\", " +
+			"bf16=DEVICE.type == \"tpu\"`, so CUDA keeps fp16 with its loss scaling.",
+		Why: "The TPU path for mixed precision is bf16: the MXU takes bf16 and accumulates in f32, bf16 needs no " +
+			"loss scaling, and a GradScaler on \"tpu\" is unconfirmed (torchtpu.md §5, §13.10). transformers treats " +
+			"bf16 as always supported on TorchTPU (§11).",
+		Safety: "Safe for the portable target, whose CUDA and CPU runs keep their settings. Unsafe for the tpu " +
+			"target: bf16 has fewer mantissa bits than fp16, so losses and metrics can differ slightly.",
+	}, trainingArgsExample),
+	Run: runTrainingArgsFP16,
+}
+
+func runTrainingArgsFP16(p *rule.Pass) {
+	dev := devkit.NewDev(p)
+	pyq.Calls(p, func(call *ts.Node) {
+		switch lastName(p, call) {
+		case "TrainingArguments", "Seq2SeqTrainingArguments":
+		default:
+			return
+		}
+		args := pyq.Args(call)
+		kw := pyq.Kwarg(p, args, "fp16")
+		if kw == nil || pyq.Kwarg(p, args, "bf16") != nil {
+			return
+		}
+		v := kw.ChildByFieldName("value")
+		if b, lit := pyq.Bool(v); !lit || !b {
+			return
+		}
+		const msg = "fp16 mixed precision: the TPU path is bf16 (no loss scaling needed, torchtpu.md §5)"
+		if p.Target == rule.TPU {
+			p.Report(pyq.Finding(kw, msg, &rule.Fix{Title: "Train in bf16", Safety: rule.Unsafe,
+				Edits: []rule.Edit{{Start: pyq.Start(kw), End: pyq.End(kw), New: "bf16=True"}}}))
+			return
+		}
+		p.Report(pyq.Finding(kw, msg+"; choose it by DEVICE.type so CUDA keeps fp16", dev.Fix("Train in bf16 on TPU", rule.Safe,
+			rule.Edit{Start: pyq.Start(v), End: pyq.End(v), New: dev.Type() + ` != "tpu", bf16=` + dev.Type() + ` == "tpu"`})))
+	})
+}
