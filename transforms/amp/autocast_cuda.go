@@ -1,0 +1,90 @@
+package amp
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var autocastCudaExample = rule.Example{
+	Before: `import torch
+
+with torch.autocast("cuda", dtype=torch.bfloat16):
+    loss = model(x)
+ctx = torch.amp.autocast(device_type="cuda")
+`,
+	Portable: `import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+with torch.autocast(DEVICE.type, dtype=torch.bfloat16):
+    loss = model(x)
+ctx = torch.amp.autocast(device_type=DEVICE.type)
+`,
+	TPU: `import torch
+
+with torch.autocast("tpu", dtype=torch.bfloat16):
+    loss = model(x)
+ctx = torch.amp.autocast(device_type="tpu", dtype=torch.bfloat16)
+`,
+}
+
+// AutocastCuda rewrites torch.autocast("cuda") and torch.amp.autocast("cuda").
+var AutocastCuda = &rule.Rule{
+	Code:    "PAM002",
+	Name:    "autocast-cuda-device",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: autocastCudaExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "`torch.autocast(\"cuda\")` names CUDA as the autocast device",
+		What: "Rewrites the device type `\"cuda\"` (first argument or `device_type=`) of `torch.autocast`, " +
+			"`torch.amp.autocast` and `torch.amp.autocast_mode.autocast` (also imported by name). Portable: " +
+			"`DEVICE.type`. TPU: `\"tpu\"`, with `dtype=torch.bfloat16` added when no dtype is given.",
+		Why: "Autocast only affects ops on the device type it names: with `\"cuda\"` on a TPU nothing is autocast, " +
+			"so the model runs in fp32, slower and with more memory.",
+		Safety: "Safe: on CUDA the same autocast runs. On the tpu target an explicit `torch.float16` becomes " +
+			"`torch.bfloat16`, an unsafe fix (numerics change).",
+	}, autocastCudaExample),
+	Run: func(p *rule.Pass) {
+		if !devkit.Mentions(p.Src, "autocast") {
+			return
+		}
+		dv := devkit.NewDev(p)
+		devkit.Calls(p, func(call *ts.Node) {
+			_, q := devkit.Callee(p, call)
+			if q != "torch.autocast" && q != "torch.amp.autocast" && q != "torch.amp.autocast_mode.autocast" {
+				return
+			}
+			al, ok := devkit.Arguments(p, call)
+			if !ok {
+				return
+			}
+			devNode := al.KwValue("device_type")
+			var dtype *ts.Node
+			if len(al.Positional) > 0 {
+				devNode = al.Positional[0]
+			}
+			if len(al.Positional) > 1 {
+				dtype = al.Positional[1]
+			} else {
+				dtype = al.KwValue("dtype")
+			}
+			s, ok := devkit.DeviceString(p, devNode)
+			if !ok || s.Index != "" || s.FString {
+				return
+			}
+			pl := &plan{}
+			tpuDtype(p, pl, al, dtype, "")
+			if p.Target == rule.TPU {
+				pl.add(s.Replace(s.Literal("tpu")))
+			} else {
+				pl.add(s.Replace(dv.Type()))
+			}
+			p.Report(rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
+				Message: "autocast on \"cuda\" does nothing on another device" + pl.note,
+				Fix:     fixOf(p, dv, "Autocast on the device in use", pl)})
+		})
+	},
+}

@@ -1,0 +1,206 @@
+package amp
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaAmpImportExample = rule.Example{
+	Before: `from torch.cuda.amp import GradScaler, autocast
+
+scaler = GradScaler()
+with autocast():
+    loss = model(x)
+`,
+	Portable: `from torch.amp import GradScaler, autocast
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+scaler = GradScaler(DEVICE.type, enabled=DEVICE.type == "cuda")
+with autocast(DEVICE.type):
+    loss = model(x)
+`,
+	TPU: `from torch.amp import GradScaler, autocast
+import torch
+
+scaler = GradScaler("tpu", enabled=False)
+with autocast("tpu", dtype=torch.bfloat16):
+    loss = model(x)
+`,
+}
+
+// CudaAmpImport rewrites `from torch.cuda.amp import ...` with its uses.
+var CudaAmpImport = &rule.Rule{
+	Code:    "PAM004",
+	Name:    "cuda-amp-import",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: cudaAmpImportExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "`from torch.cuda.amp import autocast, GradScaler`",
+		What: "Rewrites `from torch.cuda.amp import ...` to `from torch.amp import ...` (and " +
+			"`from torch.cuda import amp` to `from torch import amp`) together with every use of the imported " +
+			"names, in one fix: `autocast(...)` and `GradScaler(...)` calls get the device type as cuda-amp-autocast " +
+			"(PAM001) and cuda-grad-scaler (PAM003) give it, `custom_fwd`/`custom_bwd` get `device_type=`. " +
+			"When a name is used other than as a call (passed around as a value), the import is reported and " +
+			"left for a human.",
+		Why: "`torch.amp.autocast` needs a device type that `torch.cuda.amp.autocast` did not take, so the import " +
+			"and its call sites must change together: either alone leaves broken code.",
+		Safety: "Safe as its parts are (see PAM001 and PAM003): unsafe on the tpu target when an fp16 dtype becomes " +
+			"bf16 or a scaler is disabled in a module that uses float16.",
+	}, cudaAmpImportExample),
+	Run: runCudaAmpImport,
+}
+
+var ampNames = map[string]bool{"autocast": true, "GradScaler": true, "custom_fwd": true, "custom_bwd": true}
+
+func runCudaAmpImport(p *rule.Pass) {
+	if !devkit.Mentions(p.Src, "torch.cuda") {
+		return
+	}
+	dv := devkit.NewDev(p)
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		if n.Type() != "import_from_statement" {
+			return n.Type() != "string" && n.Type() != "comment"
+		}
+		mod := n.ChildByFieldName("module_name")
+		locals := map[string]string{} // local name -> imported name
+		for i := 0; i < int(n.ChildCount()); i++ {
+			c := n.Child(i)
+			if n.FieldNameForChild(i) != "name" {
+				continue
+			}
+			name, local := c, c
+			if c.Type() == "aliased_import" {
+				name, local = c.ChildByFieldName("name"), c.ChildByFieldName("alias")
+			}
+			locals[p.Text(local)] = p.Text(name)
+		}
+		var newMod string
+		switch p.Text(mod) {
+		case "torch.cuda.amp":
+			newMod = "torch.amp"
+			for _, name := range locals {
+				if !ampNames[name] {
+					report(p, n, "imports "+name+" from torch.cuda.amp, which has no torch.amp counterpart here", nil)
+					return false
+				}
+			}
+		case "torch.cuda":
+			if len(locals) != 1 {
+				return false
+			}
+			for _, name := range locals {
+				if name != "amp" {
+					return false
+				}
+			}
+			newMod = "torch"
+		default:
+			return false
+		}
+		pl := &plan{}
+		pl.add(rule.Edit{Start: devkit.Start(mod), End: devkit.End(mod), New: newMod})
+		for local, name := range locals {
+			if bad := planUses(p, dv, pl, n, local, name); bad != "" {
+				report(p, n, bad, nil)
+				return false
+			}
+		}
+		report(p, n, "torch.cuda.amp is CUDA-only and deprecated"+pl.note, fixOf(p, dv, "Import from torch.amp and pass the device type", pl))
+		return false
+	})
+}
+
+func report(p *rule.Pass, n *ts.Node, msg string, f *rule.Fix) {
+	p.Report(rule.Finding{Start: devkit.Start(n), End: devkit.End(n), Message: msg, Fix: f})
+}
+
+// planUses adds the edits for every use of local (bound to torch.cuda.amp's
+// name, or to the torch.cuda.amp module when name is "amp"). It returns why
+// a use cannot be rewritten, or "".
+func planUses(p *rule.Pass, dv *devkit.Dev, pl *plan, imp *ts.Node, local, name string) string {
+	bad := ""
+	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+		if bad != "" {
+			return false
+		}
+		switch n.Type() {
+		case "import_from_statement", "import_statement", "string", "comment":
+			return false
+		case "identifier":
+		default:
+			return true
+		}
+		if p.Text(n) != local {
+			return false
+		}
+		par := n.Parent()
+		if par.Type() == "attribute" && par.ChildByFieldName("attribute").Equal(n) {
+			return false // x.autocast: another object's attribute
+		}
+		if par.Type() == "keyword_argument" && par.ChildByFieldName("name").Equal(n) {
+			return false
+		}
+		use, member := n, name
+		if name == "amp" {
+			if par.Type() != "attribute" || !par.ChildByFieldName("object").Equal(n) {
+				bad = "`" + local + "` (torch.cuda.amp) is used other than as `" + local + ".name(...)`"
+				return false
+			}
+			use, member = par, p.Text(par.ChildByFieldName("attribute"))
+			if !ampNames[member] {
+				bad = "`" + p.Text(par) + "` has no torch.amp counterpart here"
+				return false
+			}
+		}
+		if msg := planUse(p, dv, pl, use, member); msg != "" {
+			bad = msg
+		}
+		return false
+	})
+	return bad
+}
+
+// planUse plans one use of an amp name: a call, or a bare decorator.
+func planUse(p *rule.Pass, dv *devkit.Dev, pl *plan, use *ts.Node, member string) string {
+	par := use.Parent()
+	dt := devType(p, dv)
+	if (member == "custom_fwd" || member == "custom_bwd") && par.Type() == "decorator" {
+		pl.add(rule.Edit{Start: devkit.End(use), End: devkit.End(use), New: "(device_type=" + dt + ")"})
+		return ""
+	}
+	if par.Type() != "call" || !par.ChildByFieldName("function").Equal(use) {
+		return "`" + p.Text(use) + "` is used other than as a call; rewrite it by hand (torch.amp needs a device type)"
+	}
+	al, ok := devkit.Arguments(p, par)
+	if !ok || al.Splat {
+		return "`" + p.Text(par) + "` has arguments pallasify cannot rewrite"
+	}
+	switch member {
+	case "autocast":
+		sub, ok := cudaAutocast(p, dv, par)
+		if !ok {
+			return "`" + p.Text(par) + "` has arguments pallasify cannot rewrite"
+		}
+		merge(pl, sub)
+	case "GradScaler":
+		if len(al.Positional) >= 5 {
+			return "`" + p.Text(par) + "` passes enabled positionally"
+		}
+		merge(pl, scaler(p, dv, al, nil))
+	default:
+		pl.add(al.InsertFirst("device_type=" + dt))
+	}
+	return ""
+}
+
+func merge(pl, sub *plan) {
+	pl.add(sub.edits...)
+	if sub.safety == rule.Unsafe && pl.safety != rule.Unsafe {
+		pl.unsafe(sub.note)
+	}
+}

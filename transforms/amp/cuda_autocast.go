@@ -1,0 +1,78 @@
+package amp
+
+import (
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+var cudaAutocastExample = rule.Example{
+	Before: `import torch
+
+with torch.cuda.amp.autocast():
+    loss = model(x)
+with torch.cuda.amp.autocast(True, torch.float16):
+    out = model(y)
+`,
+	Portable: `import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+with torch.amp.autocast(DEVICE.type):
+    loss = model(x)
+with torch.amp.autocast(DEVICE.type, enabled=True, dtype=torch.float16):
+    out = model(y)
+`,
+	TPU: `import torch
+
+with torch.amp.autocast("tpu", dtype=torch.bfloat16):
+    loss = model(x)
+with torch.amp.autocast("tpu", enabled=True, dtype=torch.bfloat16):
+    out = model(y)
+`,
+}
+
+// CudaAutocast rewrites torch.cuda.amp.autocast(...) to torch.amp.autocast.
+var CudaAutocast = &rule.Rule{
+	Code:    "PAM001",
+	Name:    "cuda-amp-autocast",
+	Family:  Family,
+	Safety:  rule.Safe,
+	Example: cudaAutocastExample,
+	Doc: devkit.Doc(devkit.DocSpec{
+		Title: "`torch.cuda.amp.autocast(...)` is CUDA-only (and deprecated)",
+		What: "Rewrites `torch.cuda.amp.autocast(...)` (also through `from torch import cuda` or " +
+			"`import torch.cuda.amp as amp`, as a context manager or a decorator) to " +
+			"`torch.amp.autocast(<device type>, ...)`. Positional arguments become keywords, because " +
+			"`torch.amp.autocast`'s second parameter is `dtype`, not `enabled`. Portable: the device type is " +
+			"`DEVICE.type`, the dtype is left as written (CUDA's default stays fp16). TPU: `\"tpu\"` with " +
+			"`dtype=torch.bfloat16` (added when absent).\n\n" +
+			"Names imported with `from torch.cuda.amp import autocast` are rewritten with their import by " +
+			"cuda-amp-import (PAM004).",
+		Why: "`torch.cuda.amp.autocast` autocasts CUDA ops only, so on a TPU or CPU the model silently runs in fp32; " +
+			"it is deprecated since PyTorch 2.4. TorchTPU's autocast uses bf16, the MXU's input type (torchtpu.md §5).",
+		Safety: "Safe: the portable call is the documented equivalent on CUDA. On the tpu target an explicit " +
+			"`dtype=torch.float16` becomes `torch.bfloat16`, an unsafe fix (numerics change).",
+	}, cudaAutocastExample),
+	Run: func(p *rule.Pass) {
+		if !devkit.Mentions(p.Src, "autocast") {
+			return
+		}
+		dv := devkit.NewDev(p)
+		devkit.Calls(p, func(call *ts.Node) {
+			fn, q := devkit.Callee(p, call)
+			if q != "torch.cuda.amp.autocast" && q != "torch.cuda.amp.autocast_mode.autocast" || importHandled(p, fn) {
+				return
+			}
+			f := rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: "`torch.cuda.amp.autocast` autocasts CUDA ops only"}
+			pl, ok := cudaAutocast(p, dv, call)
+			if ok {
+				pl.add(rule.Edit{Start: devkit.Start(fn), End: devkit.End(fn), New: "torch.amp.autocast"})
+				f.Message += pl.note
+				f.Fix = fixOf(p, dv, "Use torch.amp.autocast with the device type", pl)
+			}
+			p.Report(f)
+		})
+	},
+}

@@ -1,0 +1,5 @@
+from torch.cuda import amp
+
+scaler = amp.GradScaler()
+with amp.autocast():
+    pass

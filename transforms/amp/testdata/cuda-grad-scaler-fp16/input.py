@@ -1,0 +1,4 @@
+import torch
+
+model = model.half()
+scaler = torch.cuda.amp.GradScaler()

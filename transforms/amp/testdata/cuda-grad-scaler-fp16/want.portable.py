@@ -1,0 +1,7 @@
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+model = model.half()
+scaler = torch.amp.GradScaler(DEVICE.type, enabled=DEVICE.type == "cuda")

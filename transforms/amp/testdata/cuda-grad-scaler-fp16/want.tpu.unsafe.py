@@ -1,0 +1,4 @@
+import torch
+
+model = model.half()
+scaler = torch.amp.GradScaler("tpu", enabled=False)
