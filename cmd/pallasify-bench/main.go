@@ -1,0 +1,242 @@
+// Command pallasify-bench measures pallasify on a generated tree of about a
+// million lines of Python shaped like real repositories (about one file in
+// ten uses CUDA idioms): lines/s and peak RSS of `pallasify analyze` and
+// `pallasify migrate`, each run as a child process, beside `grep -rc cuda`
+// (and `rg -c cuda` when installed) on the same tree in the same run, plus
+// full-parse throughput on a tree where every file needs rewriting.
+//
+// Targets: migrate within 3x of the grep floor; peak RSS under 200 MB.
+//
+//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000]
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the results table.
+type row struct {
+	Name  string
+	Wall  time.Duration // best of the runs
+	Lines int           // lines processed (0: not a line-throughput row)
+	RSS   int64         // peak RSS in bytes (0: not measured)
+	Note  string
+}
+
+// env is what every bench case gets.
+type env struct {
+	bin       string
+	tree      string // the ~1M-line tree
+	treeStats treeStats
+	full      string // the every-file-rewritten tree
+	fullStats treeStats
+	runs      int
+}
+
+// benchCase produces rows. Add new measurements to cases in main: kernel
+// protocol time per fixture kernel and drafting+validation time belong there,
+// as functions of this shape.
+type benchCase func(ctx context.Context, e *env) ([]row, error)
+
+func main() {
+	bin := flag.String("bin", "bin/pallasify", "the pallasify binary (built with go build when missing)")
+	dir := flag.String("dir", ".bench", "where the generated trees live")
+	lines := flag.Int("lines", 1_000_000, "lines of Python in the main tree")
+	fullLines := flag.Int("full-lines", 200_000, "lines in the tree where every file needs rewriting")
+	runs := flag.Int("runs", 3, "runs per measurement (the best is reported)")
+	genOnly := flag.Bool("gen-only", false, "only generate the trees")
+	flag.Parse()
+	ctx := context.Background()
+	if *genOnly {
+		if _, err := generate(filepath.Join(*dir, "tree"), *lines, 10, 1); err != nil {
+			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+			os.Exit(2)
+		}
+		if _, err := generate(filepath.Join(*dir, "allcuda"), *fullLines, 1, 2); err != nil {
+			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
+	if err := run(ctx, *bin, *dir, *lines, *fullLines, *runs); err != nil {
+		fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error {
+	if _, err := os.Stat(bin); err != nil {
+		bin = filepath.Join(dir, "pallasify")
+		fmt.Fprintf(os.Stderr, "building %s\n", bin)
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pallasify")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("build pallasify: %w", err)
+		}
+	}
+	e := &env{bin: bin, tree: filepath.Join(dir, "tree"), full: filepath.Join(dir, "allcuda"), runs: runs}
+	var err error
+	t0 := time.Now()
+	if e.treeStats, err = generate(e.tree, lines, 10, 1); err != nil {
+		return fmt.Errorf("generate %s: %w", e.tree, err)
+	}
+	if e.fullStats, err = generate(e.full, fullLines, 1, 2); err != nil {
+		return fmt.Errorf("generate %s: %w", e.full, err)
+	}
+	fmt.Printf("trees ready in %s\n", time.Since(t0).Round(time.Millisecond))
+	fmt.Printf("  %s: %d files, %d lines, %d with CUDA idioms\n", e.tree, e.treeStats.Files, e.treeStats.Lines, e.treeStats.CUDAFiles)
+	fmt.Printf("  %s: %d files, %d lines, every one needs rewriting\n\n", e.full, e.fullStats.Files, e.fullStats.Lines)
+
+	cases := []benchCase{
+		grepFloor,
+		pallasifyCase("pallasify analyze", "analyze"),
+		pallasifyCase("pallasify migrate (dry run)", "migrate"),
+		fullParse,
+		// Add rows here: kernel protocol time per fixture kernel, drafting +
+		// validation time, ... (each a benchCase).
+	}
+	var rows []row
+	for _, c := range cases {
+		rs, err := c(ctx, e)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, rs...)
+	}
+	printRows(os.Stdout, rows, e)
+	return nil
+}
+
+// measure runs argv runs times (after one warm-up) and returns the best wall
+// time and the largest peak RSS. Exit status 1 is accepted (grep with no
+// match, --check with changes).
+func measure(ctx context.Context, runs int, argv ...string) (time.Duration, int64, error) {
+	best := time.Duration(-1)
+	var rss int64
+	for i := 0; i <= runs; i++ {
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Stdout = io.Discard
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		t0 := time.Now()
+		err := cmd.Run()
+		d := time.Since(t0)
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			return 0, 0, fmt.Errorf("%v: %w\n%s", argv, err, stderr.Bytes())
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss*1024 > rss {
+			rss = ru.Maxrss * 1024 // Linux reports KiB
+		}
+		if i == 0 {
+			continue // warm-up: page cache, binary
+		}
+		if best < 0 || d < best {
+			best = d
+		}
+	}
+	return best, rss, nil
+}
+
+func grepFloor(ctx context.Context, e *env) ([]row, error) {
+	d, rss, err := measure(ctx, e.runs, "grep", "-rc", "cuda", e.tree)
+	if err != nil {
+		return nil, err
+	}
+	rows := []row{{Name: "grep -rc cuda (floor)", Wall: d, Lines: e.treeStats.Lines, RSS: rss}}
+	if rg, err := exec.LookPath("rg"); err == nil {
+		d, rss, err := measure(ctx, e.runs, rg, "-c", "--no-ignore", "cuda", e.tree)
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row{Name: "rg -c cuda", Wall: d, Lines: e.treeStats.Lines, RSS: rss})
+	}
+	return rows, nil
+}
+
+func pallasifyCase(name, verb string) benchCase {
+	return func(ctx context.Context, e *env) ([]row, error) {
+		d, rss, err := measure(ctx, e.runs, e.bin, verb, e.tree)
+		if err != nil {
+			return nil, err
+		}
+		return []row{{Name: name, Wall: d, Lines: e.treeStats.Lines, RSS: rss}}, nil
+	}
+}
+
+func fullParse(ctx context.Context, e *env) ([]row, error) {
+	d, rss, err := measure(ctx, e.runs, e.bin, "migrate", e.full)
+	if err != nil {
+		return nil, err
+	}
+	return []row{{Name: "full parse: migrate, every file rewritten", Wall: d, Lines: e.fullStats.Lines, RSS: rss,
+		Note: fmt.Sprintf("%d files", e.fullStats.Files)}}, nil
+}
+
+func printRows(w io.Writer, rows []row, e *env) {
+	var floor, migrate time.Duration
+	var peak int64
+	for _, r := range rows {
+		switch r.Name {
+		case "grep -rc cuda (floor)":
+			floor = r.Wall
+		case "pallasify migrate (dry run)":
+			migrate = r.Wall
+		}
+		if len(r.Name) > 9 && r.Name[:9] == "pallasify" || len(r.Name) > 4 && r.Name[:4] == "full" {
+			if r.RSS > peak {
+				peak = r.RSS
+			}
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "case\twall\tlines/s\tpeak RSS\tvs grep\tnote\t")
+	for _, r := range rows {
+		lps, ratio := "-", "-"
+		if r.Lines > 0 && r.Wall > 0 {
+			lps = human(float64(r.Lines) / r.Wall.Seconds())
+		}
+		if floor > 0 && r.Lines == e.treeStats.Lines {
+			ratio = fmt.Sprintf("%.2fx", r.Wall.Seconds()/floor.Seconds())
+		}
+		mem := "-"
+		if r.RSS > 0 {
+			mem = fmt.Sprintf("%.1f MB", float64(r.RSS)/1e6)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, r.Wall.Round(time.Millisecond), lps, mem, ratio, r.Note)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	verdict := func(ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		return "MISS"
+	}
+	if floor > 0 && migrate > 0 {
+		x := migrate.Seconds() / floor.Seconds()
+		fmt.Fprintf(w, "target migrate <= 3x grep floor: %.2fx  %s\n", x, verdict(x <= 3))
+	}
+	fmt.Fprintf(w, "target peak RSS < 200 MB:        %.1f MB  %s\n", float64(peak)/1e6, verdict(peak < 200e6))
+}
+
+func human(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
