@@ -40,7 +40,9 @@
 #include <type_traits>
 #include <utility>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #if defined(__x86_64__)
 #include <xmmintrin.h>
 #else
@@ -52,6 +54,12 @@
 #endif
 #ifndef CUDAEMU_MAX_DYN_SMEM
 #define CUDAEMU_MAX_DYN_SMEM (228 * 1024)
+#endif
+// CPU seconds a launch may take before it is stopped (a thread spinning on a
+// flag another thread or block would set never yields on the emulator);
+// overridden at run time by the environment variable CUDAEMU_TIMEOUT_S.
+#ifndef CUDAEMU_TIMEOUT_S
+#define CUDAEMU_TIMEOUT_S 120
 #endif
 #ifndef CUDAEMU_PRINTF_LIMIT
 #define CUDAEMU_PRINTF_LIMIT 256
@@ -214,6 +222,10 @@ struct Emu {
   void (*fn)(void*) = nullptr;
   void* ctx = nullptr;
   int printed = 0;
+  volatile sig_atomic_t timed_out = 0;
+  volatile sig_atomic_t in_libc = 0;  // inside stdio: the timer must not jump away
+  int timeout_s = 0;
+  char* altstack = nullptr;
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 };
 
@@ -514,10 +526,105 @@ inline unsigned long long warp_op(const char* name, unsigned op, unsigned mask, 
 }
 
 // ---------------------------------------------------------------------------
-// Launch.
-struct LaunchResult {
-  int rc;
+// Faults and timeouts. During a launch, SIGSEGV/SIGBUS/SIGFPE raised by
+// kernel code (an out-of-bounds access, a fiber stack overflow, an integer
+// division by zero, SIGILL from a trap) and the CPU-time limit (SIGVTALRM) end the launch with an
+// error instead of killing the host process: the handler, on an alternate
+// signal stack, abandons the faulting fiber and switches to the scheduler.
+// Faults outside kernel code go to the previous handlers.
+struct SignalState {
+  struct sigaction old_segv, old_bus, old_fpe, old_ill, old_alrm;
+  stack_t old_stack;
+  struct itimerval old_timer;
+  bool active = false;
 };
+inline SignalState& sigstate() {
+  static SignalState s;
+  return s;
+}
+
+inline void restore_signals();
+
+inline void fault_handler(int sig, siginfo_t* si, void*) {
+  Emu& e = emu();
+  if (sig == SIGVTALRM) {
+    e.timed_out = 1;
+    if (!e.cur || e.in_libc) return;  // the timer repeats; the scheduler also checks the flag
+    set_error("cudaemu: launch exceeded its CPU-time limit of %d s in block (%u,%u,%u), thread (%u,%u,%u) (a thread spinning on a flag set by another thread or block never yields on the emulator)",
+              e.timeout_s, blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
+  } else {
+    if (!e.cur) {
+      // Not kernel code: let the previous handler see the fault when the
+      // instruction re-executes.
+      restore_signals();
+      return;
+    }
+    const char* what = sig == SIGSEGV ? "segmentation fault" : sig == SIGBUS ? "bus error" : sig == SIGILL ? "illegal instruction (undefined behaviour reached?)" : "arithmetic exception (integer division by zero?)";
+    const char* addr = static_cast<const char*>(si ? si->si_addr : nullptr);
+    const char* hint = "";
+    if ((sig == SIGSEGV || sig == SIGBUS) && e.cur->stack >= 0) {
+      const char* base = e.stacks[e.cur->stack];
+      if (addr >= base - 4096 && addr < base) hint = " (fiber stack overflow: too much local memory; raise CUDAEMU_STACK_SIZE)";
+    }
+    if (!*hint && (sig == SIGSEGV || sig == SIGBUS)) hint = " (out-of-bounds memory access in the kernel?)";
+    set_error("cudaemu: %s at address %p in block (%u,%u,%u), thread (%u,%u,%u)%s", what, static_cast<const void*>(addr),
+              blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z, hint);
+  }
+  e.cur->state = kDone;
+  fiber_exit();
+}
+
+inline void install_signals(int timeout_s) {
+  SignalState& st = sigstate();
+  Emu& e = emu();
+  if (!e.altstack) e.altstack = static_cast<char*>(malloc(64 * 1024));
+  if (!e.altstack) return;
+  stack_t ss{};
+  ss.ss_sp = e.altstack;
+  ss.ss_size = 64 * 1024;
+  sigaltstack(&ss, &st.old_stack);
+  struct sigaction sa{};
+  sa.sa_sigaction = &fault_handler;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &st.old_segv);
+  sigaction(SIGBUS, &sa, &st.old_bus);
+  sigaction(SIGFPE, &sa, &st.old_fpe);
+  sigaction(SIGILL, &sa, &st.old_ill);
+  sigaction(SIGVTALRM, &sa, &st.old_alrm);
+  struct itimerval it{};
+  it.it_value.tv_sec = timeout_s;
+  it.it_interval.tv_usec = 50000;
+  setitimer(ITIMER_VIRTUAL, &it, &st.old_timer);
+  st.active = true;
+}
+
+inline void restore_signals() {
+  SignalState& st = sigstate();
+  if (!st.active) return;
+  st.active = false;
+  struct itimerval zero{};
+  setitimer(ITIMER_VIRTUAL, &zero, nullptr);
+  sigaction(SIGSEGV, &st.old_segv, nullptr);
+  sigaction(SIGBUS, &st.old_bus, nullptr);
+  sigaction(SIGFPE, &st.old_fpe, nullptr);
+  sigaction(SIGILL, &st.old_ill, nullptr);
+  sigaction(SIGVTALRM, &st.old_alrm, nullptr);
+  sigaltstack(&st.old_stack, nullptr);
+  setitimer(ITIMER_VIRTUAL, &st.old_timer, nullptr);
+}
+
+inline int launch_timeout() {
+  const char* v = getenv("CUDAEMU_TIMEOUT_S");
+  if (v && *v) {
+    int t = atoi(v);
+    if (t > 0) return t;
+  }
+  return CUDAEMU_TIMEOUT_S;
+}
+
+// ---------------------------------------------------------------------------
+// Launch.
 
 inline int check_launch(dim3 g, dim3 b, size_t shmem) {
   if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0) {
@@ -558,6 +665,10 @@ inline int run_block() {
         progress = true;
         if (!resume(t)) return 1;
       }
+    }
+    if (e.timed_out) {
+      set_error("cudaemu: launch exceeded its CPU-time limit of %d s in block (%u,%u,%u)", e.timeout_s, blockIdx.x, blockIdx.y, blockIdx.z);
+      return 1;
     }
     if (e.ndone == n) return 0;
     if (!progress) break;
@@ -611,7 +722,12 @@ inline int launch_fn(dim3 g, dim3 b, size_t shmem, void (*fn)(void*), void* ctx,
   pthread_mutex_lock(&e.mu);
   e.failed = 0;
   e.msg[0] = 0;
+  e.timed_out = 0;
+  e.timeout_s = launch_timeout();
   int rc = check_launch(g, b, shmem);
+#if !defined(CUDAEMU_NO_SIGNALS)
+  if (rc == 0) install_signals(e.timeout_s);
+#endif
 #if defined(__x86_64__) && defined(CUDAEMU_FTZ)
   const unsigned csr = _mm_getcsr();
   _mm_setcsr(csr | 0x8040);  // flush-to-zero and denormals-are-zero, like --use_fast_math
@@ -640,6 +756,9 @@ inline int launch_fn(dim3 g, dim3 b, size_t shmem, void (*fn)(void*), void* ctx,
         }
     reset_threads();
   }
+#if !defined(CUDAEMU_NO_SIGNALS)
+  restore_signals();
+#endif
 #if defined(__x86_64__) && defined(CUDAEMU_FTZ)
   _mm_setcsr(csr);
 #endif
@@ -730,7 +849,9 @@ inline void dev_printf(const char* fmt, ...) {
   }
   va_list ap;
   va_start(ap, fmt);
+  e.in_libc = 1;
   vfprintf(stderr, fmt, ap);
+  e.in_libc = 0;
   va_end(ap);
 }
 

@@ -85,6 +85,11 @@ func TestKernels(t *testing.T) {
 		{name: "deadlock", wantOK: true, wantOut: []string{
 			"barrier deadlock in block (1,0,0)", "waits at __syncthreads()", "exited",
 			"invalid launch: block (2048,1,1) exceeds CUDA limits"}},
+		{name: "faults", wantOK: true, wantOut: []string{
+			"ERR-OOB: cudaemu: segmentation fault at address", "out-of-bounds memory access",
+			"ERR-SPIN: cudaemu: launch exceeded its CPU-time limit of 1 s", "ERR-STACK: cudaemu: segmentation fault", "fiber stack overflow",
+			"ERR-FPE: cudaemu: arithmetic exception", "ERR-TRAP: cudaemu: __trap() called in block (0,0,0), thread (3,0,0)",
+			"ERR-ASSERT: cudaemu: device assertion failed: x[threadIdx.x] >= 0.0f (kernel.cu:", "thread (3,0,0)"}},
 		{name: "warp_deadlock", wantOK: true, wantOut: []string{"warp deadlock in block (0,0,0), warp 1", "__shfl_down_sync()", "has exited"}},
 	}
 	for _, c := range cases {
@@ -478,6 +483,9 @@ torch::Tensor run(torch::Tensor x) {
   return x;
 }
 static int helper(int a) { return a + 1; }
+extern "C" {
+__device__ float h(float x) { return x; }
+}
 namespace {
 torch::Tensor inner(torch::Tensor x) { return x; }
 __device__ float g(float x) { return x; }
@@ -491,7 +499,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 	if strings.Count(out, "\n") != strings.Count(src, "\n") {
 		t.Fatalf("line count changed")
 	}
-	for _, w := range []string{"#define N 4", "struct P { float a; };", "__device__ float f", "__global__ void k(T* y)", "__device__ float g"} {
+	for _, w := range []string{"#define N 4", "struct P { float a; };", "__device__ float f", "__global__ void k(T* y)", "__device__ float g", "__device__ float h"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("lost %q:\n%s", w, out)
 		}

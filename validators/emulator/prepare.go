@@ -338,9 +338,9 @@ func atLineStart(s string, i int) bool {
 }
 
 var (
-	namespaceRe   = regexp.MustCompile(`^\s*(?:inline\s+)?namespace\b[\w:\s]*$|^\s*extern\s*"C"\s*$`)
+	namespaceRe   = regexp.MustCompile(`^\s*(?:inline\s+)?namespace\b[\w:\s]*$|^\s*extern\s*"[ C]*"\s*$`)
 	hostBlockRe   = regexp.MustCompile(`\b(PYBIND11_MODULE|TORCH_LIBRARY|TORCH_LIBRARY_IMPL|TORCH_LIBRARY_FRAGMENT)\s*\(`)
-	aggregateRe   = regexp.MustCompile(`^\s*(?:template\s*<[^{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum|namespace)\b|\bextern\s*"C"\s*$`)
+	aggregateRe   = regexp.MustCompile(`^\s*(?:template\s*<[^{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum|namespace)\b|\bextern\s*"[ C]*"\s*$`)
 	hostAPIRe     = regexp.MustCompile(`\b(torch|at|c10|pybind11|py)::|\bTORCH_|\bAT_DISPATCH|\bPYBIND11_`)
 	deviceQualRe  = regexp.MustCompile(`\b(__global__|__device__)\b`)
 	funcHeaderEnd = regexp.MustCompile(`\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->\s*[^{]*)?$`)
