@@ -86,3 +86,17 @@ func IOCode(code string) (CodeDoc, bool) {
 	}
 	return CodeDoc{}, false
 }
+
+// CodeInfo documents a code of the driver's own families — PIO (input and
+// engine problems) and PKN (kernel discovery) — as opposed to rule codes.
+func CodeInfo(code string) (CodeDoc, bool) {
+	if c, ok := IOCode(code); ok {
+		return c, true
+	}
+	for _, c := range KernelCodes() {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return CodeDoc{}, false
+}

@@ -101,9 +101,8 @@ func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
 	return run, nil
 }
 
-// kernelStage is the one place the kernel inventory stage is wired in; it
-// returns nil while the build has none.
-func kernelStage(Options) Stage { return nil }
+// kernelStage is the one place the kernel inventory stage is wired in.
+func kernelStage(Options) Stage { return NewKernelStage() }
 
 func (o Options) normalize() (Options, error) {
 	if o.Root == "" {
@@ -132,6 +131,9 @@ func (o Options) normalize() (Options, error) {
 	o.Rules, err = selectRules(o.Rules, o.Select, o.Ignore)
 	if err != nil {
 		return o, err
+	}
+	if o.Notebook == nil {
+		o.Notebook = notebookHook(o.Rules)
 	}
 	return o, nil
 }

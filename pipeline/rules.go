@@ -4,11 +4,30 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
 // defaultRules is the rule set a run uses when Options.Rules is nil.
 func defaultRules() []*rule.Rule { return nil }
+
+// notebookHook reports .ipynb files through the notebook rule when it is
+// selected (notebooks are not rewritten yet); nil otherwise.
+func notebookHook(rules []*rule.Rule) func(string, []byte) []Diagnostic {
+	for _, r := range rules {
+		if r.Code != hazards.JupyterNotebook.Code {
+			continue
+		}
+		return func(path string, src []byte) []Diagnostic {
+			fd := hazards.Notebook(path, src)
+			if fd.Line == 0 {
+				fd.Line, fd.Col = 1, 1
+			}
+			return []Diagnostic{findingDiag(path, fd)}
+		}
+	}
+	return nil
+}
 
 // selectRules keeps the rules named by sel (all when empty) minus those named
 // by ignore. A name is a code ("PDV001"), a code prefix ("PDV", "PDV0") or a

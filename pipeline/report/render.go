@@ -125,6 +125,16 @@ func writeText(w io.Writer, rep *Report) error {
 		}
 		tw.Flush()
 	}
+	if len(rep.KernelNotes) > 0 {
+		b.WriteString("\nKernel notes:\n")
+		for i, d := range rep.KernelNotes {
+			if i == maxListed {
+				fmt.Fprintf(b, "  … %d more (see --format json)\n", len(rep.KernelNotes)-maxListed)
+				break
+			}
+			fmt.Fprintf(b, "  %s: %s %s\n", loc(d), d.Code, d.Message)
+		}
+	}
 	if len(rep.Timings) > 0 {
 		b.WriteString("\nTimings:")
 		for _, t := range rep.Timings {
@@ -227,6 +237,13 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 		b.WriteString("### Kernels\n\n| Kernel | Where | Origin | Class | Spec | Draft | Verdict |\n|---|---|---|---|---|---|---|\n")
 		for _, k := range rep.Kernels {
 			fmt.Fprintf(b, "| `%s` | `%s:%d` | %s | %s | %s | %s | %s |\n", mdEscape(k.Name), mdEscape(k.Path), k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
+		}
+		b.WriteString("\n")
+	}
+	if len(rep.KernelNotes) > 0 {
+		b.WriteString("### Kernel notes\n\n")
+		for _, d := range rep.KernelNotes {
+			fmt.Fprintf(b, "- `%s` **%s** %s\n", mdEscape(loc(d)), d.Code, mdEscape(d.Message))
 		}
 		b.WriteString("\n")
 	}

@@ -47,8 +47,8 @@ type Report struct {
 	// "written to DIR", "patch FILE" (migrate only).
 	Output string `json:"output,omitempty"`
 
-	Files        int `json:"files"`         // source files processed
-	Lines        int `json:"lines"`         // their lines
+	Files        int `json:"files"` // source files processed
+	Lines        int `json:"lines"` // their lines
 	FilesWithHit int `json:"files_with_findings"`
 	FilesChanged int `json:"files_changed"` // files the run rewrites (or would)
 
@@ -65,8 +65,11 @@ type Report struct {
 	ManualSites []pipeline.Diagnostic `json:"manual_sites"`
 	// Problems are PIO diagnostics: files left untouched and why.
 	Problems []pipeline.Diagnostic `json:"problems"`
-	Kernels  []KernelRow           `json:"kernels"`
-	Timings  []Timing              `json:"timings"`
+	// KernelNotes are the kernel stage's PKN diagnostics (kernel found, spec
+	// needed, unsupported construct, ...).
+	KernelNotes []pipeline.Diagnostic `json:"kernel_notes"`
+	Kernels     []KernelRow           `json:"kernels"`
+	Timings     []Timing              `json:"timings"`
 
 	rules map[string]*rule.Rule
 }
@@ -129,7 +132,7 @@ type Timing struct {
 func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	rep := &Report{Tool: "pallasify", Version: run.Version, Kind: kind, Root: run.Root, Target: run.Target,
 		rules: map[string]*rule.Rule{}, Findings: []pipeline.Diagnostic{}, ManualSites: []pipeline.Diagnostic{}, Problems: []pipeline.Diagnostic{},
-		Kernels: []KernelRow{}, ByRule: []RuleCount{}, PerFile: []FileRow{}}
+		KernelNotes: []pipeline.Diagnostic{}, Kernels: []KernelRow{}, ByRule: []RuleCount{}, PerFile: []FileRow{}}
 	for _, r := range rules {
 		rep.rules[r.Code] = r
 	}
@@ -151,6 +154,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		for _, d := range f.Diagnostics {
 			if _, isIO := pipeline.IOCode(d.Code); isIO {
 				rep.Problems = append(rep.Problems, d)
+				continue
+			}
+			if _, isDriver := pipeline.CodeInfo(d.Code); isDriver {
+				rep.KernelNotes = append(rep.KernelNotes, d)
 				continue
 			}
 			rc := byRule[d.Code]
@@ -195,7 +202,11 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		rep.Kernels = append(rep.Kernels, row)
 	}
 	for _, d := range run.Diagnostics {
-		rep.Problems = append(rep.Problems, d)
+		if _, isIO := pipeline.IOCode(d.Code); isIO {
+			rep.Problems = append(rep.Problems, d)
+		} else {
+			rep.KernelNotes = append(rep.KernelNotes, d)
+		}
 	}
 	for _, t := range run.Timings {
 		rep.Timings = append(rep.Timings, Timing{Stage: t.Stage, Seconds: t.Duration.Seconds()})
@@ -243,7 +254,7 @@ func (rep *Report) title(code string) string {
 	if r := rep.rules[code]; r != nil {
 		return r.Title()
 	}
-	if c, ok := pipeline.IOCode(code); ok {
+	if c, ok := pipeline.CodeInfo(code); ok {
 		return c.Title
 	}
 	return code

@@ -32,6 +32,8 @@ func sampleRun() *pipeline.Run {
 				{Code: "PDV001", Rule: "device-string", Severity: pipeline.SevInfo, Path: "train.py", Line: 3, Col: 9, Message: "device string \"cuda\"", Safety: "safe", Fix: "use the accelerator", Applied: true},
 				{Code: "PDV001", Rule: "device-string", Severity: pipeline.SevInfo, Path: "train.py", Line: 7, Col: 5, Message: "device string \"cuda:0\"", Safety: "safe", Fix: "use the accelerator", Applied: true},
 				{Code: "PHZ001", Rule: "cuda-event", Severity: pipeline.SevWarning, Path: "train.py", Line: 12, Col: 5, Message: "CUDA event | used for timing", Safety: "diagnostic"}}},
+			{Path: "csrc/add.cu", Lang: pipeline.LangCUDA, Lines: 20, Mode: 0o644, Diagnostics: []pipeline.Diagnostic{
+				{Code: pipeline.KernelCodes()[1].Code, Severity: pipeline.SevWarning, Path: "csrc/add.cu", Line: 4, Message: "spec could not be inferred"}}},
 			{Path: "link.py", Lang: pipeline.LangPython, Mode: os.ModeSymlink | 0o777, Skipped: pipeline.CodeSymlinkOut, Diagnostics: []pipeline.Diagnostic{
 				{Code: pipeline.CodeSymlinkOut, Severity: pipeline.SevWarning, Path: "link.py", Message: "symlink points outside the tree"}}},
 		},
@@ -135,8 +137,8 @@ func TestSARIFRequired(t *testing.T) {
 		ids[id] = true
 	}
 	results := run["results"].([]any)
-	if len(results) != 5 {
-		t.Errorf("results = %d; want 5 (3 findings + 2 problems)", len(results))
+	if len(results) != 6 {
+		t.Errorf("results = %d; want 6 (3 findings, 2 problems, 1 kernel note)", len(results))
 	}
 	levels := map[string]bool{"none": true, "note": true, "warning": true, "error": true}
 	for _, r := range results {

@@ -98,6 +98,7 @@ func sarifLevel(d pipeline.Diagnostic) string {
 func writeSARIF(w io.Writer, rep *Report) error {
 	var all []pipeline.Diagnostic
 	all = append(all, rep.Problems...)
+	all = append(all, rep.KernelNotes...)
 	all = append(all, rep.Findings...)
 	codes := map[string]bool{}
 	for _, d := range all {
@@ -116,7 +117,7 @@ func writeSARIF(w io.Writer, rep *Report) error {
 		if r := rep.rules[id]; r != nil {
 			sr.Name = r.Name
 			sr.Properties = &sarifRuleExt{Safety: r.Safety.String()}
-		} else if c, ok := pipeline.IOCode(id); ok {
+		} else if c, ok := pipeline.CodeInfo(id); ok {
 			sr.Name = c.Name
 		}
 		driver.Rules = append(driver.Rules, sr)
