@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/transforms"
 )
 
 // version is set with -ldflags "-X main.version=...".
@@ -57,6 +59,12 @@ func newRootCmd(io *streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	root.AddCommand(
 		newVersionCmd(io),
+		newConfigCmd(io), newBatchCmd(io), newBotCmd(io, transforms.All),
+		newAnalyzeCmd(io, nil),
+		newMigrateCmd(io, nil),
+		newRulesCmd(io, nil),
+		newValidateCmd(io),
+		newDoctorCmd(io),
 	)
 	return root
 }

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/validators"
+)
+
+func newDoctorCmd(io *streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check what kernel validation needs (Python venv, jax, g++, bubblewrap, git; GPU info)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			checks := validators.Doctor(cmd.Context(), validators.DoctorOptions{})
+			if asJSON {
+				enc := json.NewEncoder(io.Out)
+				enc.SetIndent("", " ")
+				if err := enc.Encode(checks); err != nil {
+					return usageErr(err)
+				}
+			} else {
+				for _, c := range checks {
+					fmt.Fprintf(io.Out, "%-5s %-22s %s\n", strings.ToUpper(c.Status), c.Name, c.Detail)
+					fmt.Fprintf(io.Out, "      %-22s needed for: %s\n", "", c.Why)
+					if c.Fix != "" {
+						fmt.Fprintf(io.Out, "      %-22s fix: %s\n", "", c.Fix)
+					}
+				}
+			}
+			for _, c := range checks {
+				if c.Status == validators.CheckFail {
+					return &exitError{code: 1}
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON")
+	return cmd
+}

@@ -1,0 +1,497 @@
+// Package validators proves a Pallas draft against the original CUDA kernel:
+// it runs the Python harness (validators/harness, embedded in the binary)
+// under the bubblewrap sandbox with the reference (a ref.so built by the
+// CUDA-on-CPU emulator, or a plain-Python reference.py) and the candidate,
+// and returns the harness's verdict. Verdicts are cached by content hash.
+package validators
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sourcegraph/conc/iter"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/validators/sandbox"
+)
+
+// VerdictSchema is the verdict JSON schema tag (validators/CONTRACTS.md).
+const VerdictSchema = "pallasify.verdict/v1"
+
+// Verdict values.
+const (
+	Proven   = "proven"
+	Rejected = "rejected"
+	Error    = "error"
+)
+
+// Options tune one validation.
+type Options struct {
+	// NoSandbox runs the harness unconfined (the user passed --no-sandbox).
+	NoSandbox bool
+	// Seeds per shape (default 5; fewer is not a proof).
+	Seeds int
+	// Quick tests fewer shapes (screening, mutants).
+	Quick bool
+	// CacheDir holds cached verdicts; "" disables the cache.
+	CacheDir string
+	// NoCache skips reading the cache (results are still written).
+	NoCache bool
+	// Python is the interpreter with the pinned jax; "" looks up
+	// $PALLASIFY_PYTHON, then .venv/bin/python above the working directory,
+	// then python3.
+	Python string
+	// Timeout bounds one harness run (default 120 s).
+	Timeout time.Duration
+	// Limits override the sandbox limits (zero fields keep the defaults).
+	Limits sandbox.Limits
+	// UnsafeSkipASTBan disables the static ban (tests of the sandbox only).
+	UnsafeSkipASTBan bool
+}
+
+// Request is one candidate to validate.
+type Request struct {
+	Spec kernels.Spec
+	// ReferenceSO is the compiled reference library (pallasify_launch ABI);
+	// ReferencePy a plain-Python reference (def reference(args) -> dict).
+	// Exactly one is set.
+	ReferenceSO string
+	ReferencePy string
+	// ReferenceNote is recorded in the verdict (e.g. why reference.py is used).
+	ReferenceNote string
+	// KernelTU is the isolated translation unit the reference was built from
+	// (part of the cache key; when empty the reference file's bytes are used).
+	KernelTU string
+	// Candidate is the candidate module's source.
+	Candidate []byte
+}
+
+// Case is one compared output of one test case.
+type Case struct {
+	Sizes           map[string]int64 `json:"sizes"`
+	Seed            int              `json:"seed"`
+	Distribution    string           `json:"distribution"`
+	Output          string           `json:"output"`
+	MaxAbs          float64          `json:"max_abs"`
+	MaxRel          float64          `json:"max_rel"`
+	ULPP50          float64          `json:"ulp_p50"`
+	ULPP99          float64          `json:"ulp_p99"`
+	ULPMax          float64          `json:"ulp_max"`
+	Mismatches      int              `json:"mismatches"`
+	FirstMismatches [][]int          `json:"first_mismatches"`
+	NaNMaskOK       bool             `json:"nan_mask_ok"`
+	Degenerate      *string          `json:"degenerate,omitempty"`
+}
+
+// Stats aggregates all cases.
+type Stats struct {
+	MaxAbs     float64 `json:"max_abs"`
+	MaxRel     float64 `json:"max_rel"`
+	ULPP50     float64 `json:"ulp_p50"`
+	ULPP99     float64 `json:"ulp_p99"`
+	ULPMax     float64 `json:"ulp_max"`
+	Mismatches int     `json:"mismatches"`
+	Cases      int     `json:"cases"`
+}
+
+// Verdict mirrors the harness's JSON verdict (validators/CONTRACTS.md).
+type Verdict struct {
+	Schema          string             `json:"schema"`
+	Kernel          string             `json:"kernel"`
+	Verdict         string             `json:"verdict"`
+	Reason          string             `json:"reason"`
+	HarnessVersion  string             `json:"harness_version,omitempty"`
+	JAXVersion      string             `json:"jax_version"`
+	Backend         string             `json:"backend,omitempty"`
+	InterpretChecks map[string]any     `json:"interpret_checks"`
+	Gates           map[string]*bool   `json:"gates"`
+	Reference       map[string]any     `json:"reference,omitempty"`
+	Subnormals      string             `json:"subnormals,omitempty"`
+	Cases           []Case             `json:"cases"`
+	DegenerateCases int                `json:"degenerate_cases"`
+	Stats           Stats              `json:"stats"`
+	DurationS       float64            `json:"duration_s"`
+	Shapes          []map[string]int64 `json:"shapes,omitempty"`
+	Seeds           int                `json:"seeds,omitempty"`
+	Distributions   []string           `json:"distributions,omitempty"`
+	SpecialValues   bool               `json:"special_values,omitempty"`
+	// Sandboxed says whether the harness ran under bubblewrap.
+	Sandboxed bool `json:"sandboxed"`
+	// Cached is true when the verdict came from the cache.
+	Cached bool `json:"cached,omitempty"`
+	// Output is the tail of the harness's own output (diagnostics).
+	Output string `json:"output,omitempty"`
+}
+
+// Proven reports whether the candidate was proven.
+func (v *Verdict) Proven() bool { return v != nil && v.Verdict == Proven }
+
+// Code is the reason code ("V-MISMATCH"), "" when proven.
+func (v *Verdict) Code() string {
+	code, _, _ := strings.Cut(v.Reason, ":")
+	return strings.TrimSpace(code)
+}
+
+// ErrorStats converts the verdict's statistics for the run model.
+func (v *Verdict) ErrorStats() pipeline.ErrorStats {
+	return pipeline.ErrorStats{
+		MaxAbs: v.Stats.MaxAbs, MaxRel: v.Stats.MaxRel,
+		ULPP50: v.Stats.ULPP50, ULPP99: v.Stats.ULPP99, ULPMax: v.Stats.ULPMax,
+		Mismatches: v.Stats.Mismatches, Cases: v.Stats.Cases,
+	}
+}
+
+// ShapeStrings renders the tested size assignments, e.g. "n=257".
+func (v *Verdict) ShapeStrings() []string {
+	var out []string
+	for _, s := range v.Shapes {
+		keys := make([]string, 0, len(s))
+		for k := range s {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + "=" + strconv.FormatInt(s[k], 10)
+		}
+		out = append(out, strings.Join(parts, ","))
+	}
+	return out
+}
+
+// Validate runs the protocol for one candidate. An error means validation
+// could not run at all (no sandbox, no Python, bad request); a verdict of
+// "error" means it ran but could not decide (reference failed, degenerate).
+func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
+	if (req.ReferenceSO == "") == (req.ReferencePy == "") {
+		return nil, errors.New("validate: exactly one of ReferenceSO and ReferencePy must be set")
+	}
+	if len(req.Candidate) == 0 {
+		return nil, errors.New("validate: empty candidate")
+	}
+	opt = withDefaults(opt)
+	refPath := req.ReferenceSO
+	if refPath == "" {
+		refPath = req.ReferencePy
+	}
+	refBytes, err := os.ReadFile(refPath)
+	if err != nil {
+		return nil, fmt.Errorf("validate: read reference: %w", err)
+	}
+	specJSON, err := json.Marshal(req.Spec)
+	if err != nil {
+		return nil, fmt.Errorf("validate: encode spec: %w", err)
+	}
+	key := CacheKey(req, specJSON, refBytes, opt)
+	if opt.CacheDir != "" && !opt.NoCache {
+		if v, ok := readCache(opt.CacheDir, key); ok {
+			return v, nil
+		}
+	}
+	sb := &sandbox.Sandbox{Disabled: opt.NoSandbox}
+	if err := sb.Check(ctx); err != nil {
+		return nil, fmt.Errorf("validate: refusing to run untrusted code: %w", err)
+	}
+	py, err := findPython(opt.Python)
+	if err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp("", "pallasify-validate-")
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	defer os.RemoveAll(work)
+	if err := writeHarness(filepath.Join(work, "harness")); err != nil {
+		return nil, err
+	}
+	refName := "ref.so"
+	refFlag := "--reference"
+	if req.ReferencePy != "" {
+		refName, refFlag = "reference.py", "--reference-py"
+	}
+	files := map[string][]byte{"spec.json": specJSON, "candidate.py": req.Candidate, refName: refBytes}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
+			return nil, fmt.Errorf("validate: %w", err)
+		}
+	}
+	argv := []string{py, "-m", "pallasify_harness",
+		"--spec", filepath.Join(work, "spec.json"),
+		refFlag, filepath.Join(work, refName),
+		"--candidate", filepath.Join(work, "candidate.py"),
+		"--out", filepath.Join(work, "verdict.json"),
+		"--kernel", req.Spec.ID,
+		"--seeds", strconv.Itoa(opt.Seeds),
+		"--timeout", strconv.FormatFloat(opt.Timeout.Seconds(), 'f', 0, 64),
+	}
+	if opt.Quick {
+		argv = append(argv, "--quick")
+	}
+	if req.ReferenceNote != "" {
+		argv = append(argv, "--reference-note", req.ReferenceNote)
+	}
+	if opt.UnsafeSkipASTBan {
+		argv = append(argv, "--unsafe-skip-ast-ban")
+	}
+	lim := opt.Limits
+	if lim.Wall <= 0 {
+		lim.Wall = opt.Timeout + 30*time.Second
+	}
+	if lim.CPUSeconds == 0 {
+		lim.CPUSeconds = int(4*opt.Timeout.Seconds()) + 60
+	}
+	if lim.MemoryMB == 0 {
+		lim.MemoryMB = 6144
+	}
+	if lim.FileMB == 0 {
+		lim.FileMB = 256
+	}
+	sb.Env = harnessEnv(work)
+	start := time.Now()
+	cmd, cancel, err := sb.Command(ctx, work, lim, argv...)
+	if err != nil {
+		return nil, fmt.Errorf("validate: %w", err)
+	}
+	defer cancel()
+	var out tail
+	cmd.Stdout, cmd.Stderr = &out, &out
+	runErr := cmd.Run()
+	elapsed := time.Since(start)
+	v, perr := readVerdict(filepath.Join(work, "verdict.json"))
+	if perr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		v = killedVerdict(req.Spec.ID, cmd, runErr, elapsed, lim, out.String())
+	}
+	v.Sandboxed = !opt.NoSandbox
+	if v.Verdict != Proven {
+		v.Output = out.String()
+	}
+	if opt.CacheDir != "" && cacheable(v) {
+		if err := writeCache(opt.CacheDir, key, v); err != nil {
+			return v, fmt.Errorf("validate: write cache: %w", err)
+		}
+	}
+	return v, nil
+}
+
+func withDefaults(opt Options) Options {
+	if opt.Seeds <= 0 {
+		opt.Seeds = 5
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = 120 * time.Second
+	}
+	return opt
+}
+
+func harnessEnv(work string) []string {
+	return []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin",
+		"LANG=C.UTF-8",
+		"PYTHONPATH=" + filepath.Join(work, "harness"),
+		"PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONNOUSERSITE=1",
+		"PYTHONHASHSEED=0",
+		"JAX_PLATFORMS=cpu",
+		"JAX_ENABLE_X64=0",
+		"TF_CPP_MIN_LOG_LEVEL=2",
+		"MALLOC_ARENA_MAX=2",
+	}
+}
+
+// killedVerdict explains a harness run that wrote no verdict.
+func killedVerdict(id string, cmd *exec.Cmd, runErr error, elapsed time.Duration, lim sandbox.Limits, output string) *Verdict {
+	v := &Verdict{Schema: VerdictSchema, Kernel: id, Verdict: Rejected, DurationS: elapsed.Seconds()}
+	st := cmd.ProcessState
+	switch {
+	case elapsed >= lim.Wall-time.Second:
+		v.Reason = fmt.Sprintf("V-TIMEOUT: killed after the %s wall limit", lim.Wall)
+	case st != nil && !st.Exited():
+		sig := ""
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal().String()
+			if ws.Signal() == syscall.SIGXCPU {
+				sig += fmt.Sprintf(" (CPU limit %ds)", lim.CPUSeconds)
+			}
+		}
+		v.Reason = "V-SANDBOX: harness killed by " + sig
+	case st != nil && st.ExitCode() == 125:
+		v.Verdict, v.Reason = Error, "V-SANDBOX: could not apply the sandbox limits"
+	default:
+		v.Verdict = Error
+		v.Reason = fmt.Sprintf("V-HARNESS: the harness wrote no verdict (%v): %s", runErr, lastLine(output))
+	}
+	return v
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
+}
+
+func readVerdict(path string) (*Verdict, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v Verdict
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("decode verdict: %w", err)
+	}
+	if v.Schema != VerdictSchema {
+		return nil, fmt.Errorf("verdict schema %q, want %q", v.Schema, VerdictSchema)
+	}
+	return &v, nil
+}
+
+// tail keeps the last 16 KiB written to it.
+type tail struct{ b []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 16<<10 {
+		t.b = append([]byte(nil), t.b[len(t.b)-16<<10:]...)
+	}
+	return len(p), nil
+}
+func (t *tail) String() string { return string(t.b) }
+
+var _ io.Writer = (*tail)(nil)
+
+// findPython picks the interpreter that has the pinned jax.
+func findPython(explicit string) (string, error) {
+	if explicit != "" {
+		return explicit, nil
+	}
+	if p := os.Getenv("PALLASIFY_PYTHON"); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if dir, err := os.Getwd(); err == nil {
+		for d := dir; ; d = filepath.Dir(d) {
+			p := filepath.Join(d, ".venv", "bin", "python")
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if p, err := exec.LookPath("python3"); err == nil {
+		return p, nil
+	}
+	return "", errors.New("validate: no Python found: run `make venv` or set PALLASIFY_PYTHON")
+}
+
+// CacheKey hashes everything a verdict depends on: the kernel (its TU, or
+// the reference file), the spec, the candidate, the harness version (the
+// hash of its embedded sources) and the options that change the protocol.
+func CacheKey(req Request, specJSON, refBytes []byte, opt Options) string {
+	h := sha256.New()
+	part := func(name string, b []byte) {
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
+		h.Write(b)
+	}
+	if req.KernelTU != "" {
+		part("tu", []byte(req.KernelTU))
+	} else {
+		part("ref", refBytes)
+	}
+	part("refkind", []byte(strconv.FormatBool(req.ReferencePy != "")))
+	part("spec", specJSON)
+	part("candidate", req.Candidate)
+	part("harness", []byte(HarnessHash()))
+	part("opts", []byte(fmt.Sprintf("seeds=%d quick=%v skipban=%v", opt.Seeds, opt.Quick, opt.UnsafeSkipASTBan)))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func cacheable(v *Verdict) bool {
+	if v.Verdict == Error {
+		return false
+	}
+	switch v.Code() {
+	case "V-TIMEOUT", "V-SANDBOX":
+		return false // depend on the machine and its load
+	}
+	return true
+}
+
+func readCache(dir, key string) (*Verdict, bool) {
+	v, err := readVerdict(filepath.Join(dir, key+".json"))
+	if err != nil {
+		return nil, false
+	}
+	v.Cached = true
+	return v, true
+}
+
+func writeCache(dir, key string, v *Verdict) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, key+".tmp*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, key+".json"))
+}
+
+// Result is one ValidateAll outcome.
+type Result struct {
+	Verdict *Verdict
+	Err     error
+}
+
+// ValidateAll validates many requests concurrently (at most one per CPU, or
+// limit when > 0) and returns the results in input order.
+func ValidateAll(ctx context.Context, reqs []Request, opt Options, limit int) []Result {
+	if limit <= 0 {
+		limit = runtime.NumCPU()
+	}
+	m := iter.Mapper[Request, Result]{MaxGoroutines: limit}
+	return m.Map(reqs, func(r *Request) Result {
+		if err := ctx.Err(); err != nil {
+			return Result{Err: err}
+		}
+		v, err := Validate(ctx, *r, opt)
+		return Result{Verdict: v, Err: err}
+	})
+}
