@@ -1,0 +1,244 @@
+package transforms_test
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms"
+	"github.com/pallasify/pallasify/transforms/device/devtest"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+var (
+	codeRE = regexp.MustCompile(`^P[A-Z]{2}[0-9]{3}$`)
+	nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+)
+
+func TestRegistryWellFormed(t *testing.T) {
+	all := transforms.All()
+	if len(all) == 0 {
+		t.Fatal("registry is empty")
+	}
+	codes, names := map[string]string{}, map[string]string{}
+	prefixFamily, familyPrefix := map[string]string{}, map[string]string{}
+	for _, r := range all {
+		if !codeRE.MatchString(r.Code) {
+			t.Errorf("%s: code is not a family prefix plus three digits", r.Code)
+		}
+		if prev, ok := codes[r.Code]; ok {
+			t.Errorf("code %s used by %s and %s", r.Code, prev, r.Name)
+		}
+		codes[r.Code] = r.Name
+		if !nameRE.MatchString(r.Name) {
+			t.Errorf("%s: name %q is not kebab-case", r.Code, r.Name)
+		}
+		if prev, ok := names[r.Name]; ok {
+			t.Errorf("name %s used by %s and %s", r.Name, prev, r.Code)
+		}
+		names[r.Name] = r.Code
+		if r.Family == "" {
+			t.Errorf("%s: no family", r.Code)
+		}
+		prefix := r.Code[:3]
+		if f, ok := prefixFamily[prefix]; ok && f != r.Family {
+			t.Errorf("%s: prefix %s belongs to family %s, not %s", r.Code, prefix, f, r.Family)
+		}
+		if p, ok := familyPrefix[r.Family]; ok && p != prefix {
+			t.Errorf("%s: family %s uses prefix %s, not %s", r.Code, r.Family, p, prefix)
+		}
+		prefixFamily[prefix], familyPrefix[r.Family] = r.Family, prefix
+		if r.Run == nil && !r.Removed {
+			t.Errorf("%s: no Run", r.Code)
+		}
+	}
+}
+
+func TestRegistryDocs(t *testing.T) {
+	for _, r := range transforms.All() {
+		if r.Title() == "" || strings.HasPrefix(strings.TrimSpace(r.Doc), "#") {
+			t.Errorf("%s: the first line of Doc must be the title", r.Code)
+		}
+		sections := []string{"## What it does", "## Why", "## Example"}
+		if r.Safety != rule.Safe {
+			sections = append(sections, "## Fix safety")
+		}
+		last := -1
+		for _, s := range sections {
+			i := strings.Index(r.Doc, "\n"+s+"\n")
+			if i < 0 {
+				t.Errorf("%s: Doc lacks a %q section", r.Code, s)
+				continue
+			}
+			if i < last {
+				t.Errorf("%s: section %q is out of order", r.Code, s)
+			}
+			last = i
+		}
+		if strings.TrimSpace(r.Example.Before) == "" {
+			t.Errorf("%s: Example.Before is empty", r.Code)
+		} else if !strings.Contains(r.Doc, strings.TrimRight(r.Example.Before, "\n")) {
+			t.Errorf("%s: Doc does not show Example.Before", r.Code)
+		}
+		for _, out := range []string{r.Example.Portable, r.Example.TPU} {
+			if out != "" && !strings.Contains(r.Doc, strings.TrimRight(out, "\n")) {
+				t.Errorf("%s: Doc does not show the example output:\n%s", r.Code, out)
+			}
+		}
+	}
+}
+
+// TestRegistryExamples runs every rule's Example through the engine, alone,
+// for both targets, and compares with the documented output. Examples show
+// what a rule does, so unsafe fixes are applied; DisplayOnly findings never
+// change code.
+func TestRegistryExamples(t *testing.T) { devtest.CheckExamples(t, transforms.All()) }
+
+func TestLookup(t *testing.T) {
+	for _, r := range transforms.All() {
+		for _, key := range []string{r.Code, strings.ToLower(r.Code), r.Name} {
+			if got := transforms.Lookup(key); got != r {
+				t.Errorf("Lookup(%q) = %v; want %s", key, got, r.Code)
+			}
+		}
+	}
+	for _, key := range []string{"", "PDV", "PDV999", "nope"} {
+		if got := transforms.Lookup(key); got != nil {
+			t.Errorf("Lookup(%q) = %s; want nil", key, got.Code)
+		}
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := transforms.All()
+	byPrefix := func(prefix string) []string {
+		var out []string
+		for _, r := range all {
+			if strings.HasPrefix(r.Code, prefix) && !r.Removed {
+				out = append(out, r.Code)
+			}
+		}
+		return out
+	}
+	allCodes := byPrefix("P")
+	without := func(codes []string, drop ...string) []string {
+		return slices.DeleteFunc(slices.Clone(codes), func(c string) bool { return slices.Contains(drop, c) })
+	}
+	cases := []struct {
+		name        string
+		sel, ignore []string
+		want        []string
+		err         string
+	}{
+		{name: "empty selects all", want: allCodes},
+		{name: "ALL", sel: []string{"ALL"}, want: allCodes},
+		{name: "family prefix", sel: []string{"PDV"}, want: byPrefix("PDV")},
+		{name: "lower-case prefix", sel: []string{"pcu"}, want: byPrefix("PCU")},
+		{name: "one code", sel: []string{"PDV002"}, want: []string{"PDV002"}},
+		{name: "by name", sel: []string{"cuda-method"}, want: []string{"PDV002"}},
+		{name: "comma list", sel: []string{"PDV001,PAM"}, want: append([]string{"PDV001"}, byPrefix("PAM")...)},
+		{name: "ignore one", sel: []string{"PDV"}, ignore: []string{"PDV003"}, want: without(byPrefix("PDV"), "PDV003")},
+		{name: "ignore family", ignore: []string{"PDX"}, want: without(allCodes, byPrefix("PDX")...)},
+		{name: "registry order kept", sel: []string{"PDS", "PDV001"}, want: append([]string{"PDV001"}, byPrefix("PDS")...)},
+		{name: "unknown select", sel: []string{"PZZ"}, err: "no rule"},
+		{name: "unknown ignore", ignore: []string{"cuda-methd"}, err: "no rule"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := transforms.Select(all, c.sel, c.ignore)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("Select(%v, %v) error = %v; want %q", c.sel, c.ignore, err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var codes []string
+			for _, r := range got {
+				codes = append(codes, r.Code)
+			}
+			if !slices.Equal(codes, c.want) {
+				t.Errorf("Select(%v, %v) = %v; want %v", c.sel, c.ignore, codes, c.want)
+			}
+		})
+	}
+}
+
+func TestSelectSkipsRemoved(t *testing.T) {
+	live := &rule.Rule{Code: "PZZ001", Name: "live"}
+	gone := &rule.Rule{Code: "PZZ002", Name: "gone", Removed: true}
+	got, err := transforms.Select([]*rule.Rule{live, gone}, []string{"PZZ"}, nil)
+	if err != nil || len(got) != 1 || got[0] != live {
+		t.Fatalf("Select = %v, %v; want only the live rule", got, err)
+	}
+}
+
+// trainScript uses every idiom the core families rewrite, so their fixes
+// meet in one file: they must not overlap, must reach a fixed point in one
+// pass, and must compile.
+const trainScript = `"""DDP + AMP training on "cuda"."""
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+from torch.cuda.amp import GradScaler, autocast
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--backend", default="nccl")
+    args = parser.parse_args()
+    local_rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local_rank)
+    dist.init_process_group(backend=args.backend)
+    torch.manual_seed(0)
+    torch.cuda.manual_seed_all(0)
+    device = torch.device(f"cuda:{local_rank}")
+    model = Net().cuda()
+    model = DDP(model, device_ids=[local_rank], output_device=local_rank)
+    scaler = GradScaler()
+    opt = torch.optim.AdamW(model.parameters())
+    for x, y in loader:
+        x, y = x.cuda(non_blocking=True), y.to(device)
+        with autocast():
+            loss = model(x, y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    torch.cuda.synchronize()
+    if device.type == "cuda":
+        print(torch.cuda.max_memory_allocated() / 2**30, torch.cuda.get_device_name())
+    if torch.cuda.is_available() and torch.cuda.device_count() > 1:
+        torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
+`
+
+func TestAllRulesTogether(t *testing.T) {
+	comp := devtest.NewCompiler(t)
+	for _, tg := range rule.Targets {
+		for _, unsafe := range []bool{false, true} {
+			opts := rule.Options{Target: tg, UnsafeFixes: unsafe}
+			r := devtest.Run(t, transforms.All(), opts, []byte(trainScript))
+			for _, f := range r.Findings {
+				if f.Skipped != "" && !strings.HasPrefix(f.Skipped, "unsafe") {
+					t.Errorf("%s %s line %d: fix skipped: %s", tg, f.Code, f.Line, f.Skipped)
+				}
+			}
+			out := devtest.Check(t, transforms.All(), opts, []byte(trainScript))
+			if strings.Contains(string(out), "torch.cuda.") && tg == rule.TPU && unsafe {
+				t.Errorf("%s: torch.cuda calls remain:\n%s", tg, out)
+			}
+			comp.Add(t, string(tg), out)
+		}
+	}
+	comp.Check(t)
+}
