@@ -153,35 +153,6 @@ func TestPrefilter(t *testing.T) {
 	}
 }
 
-func TestSelectRules(t *testing.T) {
-	all := []*rule.Rule{{Code: "PDV001", Name: "a"}, {Code: "PDV002", Name: "b"}, {Code: "PCA001", Name: "c"}, {Code: "PCA002", Name: "d", Removed: true}}
-	cases := []struct {
-		sel, ign []string
-		want     string
-		err      bool
-	}{
-		{nil, nil, "PDV001,PDV002,PCA001", false},
-		{[]string{"PDV"}, nil, "PDV001,PDV002", false},
-		{[]string{"pdv"}, []string{"PDV002"}, "PDV001", false},
-		{nil, []string{"c"}, "PDV001,PDV002", false},
-		{[]string{"NOPE"}, nil, "", true},
-	}
-	for _, c := range cases {
-		got, err := selectRules(all, c.sel, c.ign)
-		if (err != nil) != c.err {
-			t.Errorf("selectRules(%q, %q) err = %v", c.sel, c.ign, err)
-			continue
-		}
-		var s []string
-		for _, r := range got {
-			s = append(s, r.Code)
-		}
-		if j := strings.Join(s, ","); !c.err && j != c.want {
-			t.Errorf("selectRules(%q, %q) = %s; want %s", c.sel, c.ign, j, c.want)
-		}
-	}
-}
-
 func TestMigrateDeterministicAndPatchApplies(t *testing.T) {
 	files := map[string]string{"README.md": "cuda\n"}
 	for i := 0; i < 40; i++ {

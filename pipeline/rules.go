@@ -1,15 +1,19 @@
 package pipeline
 
 import (
-	"fmt"
-	"strings"
-
+	"github.com/pallasify/pallasify/transforms"
 	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
-// defaultRules is the rule set a run uses when Options.Rules is nil.
-func defaultRules() []*rule.Rule { return nil }
+// defaultRules is the rule set a run uses when Options.Rules is nil: the
+// full registry.
+func defaultRules() []*rule.Rule { return transforms.All() }
+
+// selectRules applies --select and --ignore (see transforms.Select).
+func selectRules(all []*rule.Rule, sel, ignore []string) ([]*rule.Rule, error) {
+	return transforms.Select(all, sel, ignore)
+}
 
 // notebookHook reports .ipynb files through the notebook rule when it is
 // selected (notebooks are not rewritten yet); nil otherwise.
@@ -27,60 +31,4 @@ func notebookHook(rules []*rule.Rule) func(string, []byte) []Diagnostic {
 		}
 	}
 	return nil
-}
-
-// selectRules keeps the rules named by sel (all when empty) minus those named
-// by ignore. A name is a code ("PDV001"), a code prefix ("PDV", "PDV0") or a
-// rule name; an entry that matches no rule is an error, so typos do not pass
-// silently. Removed rules never run.
-func selectRules(all []*rule.Rule, sel, ignore []string) ([]*rule.Rule, error) {
-	match := func(r *rule.Rule, s string) bool {
-		s = strings.TrimSpace(s)
-		return s != "" && (strings.HasPrefix(r.Code, strings.ToUpper(s)) || r.Name == s)
-	}
-	check := func(list []string) error {
-		for _, s := range list {
-			if strings.TrimSpace(s) == "" || strings.HasPrefix("PIO", strings.ToUpper(s)) || strings.HasPrefix(strings.ToUpper(s), "PIO") {
-				continue
-			}
-			found := false
-			for _, r := range all {
-				if match(r, s) {
-					found = true
-					break
-				}
-			}
-			if !found {
-				return fmt.Errorf("no rule matches %q", s)
-			}
-		}
-		return nil
-	}
-	if err := check(sel); err != nil {
-		return nil, err
-	}
-	if err := check(ignore); err != nil {
-		return nil, err
-	}
-	out := make([]*rule.Rule, 0, len(all))
-	for _, r := range all {
-		if r.Removed {
-			continue
-		}
-		in := len(sel) == 0
-		for _, s := range sel {
-			if match(r, s) {
-				in = true
-			}
-		}
-		for _, s := range ignore {
-			if match(r, s) {
-				in = false
-			}
-		}
-		if in {
-			out = append(out, r)
-		}
-	}
-	return out, nil
 }

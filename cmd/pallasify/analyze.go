@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/report"
+)
+
+// analyzeOptions are analyze's parsed flags and dependencies.
+type analyzeOptions struct {
+	IO *streams
+	treeFlags
+}
+
+func newAnalyzeCmd(io *streams, runF func(context.Context, *analyzeOptions) error) *cobra.Command {
+	opts := &analyzeOptions{IO: io}
+	cmd := &cobra.Command{
+		Use:   "analyze PATH",
+		Short: "Report the CUDA-specific sites, kernels and migration effort of a tree (writes nothing)",
+		Long: `Walk the tree at PATH and report, per file and in total, every CUDA-specific
+site the rules find, which of them the migration fixes automatically and which a
+human must handle, the custom kernels found, and an effort estimate
+(low/medium/high). Nothing is written.`,
+		Example: `  pallasify analyze .
+  pallasify analyze --format markdown ./repo > MIGRATION.md
+  pallasify analyze --format sarif ./repo > pallasify.sarif`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr(fmt.Errorf("analyze takes exactly one PATH (got %d)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return analyzeRun(cmd.Context(), opts)
+		},
+	}
+	opts.treeFlags.bind(cmd)
+	return cmd
+}
+
+func analyzeRun(ctx context.Context, o *analyzeOptions) error {
+	popts, format, err := o.options(false)
+	if err != nil {
+		return err
+	}
+	run, err := runPipeline(ctx, o.IO, popts, pipeline.Analyze)
+	if err != nil {
+		return err
+	}
+	if err := report.Write(o.IO.Out, report.Build(run, "analyze", o.rules()), format); err != nil {
+		return usageErr(err)
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/report"
+	"github.com/pallasify/pallasify/transforms"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+// treeFlags are the flags analyze and migrate share.
+type treeFlags struct {
+	Path        string
+	Target      string
+	Select      []string
+	Ignore      []string
+	Include     []string
+	Exclude     []string
+	UnsafeFixes bool
+	Format      string
+	Jobs        int
+	// Rules overrides the registry (tests).
+	Rules []*rule.Rule
+}
+
+func (f *treeFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.Target, "target", "portable", "rewrite target: portable (torch.accelerator, still runs on CUDA/CPU) or tpu")
+	fl.StringSliceVar(&f.Select, "select", nil, "only these rule codes or prefixes (comma-separated)")
+	fl.StringSliceVar(&f.Ignore, "ignore", nil, "skip these rule codes or prefixes (comma-separated)")
+	fl.StringSliceVar(&f.Include, "include", nil, "only files matching these globs")
+	fl.StringSliceVar(&f.Exclude, "exclude", nil, "leave out files and directories matching these globs")
+	fl.BoolVar(&f.UnsafeFixes, "unsafe-fixes", false, "also apply fixes marked unsafe (e.g. wrapping a model in torch.compile)")
+	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown or sarif")
+	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "files processed at once (default: number of CPUs)")
+}
+
+// options validates the flags and builds the pipeline options.
+func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) {
+	target, err := rule.ParseTarget(f.Target)
+	if err != nil {
+		return pipeline.Options{}, "", usageErr(err)
+	}
+	format, err := report.ParseFormat(f.Format)
+	if err != nil {
+		return pipeline.Options{}, "", usageErr(err)
+	}
+	if f.Jobs < 0 {
+		return pipeline.Options{}, "", usageErr(fmt.Errorf("--jobs must be positive"))
+	}
+	return pipeline.Options{
+		Root: f.Path, Target: target, UnsafeFixes: f.UnsafeFixes, Mark: mark,
+		Select: f.Select, Ignore: f.Ignore, Include: f.Include, Exclude: f.Exclude,
+		Concurrency: f.Jobs, Version: version, Rules: f.Rules,
+	}, format, nil
+}
+
+func (f *treeFlags) rules() []*rule.Rule {
+	if f.Rules != nil {
+		return f.Rules
+	}
+	return transforms.All()
+}
+
+// runPipeline runs fn with a progress bar on a terminal stderr, and maps
+// failures to exit code 2.
+func runPipeline(ctx context.Context, io *streams, opts pipeline.Options,
+	fn func(context.Context, pipeline.Options) (*pipeline.Run, error)) (*pipeline.Run, error) {
+	var bar *progressbar.ProgressBar
+	if isTerminal(io.ErrOut) {
+		start := time.Now()
+		opts.Progress = func(done, total int) {
+			// Only long runs get a bar: it appears after half a second.
+			if bar == nil && time.Since(start) > 500*time.Millisecond && done < total {
+				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(io.ErrOut),
+					progressbar.OptionSetDescription("files"), progressbar.OptionShowCount(),
+					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond),
+					progressbar.OptionSetPredictTime(true))
+			}
+			if bar != nil {
+				bar.Set(done)
+			}
+		}
+	}
+	run, err := fn(ctx, opts)
+	if bar != nil {
+		bar.Finish()
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, &exitError{code: 130, err: err}
+		}
+		return nil, usageErr(err)
+	}
+	return run, nil
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// migrateOptions are migrate's parsed flags and dependencies.
+type migrateOptions struct {
+	IO *streams
+	treeFlags
+	Mark  bool
+	Check bool
+	Write bool
+	Out   string
+	Patch string
+	Color string // auto, always, never
+	// Getenv reads the environment (NO_COLOR); tests replace it.
+	Getenv func(string) string
+	// Delivery: git URLs, pallasify.yaml, --branch/--push/--pr (deliver.go).
+	Delivery deliveryFlags
+}
+
+func newMigrateCmd(io *streams, runF func(context.Context, *migrateOptions) error) *cobra.Command {
+	opts := &migrateOptions{IO: io, Getenv: os.Getenv}
+	cmd := &cobra.Command{
+		Use:   "migrate PATH",
+		Short: "Rewrite CUDA-specific PyTorch for TPUs (dry run: prints the diff and a summary)",
+		Long: `Rewrite the CUDA-specific PyTorch in the tree at PATH for the chosen target.
+
+By default nothing is written: the unified diff (git apply-able) and a summary
+are printed. --write rewrites changed files in place (atomically, modes kept),
+--out DIR writes a migrated copy of the whole tree, --patch FILE writes the
+diff to a file. --check exits 1 when files would change (for CI).
+
+Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
+		Example: `  pallasify migrate .
+  pallasify migrate --target tpu --patch tpu.patch ./repo
+  pallasify migrate --write --select PDV,PCA ./repo
+  pallasify migrate --check --format sarif . > pallasify.sarif`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr(fmt.Errorf("migrate takes exactly one PATH (got %d)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			switch opts.Color {
+			case "auto", "always", "never":
+			default:
+				return usageErr(fmt.Errorf("unknown --color %q (want auto, always or never)", opts.Color))
+			}
+			if opts.Write && opts.Out != "" {
+				return usageErr(errors.New("--write and --out cannot be combined"))
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return migrateRun(cmd.Context(), opts)
+		},
+	}
+	opts.treeFlags.bind(cmd)
+	opts.Delivery.bind(cmd)
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.Mark, "mark", false, "insert a '# pallasify: CODE …' comment above each site left to a human")
+	fl.BoolVar(&opts.Check, "check", false, "exit 1 when files would change")
+	fl.BoolVar(&opts.Write, "write", false, "write changed files in place (atomically, modes kept)")
+	fl.StringVar(&opts.Out, "out", "", "write a migrated copy of the tree into `DIR` (must not exist or be empty)")
+	fl.StringVar(&opts.Patch, "patch", "", "write the unified diff to `FILE`")
+	fl.StringVar(&opts.Color, "color", "auto", "colour the diff: auto (on a terminal, unless NO_COLOR is set), always, never")
+	return cmd
+}
+
+func migrateRun(ctx context.Context, o *migrateOptions) error {
+	given := o.Path
+	root, _, err := o.Delivery.open(ctx, o.IO, o.Path)
+	if err != nil {
+		return err
+	}
+	defer o.Delivery.close()
+	o.Path = root
+	o.Delivery.applyConfig(&o.Target, &o.Select, &o.Ignore, &o.Include, &o.Exclude, &o.UnsafeFixes, &o.Mark)
+	popts, format, err := o.options(o.Mark)
+	if err != nil {
+		return err
+	}
+	run, err := runPipeline(ctx, o.IO, popts, pipeline.Migrate)
+	if err != nil {
+		return err
+	}
+	rep := report.Build(run, "migrate", o.rules())
+	dry := !o.Write && o.Out == "" && o.Patch == ""
+	patch := run.Patch()
+	var outputs []string
+	if o.Patch != "" {
+		if err := pipeline.WriteFileAtomic(o.Patch, patch, 0o644); err != nil {
+			return usageErr(err)
+		}
+		outputs = append(outputs, "patch written to "+o.Patch)
+	}
+	if o.Out != "" {
+		if err := pipeline.WriteTree(ctx, run, o.Out); err != nil {
+			return usageErr(err)
+		}
+		outputs = append(outputs, "written to "+o.Out)
+	}
+	if o.Write {
+		written, err := pipeline.WriteInPlace(ctx, run)
+		if err != nil {
+			return usageErr(fmt.Errorf("%w (%d files written before the error)", err, len(written)))
+		}
+		outputs = append(outputs, fmt.Sprintf("written in place (%d files)", len(written)))
+	}
+	if dry {
+		outputs = append(outputs, "dry run")
+	}
+	rep.Output = strings.Join(outputs, ", ")
+	if format == report.Text && dry && len(patch) > 0 {
+		if err := report.ColorDiff(o.IO.Out, patch, o.colour()); err != nil {
+			return usageErr(err)
+		}
+		fmt.Fprintln(o.IO.Out)
+	}
+	if err := report.Write(o.IO.Out, rep, format); err != nil {
+		return usageErr(err)
+	}
+	if err := o.Delivery.deliver(ctx, o.IO, run, reproduceCmd(given, o.Target)); err != nil {
+		return err
+	}
+	if o.Check && rep.FilesChanged > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+func (o *migrateOptions) colour() bool {
+	switch o.Color {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return report.ColorEnabled(isTerminal(o.IO.Out), o.Getenv)
+}
