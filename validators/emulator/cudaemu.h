@@ -226,6 +226,7 @@ struct Emu {
   volatile sig_atomic_t in_libc = 0;  // inside stdio: the timer must not jump away
   int timeout_s = 0;
   char* altstack = nullptr;
+  pthread_t owner{};  // the thread running the launch
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 };
 
@@ -547,6 +548,12 @@ inline void restore_signals();
 
 inline void fault_handler(int sig, siginfo_t* si, void*) {
   Emu& e = emu();
+  if (!pthread_equal(pthread_self(), e.owner)) {
+    // Another thread of the host process: not ours to handle.
+    if (sig == SIGVTALRM) pthread_kill(e.owner, SIGVTALRM);
+    else restore_signals();
+    return;
+  }
   if (sig == SIGVTALRM) {
     e.timed_out = 1;
     if (!e.cur || e.in_libc) return;  // the timer repeats; the scheduler also checks the flag
@@ -724,6 +731,7 @@ inline int launch_fn(dim3 g, dim3 b, size_t shmem, void (*fn)(void*), void* ctx,
   e.msg[0] = 0;
   e.timed_out = 0;
   e.timeout_s = launch_timeout();
+  e.owner = pthread_self();
   int rc = check_launch(g, b, shmem);
 #if !defined(CUDAEMU_NO_SIGNALS)
   if (rc == 0) install_signals(e.timeout_s);
@@ -1266,7 +1274,10 @@ inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return uint3{x, y,
 
 // ---------------------------------------------------------------------------
 // Half precision and bfloat16: storage structs, arithmetic through float,
-// conversions round to nearest even.
+// conversions round to nearest even. The operators are templates with a
+// defaulted parameter so that a translation unit defining its own (as code
+// built with -D__CUDA_NO_HALF_OPERATORS__ does) wins overload resolution
+// instead of clashing.
 namespace cudaemu {
 inline unsigned short f2h_bits(float f) {
   unsigned x = bitcast<unsigned>(f);
@@ -1337,24 +1348,24 @@ struct __nv_bfloat16_raw { unsigned short x; };
     H& operator=(double f) { __x = cudaemu::TOB(static_cast<float>(f)); return *this; }                        \
     H& operator=(const H##_raw& r) { __x = r.x; return *this; }                                                \
   };                                                                                                           \
-  inline H operator+(const H& a, const H& b) { return H(float(a) + float(b)); }                                \
-  inline H operator-(const H& a, const H& b) { return H(float(a) - float(b)); }                                \
-  inline H operator*(const H& a, const H& b) { return H(float(a) * float(b)); }                                \
-  inline H operator/(const H& a, const H& b) { return H(float(a) / float(b)); }                                \
-  inline H operator-(const H& a) { H r; r.__x = static_cast<unsigned short>(a.__x ^ 0x8000u); return r; }      \
-  inline H operator+(const H& a) { return a; }                                                                 \
-  inline H& operator+=(H& a, const H& b) { a = a + b; return a; }                                              \
-  inline H& operator-=(H& a, const H& b) { a = a - b; return a; }                                              \
-  inline H& operator*=(H& a, const H& b) { a = a * b; return a; }                                              \
-  inline H& operator/=(H& a, const H& b) { a = a / b; return a; }                                              \
-  inline H& operator++(H& a) { a = a + H(1.0f); return a; }                                                    \
-  inline H& operator--(H& a) { a = a - H(1.0f); return a; }                                                    \
-  inline bool operator==(const H& a, const H& b) { return float(a) == float(b); }                              \
-  inline bool operator!=(const H& a, const H& b) { return float(a) != float(b); }                              \
-  inline bool operator<(const H& a, const H& b) { return float(a) < float(b); }                                \
-  inline bool operator>(const H& a, const H& b) { return float(a) > float(b); }                                \
-  inline bool operator<=(const H& a, const H& b) { return float(a) <= float(b); }                              \
-  inline bool operator>=(const H& a, const H& b) { return float(a) >= float(b); }
+  template <class D_ = void> inline H operator+(const H& a, const H& b) { return H(float(a) + float(b)); }                                \
+  template <class D_ = void> inline H operator-(const H& a, const H& b) { return H(float(a) - float(b)); }                                \
+  template <class D_ = void> inline H operator*(const H& a, const H& b) { return H(float(a) * float(b)); }                                \
+  template <class D_ = void> inline H operator/(const H& a, const H& b) { return H(float(a) / float(b)); }                                \
+  template <class D_ = void> inline H operator-(const H& a) { H r; r.__x = static_cast<unsigned short>(a.__x ^ 0x8000u); return r; }      \
+  template <class D_ = void> inline H operator+(const H& a) { return a; }                                                                 \
+  template <class D_ = void> inline H& operator+=(H& a, const H& b) { a = a + b; return a; }                                              \
+  template <class D_ = void> inline H& operator-=(H& a, const H& b) { a = a - b; return a; }                                              \
+  template <class D_ = void> inline H& operator*=(H& a, const H& b) { a = a * b; return a; }                                              \
+  template <class D_ = void> inline H& operator/=(H& a, const H& b) { a = a / b; return a; }                                              \
+  template <class D_ = void> inline H& operator++(H& a) { a = a + H(1.0f); return a; }                                                    \
+  template <class D_ = void> inline H& operator--(H& a) { a = a - H(1.0f); return a; }                                                    \
+  template <class D_ = void> inline bool operator==(const H& a, const H& b) { return float(a) == float(b); }                              \
+  template <class D_ = void> inline bool operator!=(const H& a, const H& b) { return float(a) != float(b); }                              \
+  template <class D_ = void> inline bool operator<(const H& a, const H& b) { return float(a) < float(b); }                                \
+  template <class D_ = void> inline bool operator>(const H& a, const H& b) { return float(a) > float(b); }                                \
+  template <class D_ = void> inline bool operator<=(const H& a, const H& b) { return float(a) <= float(b); }                              \
+  template <class D_ = void> inline bool operator>=(const H& a, const H& b) { return float(a) >= float(b); }
 
 CUDAEMU_HALFLIKE(__half, f2h_bits, h2f_bits)
 CUDAEMU_HALFLIKE(__nv_bfloat16, f2bf_bits, bf2f_bits)
@@ -1484,17 +1495,104 @@ inline __half __float2half_rz(float f) {
   inline H2 h2log(H2 a) { return H2{hlog(a.x), hlog(a.y)}; }                                                      \
   inline H2 h2sqrt(H2 a) { return H2{hsqrt(a.x), hsqrt(a.y)}; }                                                   \
   inline H2 h2rsqrt(H2 a) { return H2{hrsqrt(a.x), hrsqrt(a.y)}; }                                                \
-  inline H2 operator+(const H2& a, const H2& b) { return __hadd2(a, b); }                                         \
-  inline H2 operator-(const H2& a, const H2& b) { return __hsub2(a, b); }                                         \
-  inline H2 operator*(const H2& a, const H2& b) { return __hmul2(a, b); }                                         \
-  inline H2 operator/(const H2& a, const H2& b) { return __h2div(a, b); }                                         \
-  inline H2& operator+=(H2& a, const H2& b) { a = a + b; return a; }                                              \
-  inline H2& operator*=(H2& a, const H2& b) { a = a * b; return a; }
+  template <class D_ = void> inline H2 operator+(const H2& a, const H2& b) { return __hadd2(a, b); }                                         \
+  template <class D_ = void> inline H2 operator-(const H2& a, const H2& b) { return __hsub2(a, b); }                                         \
+  template <class D_ = void> inline H2 operator*(const H2& a, const H2& b) { return __hmul2(a, b); }                                         \
+  template <class D_ = void> inline H2 operator/(const H2& a, const H2& b) { return __h2div(a, b); }                                         \
+  template <class D_ = void> inline H2& operator+=(H2& a, const H2& b) { a = a + b; return a; }                                              \
+  template <class D_ = void> inline H2& operator*=(H2& a, const H2& b) { a = a * b; return a; }
 CUDAEMU_H_ARITH(__half, __half2)
 CUDAEMU_H_ARITH(__nv_bfloat16, __nv_bfloat162)
 #undef CUDAEMU_H_ARITH
 
 // Shuffles of half2 and friends go through the generic templates (4 bytes).
+
+
+// ---------------------------------------------------------------------------
+// cooperative_groups: thread blocks and warp tiles (grid and multi-grid
+// groups are unsupported: all blocks would have to be resident at once).
+namespace cooperative_groups {
+struct thread_block {
+  void sync() const { __syncthreads(); }
+  unsigned thread_rank() const { return (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x; }
+  unsigned size() const { return blockDim.x * blockDim.y * blockDim.z; }
+  unsigned num_threads() const { return size(); }
+  dim3 group_index() const { return dim3(blockIdx.x, blockIdx.y, blockIdx.z); }
+  dim3 thread_index() const { return dim3(threadIdx.x, threadIdx.y, threadIdx.z); }
+  dim3 group_dim() const { return blockDim; }
+  dim3 dim_threads() const { return blockDim; }
+  static void barrier_wait() { __syncthreads(); }
+};
+inline thread_block this_thread_block() { return thread_block{}; }
+inline void sync(const thread_block& g) { g.sync(); }
+
+template <unsigned N, class Parent = void>
+struct thread_block_tile {
+  static_assert(N > 0 && N <= 32 && (N & (N - 1)) == 0, "cudaemu: thread_block_tile size must be a power of two <= 32");
+  thread_block_tile() = default;
+  template <class P2> thread_block_tile(const thread_block_tile<N, P2>&) {}
+  static unsigned lane() { return static_cast<unsigned>(cudaemu::emu().cur ? cudaemu::emu().cur->linear & 31 : 0); }
+  static unsigned mask() { return N == 32 ? 0xffffffffu : (((1u << N) - 1u) << (lane() & ~(N - 1))); }
+  void sync() const { __syncwarp(mask()); }
+  unsigned thread_rank() const { return lane() & (N - 1); }
+  static constexpr unsigned size() { return N; }
+  static constexpr unsigned num_threads() { return N; }
+  unsigned meta_group_rank() const { return static_cast<unsigned>(cudaemu::emu().cur ? cudaemu::emu().cur->linear : 0) / N; }
+  unsigned meta_group_size() const { return (blockDim.x * blockDim.y * blockDim.z + N - 1) / N; }
+  template <class T> T shfl(T v, int src) const { return __shfl_sync(mask(), v, src, N); }
+  template <class T> T shfl_down(T v, unsigned d) const { return __shfl_down_sync(mask(), v, d, N); }
+  template <class T> T shfl_up(T v, unsigned d) const { return __shfl_up_sync(mask(), v, d, N); }
+  template <class T> T shfl_xor(T v, int m) const { return __shfl_xor_sync(mask(), v, m, N); }
+  int any(int p) const { return __any_sync(mask(), p); }
+  int all(int p) const { return __all_sync(mask(), p); }
+  unsigned ballot(int p) const { return (__ballot_sync(mask(), p) >> (lane() & ~(N - 1))) & (N == 32 ? 0xffffffffu : ((1u << N) - 1u)); }
+  template <class T> unsigned match_any(T v) const { return __match_any_sync(mask(), v) >> (lane() & ~(N - 1)); }
+};
+template <unsigned N, class Parent>
+inline thread_block_tile<N> tiled_partition(const Parent&) { return thread_block_tile<N>{}; }
+template <unsigned N, class P> inline void sync(const thread_block_tile<N, P>& g) { g.sync(); }
+
+template <class T> struct plus { T operator()(const T& a, const T& b) const { return a + b; } };
+template <class T> struct less { T operator()(const T& a, const T& b) const { return b < a ? b : a; } };
+template <class T> struct greater { T operator()(const T& a, const T& b) const { return a < b ? b : a; } };
+template <class T> struct bit_and { T operator()(const T& a, const T& b) const { return a & b; } };
+template <class T> struct bit_or { T operator()(const T& a, const T& b) const { return a | b; } };
+template <class T> struct bit_xor { T operator()(const T& a, const T& b) const { return a ^ b; } };
+
+// reduce over a tile (butterfly, every lane gets the result).
+template <unsigned N, class P, class T, class Op>
+inline T reduce(const thread_block_tile<N, P>& g, T v, Op op) {
+  for (unsigned o = N / 2; o > 0; o >>= 1) v = op(v, g.shfl_xor(v, static_cast<int>(o)));
+  return v;
+}
+template <unsigned N, class P, class T, class Op>
+inline T inclusive_scan(const thread_block_tile<N, P>& g, T v, Op op) {
+  for (unsigned o = 1; o < N; o <<= 1) {
+    T t = g.shfl_up(v, o);
+    if (g.thread_rank() >= o) v = op(v, t);
+  }
+  return v;
+}
+template <unsigned N, class P, class T>
+inline T inclusive_scan(const thread_block_tile<N, P>& g, T v) { return inclusive_scan(g, v, plus<T>()); }
+template <unsigned N, class P, class T, class Op>
+inline T exclusive_scan(const thread_block_tile<N, P>& g, T v, Op op) {
+  T inc = inclusive_scan(g, v, op);
+  T prev = g.shfl_up(inc, 1);
+  return g.thread_rank() == 0 ? T{} : prev;
+}
+template <unsigned N, class P, class T>
+inline T exclusive_scan(const thread_block_tile<N, P>& g, T v) { return exclusive_scan(g, v, plus<T>()); }
+
+template <class T = void> inline int this_grid() {
+  static_assert(cudaemu::unsupported<T>, "cudaemu: unsupported construct: cooperative grid sync (cooperative_groups::this_grid)");
+  return 0;
+}
+template <class T = void> inline int this_multi_grid() {
+  static_assert(cudaemu::unsupported<T>, "cudaemu: unsupported construct: cooperative multi-grid sync (this_multi_grid)");
+  return 0;
+}
+}  // namespace cooperative_groups
 
 // ---------------------------------------------------------------------------
 // Constructs the emulator cannot run: using them is a compile-time error that

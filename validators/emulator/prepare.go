@@ -43,7 +43,7 @@ func HasErrors(ps []Problem) bool {
 var providedHeaders = regexp.MustCompile(`^(cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|cuda_fp16\.h|cuda_fp16\.hpp|cuda_bf16\.h|cuda_bf16\.hpp|` +
 	`device_launch_parameters\.h|device_functions\.h|device_atomic_functions\.h|sm_\d+_intrinsics\.h|math_constants\.h|` +
 	`vector_types\.h|vector_functions\.h|cuda_device_runtime_api\.h|builtin_types\.h|driver_types\.h|host_defines\.h|` +
-	`cassert|assert\.h|` +
+	`cassert|assert\.h|cooperative_groups\.h|cooperative_groups/reduce\.h|cooperative_groups/scan\.h|` +
 	`(torch|ATen|c10|THC|pybind11|caffe2)/.*|torch\.h|Python\.h)$`)
 
 // unsupportedHeaders name a construct the emulator does not run.
@@ -51,7 +51,7 @@ var unsupportedHeaders = []struct {
 	re        *regexp.Regexp
 	construct string
 }{
-	{regexp.MustCompile(`^cooperative_groups(\.h|/.*)$`), "cooperative_groups"},
+	{regexp.MustCompile(`^cooperative_groups/(memcpy_async|details/.*)\.h$`), "cooperative_groups memcpy_async"},
 	{regexp.MustCompile(`^mma\.h$`), "tensor-core WMMA (mma.h)"},
 	{regexp.MustCompile(`^cub/`), "CUB library"},
 	{regexp.MustCompile(`^thrust/`), "Thrust library"},
@@ -79,7 +79,8 @@ var unsupportedConstructs = []struct {
 	{regexp.MustCompile(`\b(?:tex1Dfetch|tex1D|tex2D|tex3D|tex1DLayered|tex2DLayered|texCubemap|tex2Dgather)\b\s*(?:<[^;()]*>)?\s*\(`), "texture fetch", "texture objects/references are not emulated"},
 	{regexp.MustCompile(`\b(?:surf1Dread|surf1Dwrite|surf2Dread|surf2Dwrite|surf3Dread|surf3Dwrite|surface\s*<)`), "surface access", "surface objects/references are not emulated"},
 	{regexp.MustCompile(`\bthis_grid\s*\(|\bgrid_group\b|\bthis_multi_grid\s*\(`), "cooperative grid sync", "grid-wide synchronisation needs all blocks resident at once"},
-	{regexp.MustCompile(`\bcooperative_groups\b`), "cooperative_groups", "cooperative groups are not emulated"},
+	{regexp.MustCompile(`\b(?:coalesced_threads|binary_partition|labeled_partition|memcpy_async|cluster_group|this_cluster)\b`), "cooperative_groups (coalesced/partitioned groups, memcpy_async, clusters)", "only thread_block and thread_block_tile<N> groups are emulated"},
+	{regexp.MustCompile(`\btiled_partition\s*\(`), "cooperative_groups dynamic tiled_partition", "only the static tiled_partition<N> is emulated"},
 	{regexp.MustCompile(`<<<`), "kernel launch <<<...>>>", "a launch inside the kernel's translation unit (dynamic parallelism or leftover host code)"},
 	{regexp.MustCompile(`\bcudaLaunchDevice\b|\bcudaGetParameterBuffer\b`), "dynamic parallelism", "device-side launches are not emulated"},
 	{regexp.MustCompile(`\bclock64\s*\(|\bclock\s*\(\s*\)|\b__globaltimer\b`), "clock64/clock (timing)", "cycle counters have no meaning on the emulator"},
