@@ -25,11 +25,15 @@ var families = []struct {
 	keywords []string // substrings of the rule name
 }{
 	{Family{Key: "huggingface", Subject: "place Hugging Face models on the TPU device", Order: 2},
-		[]string{"PHF"}, []string{"hf-", "hugging", "device-map", "device_map", "from-pretrained", "hf_"}},
+		[]string{"PHF"}, []string{"hf-", "hugging", "device-map", "device_map", "from-pretrained"}},
 	{Family{Key: "compile", Subject: "tune torch.compile for TPU", Order: 3},
-		[]string{"PTC", "PCO"}, []string{"compile"}},
+		[]string{"PCM"}, []string{"compile"}},
 	{Family{Key: "device", Subject: "rewrite CUDA device code for TPU", Order: 1},
-		[]string{"PDV", "PCA", "PAM", "PDD", "PDI", "PDE"}, []string{"device", "cuda", "amp", "autocast", "scaler", "distributed", "nccl", "ddp", "seed", "memory"}},
+		// PDV device strings and .cuda(), PCU torch.cuda.* APIs, PAM AMP, PDS distributed.
+		[]string{"PDV", "PCU", "PAM", "PDS"}, []string{"device", "cuda", "amp", "autocast", "scaler", "distributed", "nccl", "ddp"}},
+	{Family{Key: "markers", Subject: "mark the sites left to a human", Order: 6},
+		// PDX: diagnostic-only hazards; their only edits are --mark comments.
+		[]string{"PDX"}, nil},
 }
 
 var otherFamily = Family{Key: "other", Subject: "other TPU rewrites", Order: 5}

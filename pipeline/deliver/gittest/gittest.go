@@ -182,7 +182,7 @@ var (
 
 // Migrate is a stand-in for pipeline.Migrate: it walks the .py files under
 // root and rewrites device strings (PDV001), .cuda() (PDV002), Hugging Face
-// device_map (PHF001) and torch.compile settings (PTC001), recording applied
+// device_map (PHF001) and torch.compile settings (PCM001), recording applied
 // diagnostics with their codes. It never writes to root.
 func Migrate(ctx context.Context, root string) (*pipeline.Run, error) {
 	run := &pipeline.Run{Root: root, Target: "tpu", Version: "test"}
@@ -220,7 +220,7 @@ func Migrate(ctx context.Context, root string) (*pipeline.Run, error) {
 		apply(deviceRE, `"tpu"`, "PDV001", "device-string")
 		apply(dotCudaRE, `.to("tpu")`, "PDV002", "cuda-call")
 		if !strings.Contains(out, `backend="openxla"`) {
-			apply(compileRE, `torch.compile($1, backend="openxla", dynamic=False)`, "PTC001", "compile-settings")
+			apply(compileRE, `torch.compile($1, backend="openxla", dynamic=False)`, "PCM001", "compile-settings")
 		}
 		if out != string(src) {
 			f.Original, f.Updated = src, []byte(out)

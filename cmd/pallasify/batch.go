@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline/batch"
+	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/pipeline/gh"
+	"github.com/pallasify/pallasify/pipeline/redact"
+)
+
+// batchOptions are the batch command's flags.
+type batchOptions struct {
+	IO          *streams
+	List        string
+	RunDir      string
+	Config      string
+	Jobs        int
+	Timeout     time.Duration
+	Push, PR    bool
+	RetryFailed bool
+	Keep        bool
+	JSON        bool
+	// Migrate overrides the pipeline (tests).
+	Migrate batch.Migrator
+	Getenv  func(string) string
+}
+
+func newBatchCmd(io *streams) *cobra.Command {
+	opts := &batchOptions{IO: io, Getenv: os.Getenv}
+	cmd := &cobra.Command{
+		Use:   "batch FILE",
+		Short: "Migrate many repositories listed in FILE (resumable, continue-on-error)",
+		Long: `Run pallasify over every repository listed in FILE: one git URL or local path
+per line, optionally followed by key=value options (branch=, target=, push=,
+pr=, timeout=). Blank lines and # comments are ignored.
+
+Repositories run concurrently (-j), each with a timeout; a failure never
+stops the others. The run directory (--run-dir, default .pallasify-batch/<list
+name>) keeps each repository's status, diff and report. Running the same
+command again resumes: finished repositories are skipped, repositories that
+were interrupted run again, and failed ones are retried with --retry-failed.
+A summary table is printed and written as summary.md and summary.json.
+
+Clones and pushes use the token in $GITHUB_TOKEN (or the variable named by
+github.token_env in --config). Exit 1 when any repository failed.`,
+		Example: `  pallasify batch repos.txt -j 8
+  pallasify batch repos.txt --push --pr --config ops.yaml
+  pallasify batch repos.txt --retry-failed`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr(fmt.Errorf("batch takes exactly one FILE (got %d)", len(args)))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.List = args[0]
+			return batchRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.RunDir, "run-dir", "", "run directory (default .pallasify-batch/<list name>)")
+	fl.StringVar(&opts.Config, "config", "", "operator config `FILE` (merged over each repository's pallasify.yaml)")
+	fl.IntVarP(&opts.Jobs, "jobs", "j", 0, "repositories at once (default: batch.concurrency, 4)")
+	fl.DurationVar(&opts.Timeout, "timeout", 0, "time limit per repository (default: batch.timeout, 30m)")
+	fl.BoolVar(&opts.Push, "push", false, "push a pallasify branch to each repository")
+	fl.BoolVar(&opts.PR, "pr", false, "open or update a pull request in each repository (implies --push)")
+	fl.BoolVar(&opts.RetryFailed, "retry-failed", false, "run repositories that failed before again")
+	fl.BoolVar(&opts.Keep, "keep", false, "keep the clones under the run directory")
+	fl.BoolVar(&opts.JSON, "json", false, "print the summary as JSON instead of Markdown")
+	return cmd
+}
+
+func batchRun(ctx context.Context, o *batchOptions) error {
+	if o.Jobs < 0 || o.Timeout < 0 {
+		return usageErr(errors.New("--jobs and --timeout must be positive"))
+	}
+	f, err := os.Open(o.List)
+	if err != nil {
+		return usageErr(err)
+	}
+	entries, err := batch.ParseList(f, filepath.Base(o.List))
+	f.Close()
+	if err != nil {
+		return usageErr(err)
+	}
+	cfg, probs, err := config.Load("", true, o.Config)
+	for _, p := range probs {
+		fmt.Fprintln(o.IO.ErrOut, p.String())
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	if o.RunDir == "" {
+		name := strings.TrimSuffix(filepath.Base(o.List), filepath.Ext(o.List))
+		o.RunDir = filepath.Join(".pallasify-batch", name)
+	}
+	secrets := &redact.Secrets{}
+	token := o.Getenv(cfg.GitHub.TokenEnv)
+	secrets.Add(token)
+	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Migrate, Push: o.Push || o.PR, PR: o.PR,
+		RetryFailed: o.RetryFailed, Concurrency: o.Jobs, Timeout: o.Timeout, Token: token, Keep: o.Keep,
+		Version: version, Secrets: secrets}
+	if o.PR {
+		if token == "" {
+			return usageErr(fmt.Errorf("--pr needs a token in $%s", cfg.GitHub.TokenEnv))
+		}
+		if bopts.GitHub, err = gh.New(gh.Options{APIURL: cfg.GitHub.APIURL, Token: token}); err != nil {
+			return usageErr(err)
+		}
+	}
+	var bars *batch.Bars
+	if ttyWriter(o.IO.ErrOut) {
+		bars = batch.NewBars(o.IO.ErrOut)
+		bopts.Progress = bars
+	} else {
+		bopts.Log = o.IO.ErrOut // JSON progress lines
+	}
+	sum, err := batch.Run(ctx, entries, bopts)
+	if bars != nil {
+		bars.Wait()
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	out := secrets.Writer(o.IO.Out)
+	if o.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return usageErr(err)
+		}
+	} else {
+		batch.WriteMarkdown(out, sum)
+		fmt.Fprintf(out, "\nRun directory: %s\n", sum.RunDir)
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: ctx.Err()}
+	}
+	if sum.Failed > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d of %d repositories failed (re-run with --retry-failed)", sum.Failed, len(sum.Repos))}
+	}
+	if sum.Interrupted > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d repositories did not finish; run the same command again to resume", sum.Interrupted)}
+	}
+	return nil
+}
+
+// ttyWriter reports whether w is a terminal (progress bars only there).
+func ttyWriter(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}

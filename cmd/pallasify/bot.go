@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/bot"
+	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/pipeline/gh"
+	"github.com/pallasify/pallasify/pipeline/redact"
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+// botOptions are the bot command's flags and dependencies.
+type botOptions struct {
+	IO        *streams
+	Addr      string
+	Config    string
+	AppID     int64
+	Workspace string
+	// Rules documents rule codes for /pallasify explain (nil: PIO codes only).
+	Rules  func() []*rule.Rule
+	Getenv func(string) string
+	// Ready, when set, receives the listening address (tests).
+	Ready func(addr string)
+}
+
+func newBotCmd(io *streams, rules func() []*rule.Rule) *cobra.Command {
+	opts := &botOptions{IO: io, Rules: rules, Getenv: os.Getenv}
+	cmd := &cobra.Command{
+		Use:   "bot",
+		Short: "Run the pallasify GitHub App (webhook server)",
+		Long: `Serve GitHub App webhooks on POST /webhook (and GET /healthz).
+
+Events must carry a valid X-Hub-Signature-256 for the secret in
+$PALLASIFY_WEBHOOK_SECRET (github.webhook_secret_env); redelivered events
+are ignored. Collaborators with write access comment:
+
+  /pallasify migrate        open or update the draft migration pull request
+  /pallasify rebase         regenerate it from the base branch
+  /pallasify explain CODE   explain a diagnostic code
+
+Installing the App on a repository opens an issue previewing the changes
+(no pull request). The App authenticates with github.app_id and the private
+key in github.private_key_file or $<github.private_key_env>. Logs are JSON on
+stderr and never contain tokens or secrets.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return botRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Addr, "addr", "", "listen address (default: bot.addr, :8080)")
+	fl.StringVar(&opts.Config, "config", "", "operator config `FILE`")
+	fl.Int64Var(&opts.AppID, "app-id", 0, "GitHub App id (default: github.app_id)")
+	fl.StringVar(&opts.Workspace, "workspace", "", "directory for clones (default: the temp dir)")
+	return cmd
+}
+
+func botRun(ctx context.Context, o *botOptions) error {
+	cfg, probs, err := config.Load("", true, o.Config)
+	for _, p := range probs {
+		fmt.Fprintln(o.IO.ErrOut, p.String())
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	secrets := &redact.Secrets{}
+	secret := o.Getenv(cfg.GitHub.WebhookSecretEnv)
+	if secret == "" {
+		return usageErr(fmt.Errorf("no webhook secret: set $%s", cfg.GitHub.WebhookSecretEnv))
+	}
+	appID := o.AppID
+	if appID == 0 {
+		appID = cfg.GitHub.AppID
+	}
+	if appID == 0 {
+		return usageErr(errors.New("no GitHub App id: --app-id or github.app_id"))
+	}
+	var key []byte
+	switch {
+	case cfg.GitHub.PrivateKeyEnv != "" && o.Getenv(cfg.GitHub.PrivateKeyEnv) != "":
+		key = []byte(o.Getenv(cfg.GitHub.PrivateKeyEnv))
+	case cfg.GitHub.PrivateKeyFile != "":
+		if key, err = os.ReadFile(cfg.GitHub.PrivateKeyFile); err != nil {
+			return usageErr(fmt.Errorf("read the App's private key: %w", err))
+		}
+	default:
+		return usageErr(errors.New("no App private key: github.private_key_file or github.private_key_env"))
+	}
+	secrets.Add(secret, string(key))
+	log := secrets.JSONLogger(o.IO.ErrOut, nil)
+	srv, err := bot.New(bot.Options{
+		Secret:        []byte(secret),
+		Installations: bot.AppInstallations(appID, key, gh.Options{APIURL: cfg.GitHub.APIURL, Logger: log}),
+		ConfigPath:    o.Config, Workers: cfg.Bot.Workers, Queue: cfg.Bot.Queue, JobTimeout: cfg.Bot.JobTimeout,
+		Workspace: o.Workspace, Version: version, Log: o.IO.ErrOut, Secrets: secrets, Explain: explainer(o.Rules),
+	})
+	if err != nil {
+		return usageErr(err)
+	}
+	addr := o.Addr
+	if addr == "" {
+		addr = cfg.Bot.Addr
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return usageErr(err)
+	}
+	srv.Start(context.WithoutCancel(ctx))
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("bot listening", "addr", ln.Addr().String(), "app_id", appID, "workers", cfg.Bot.Workers)
+	if o.Ready != nil {
+		o.Ready(ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		return usageErr(err)
+	case <-ctx.Done():
+	}
+	log.Info("bot shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	hs.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("jobs still running at shutdown", "err", err)
+	}
+	return nil
+}
+
+// explainer documents rule codes (from the registry) and PIO codes.
+func explainer(rules func() []*rule.Rule) func(string) (string, bool) {
+	return func(code string) (string, bool) {
+		if doc, ok := pipeline.IOCode(code); ok {
+			return fmt.Sprintf("**%s** (%s, %s)\n\n%s", doc.Title, doc.Name, doc.Severity, doc.Doc), true
+		}
+		if rules == nil {
+			return "", false
+		}
+		for _, r := range rules() {
+			if strings.EqualFold(r.Code, code) {
+				return fmt.Sprintf("**%s** (`%s`, fix safety: %s)\n\n%s", r.Title(), r.Name, r.Safety, r.Doc), true
+			}
+		}
+		return "", false
+	}
+}

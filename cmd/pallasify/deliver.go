@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/acquire"
+	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/pipeline/deliver"
+	"github.com/pallasify/pallasify/pipeline/gh"
+	"github.com/pallasify/pallasify/pipeline/redact"
+)
+
+// deliveryFlags add git URLs, pallasify.yaml, --branch, --push and --pr to
+// migrate. Use: bind in the command; open before the pipeline (it clones
+// URLs and loads the config); applyConfig for flags the user left unset;
+// deliver after the pipeline; close at the end.
+type deliveryFlags struct {
+	Branch, Push, PR, Keep bool
+	Config                 string
+	Workspace              string
+	Getenv                 func(string) string
+
+	// Set by open (zero after flag parsing, so options stay comparable).
+	src     *acquire.Source
+	cfg     *config.Config
+	token   string
+	secrets *redact.Secrets
+}
+
+func (d *deliveryFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&d.Branch, "branch", false, "commit the changes on the pallasify branch (one commit per rewrite family)")
+	fl.BoolVar(&d.Push, "push", false, "push the pallasify branch (implies --branch)")
+	fl.BoolVar(&d.PR, "pr", false, "open or update a draft pull request (implies --push)")
+	fl.BoolVar(&d.Keep, "keep", false, "keep the clone of a git URL")
+	fl.StringVar(&d.Config, "config", "", "config `FILE` merged over the repository's pallasify.yaml")
+	fl.StringVar(&d.Workspace, "workspace", "", "directory for clones of git URLs (default: the temp dir)")
+}
+
+func (d *deliveryFlags) getenv(k string) string {
+	if d.Getenv != nil {
+		return d.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+// delivering reports whether --branch, --push or --pr was given.
+func (d *deliveryFlags) delivering() bool { return d.Branch || d.Push || d.PR }
+
+// open resolves pathOrURL to a local root (cloning a git URL, depth 1) and
+// loads the config: the repository's pallasify.yaml (trusted only for local
+// paths) merged with --config.
+func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string) (string, *config.Config, error) {
+	d.secrets = &redact.Secrets{}
+	remote := acquire.IsRemote(pathOrURL)
+	if !remote && !d.delivering() {
+		// A plain local run: no acquire step, just the config.
+		dir := ""
+		if fi, err := os.Stat(pathOrURL); err == nil && fi.IsDir() {
+			dir = pathOrURL
+		}
+		cfg, probs, err := config.Load(dir, true, d.Config)
+		for _, p := range probs {
+			fmt.Fprintln(io.ErrOut, p.String())
+		}
+		if err != nil {
+			return "", nil, usageErr(err)
+		}
+		d.cfg = cfg
+		return pathOrURL, cfg, nil
+	}
+	flagCfg, _, err := config.Load("", true, d.Config)
+	if err != nil {
+		return "", nil, usageErr(err)
+	}
+	d.token = d.getenv(flagCfg.GitHub.TokenEnv)
+	d.secrets.Add(d.token)
+	src, err := acquire.Open(ctx, pathOrURL, acquire.Options{Workspace: d.Workspace, Keep: d.Keep, Token: d.token})
+	if err != nil {
+		return "", nil, usageErr(errors.New(d.secrets.String(err.Error())))
+	}
+	d.src = src
+	if src.Cloned && d.Keep {
+		fmt.Fprintf(io.ErrOut, "pallasify: clone kept at %s\n", src.Dir)
+	}
+	cfg, probs, err := config.Load(src.Dir, !remote, d.Config)
+	for _, p := range probs {
+		fmt.Fprintln(io.ErrOut, p.String())
+	}
+	if err != nil {
+		return "", nil, usageErr(err)
+	}
+	d.cfg = cfg
+	return src.Dir, cfg, nil
+}
+
+// applyConfig takes values from the config where the flag kept its default
+// (an explicit flag always wins over the file).
+func (d *deliveryFlags) applyConfig(target *string, sel, ign, inc, exc *[]string, unsafe, mark *bool) {
+	if d.cfg == nil {
+		return
+	}
+	if target != nil && (*target == "" || *target == "portable") {
+		*target = d.cfg.Target
+	}
+	for _, p := range []struct {
+		flag *[]string
+		cfg  []string
+	}{{sel, d.cfg.Select}, {ign, d.cfg.Ignore}, {inc, d.cfg.Include}, {exc, d.cfg.Exclude}} {
+		if p.flag != nil && len(*p.flag) == 0 {
+			*p.flag = p.cfg
+		}
+	}
+	if unsafe != nil && !*unsafe {
+		*unsafe = d.cfg.UnsafeFixes
+	}
+	if mark != nil && !*mark {
+		*mark = d.cfg.Mark
+	}
+}
+
+// deliver commits, pushes and proposes run as asked; it prints one line.
+func (d *deliveryFlags) deliver(ctx context.Context, io *streams, run *pipeline.Run, reproduce string) error {
+	if !d.delivering() {
+		return nil
+	}
+	opts := deliver.Options{Config: d.cfg, Version: version, Push: d.Push || d.PR, PR: d.PR, Reproduce: reproduce}
+	if d.PR {
+		if d.token == "" {
+			return usageErr(fmt.Errorf("--pr needs a GitHub token in $%s", d.cfg.GitHub.TokenEnv))
+		}
+		client, err := gh.New(gh.Options{APIURL: d.cfg.GitHub.APIURL, Token: d.token})
+		if err != nil {
+			return usageErr(err)
+		}
+		opts.GitHub = client
+	}
+	if opts.Push && d.src.Auth == nil && d.token != "" {
+		opts.Auth = acquire.BasicAuth(d.token)
+	}
+	res, err := deliver.Run(ctx, d.src, run, opts)
+	if err != nil {
+		var fe *deliver.ForeignCommitError
+		if errors.As(err, &fe) {
+			return &exitError{code: 1, err: err}
+		}
+		return usageErr(errors.New(d.secrets.String(err.Error())))
+	}
+	msg := res.Message
+	if res.PR != nil && res.PR.URL != "" {
+		msg += ": " + res.PR.URL
+	}
+	fmt.Fprintln(io.ErrOut, "pallasify:", d.secrets.String(msg))
+	return nil
+}
+
+// close removes a clone (unless --keep).
+func (d *deliveryFlags) close() {
+	if d.src != nil {
+		d.src.Cleanup()
+	}
+}
+
+// reproduceCmd is the dry-run command shown in pull requests.
+func reproduceCmd(pathOrURL, target string) string {
+	clean, _ := acquire.StripCredentials(pathOrURL)
+	return fmt.Sprintf("pallasify migrate %s --target %s", clean, target)
+}
