@@ -41,11 +41,13 @@ func TestFixtures(t *testing.T) {
 		t.Fatal("no fixture projects under fixtures/projects")
 	}
 	var compile []string // rewritten .py files in migrated copies
+	keep := t.TempDir()  // outlives the subtests, for the batched py_compile
 	for _, dir := range projects {
 		for _, target := range rule.Targets {
 			name := filepath.Base(dir) + "/" + string(target)
+			out := filepath.Join(keep, filepath.Base(dir)+"."+string(target))
 			t.Run(name, func(t *testing.T) {
-				compile = append(compile, checkFixture(t, dir, target)...)
+				compile = append(compile, checkFixture(t, dir, target, out)...)
 			})
 		}
 	}
@@ -54,7 +56,7 @@ func TestFixtures(t *testing.T) {
 	}
 }
 
-func checkFixture(t *testing.T, dir string, target rule.Target) []string {
+func checkFixture(t *testing.T, dir string, target rule.Target, out string) []string {
 	ctx := context.Background()
 	opts := Options{Root: dir, Target: target, Exclude: fixtureExclude}
 	run, err := Migrate(ctx, opts)
@@ -96,7 +98,6 @@ func checkFixture(t *testing.T, dir string, target rule.Target) []string {
 		copyTree(t, dir, orig)
 		gitApplyCheck(t, orig, patch)
 	}
-	out := filepath.Join(t.TempDir(), "out")
 	if err := WriteTree(ctx, run, out); err != nil {
 		t.Fatal(err)
 	}

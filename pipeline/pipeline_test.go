@@ -208,6 +208,15 @@ func gitApplyCheck(t *testing.T, dir string, patch []byte) {
 }
 
 func TestBadInputs(t *testing.T) {
+	for _, rs := range []struct {
+		name  string
+		rules []*rule.Rule
+	}{{"test rules", testRules}, {"registry", nil}} {
+		t.Run(rs.name, func(t *testing.T) { checkBadInputs(t, rs.rules) })
+	}
+}
+
+func checkBadInputs(t *testing.T, rules []*rule.Rule) {
 	root := writeTree(t, map[string]string{
 		"ok.py":     "import torch\nd = torch.device(\"cuda\")\n",
 		"syntax.py": "import torch\nd = torch.device(\"cuda\"\ndef (:\n",
@@ -241,7 +250,7 @@ func TestBadInputs(t *testing.T) {
 	}
 	before := snapshot(t, root)
 	var nbSeen []string
-	run, err := Migrate(context.Background(), Options{Root: root, Rules: testRules, Notebook: func(p string, src []byte) []Diagnostic {
+	run, err := Migrate(context.Background(), Options{Root: root, Rules: rules, Notebook: func(p string, src []byte) []Diagnostic {
 		nbSeen = append(nbSeen, p)
 		return []Diagnostic{{Code: "PTT099", Severity: SevWarning, Path: p, Message: "notebook"}}
 	}})
@@ -400,5 +409,54 @@ func TestRootErrors(t *testing.T) {
 	}
 	if _, err := Migrate(context.Background(), Options{Root: t.TempDir(), Target: "gpu", Rules: testRules}); err == nil {
 		t.Error("bad target accepted")
+	}
+}
+
+// TestPrefilterSound checks the rules' Needles against every Python input
+// the project has (rule testdata, fixture projects, documented examples):
+// whenever a rule reports on a file with its needles ignored, the file must
+// contain one of them, or the pre-filter could skip a file the rule would
+// change.
+func TestPrefilterSound(t *testing.T) {
+	var inputs []string
+	for _, root := range []string{filepath.Join("..", "transforms"), filepath.Join("..", "fixtures", "projects")} {
+		filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() && strings.HasSuffix(p, ".py") && fi.Size() < 1<<16 {
+				if b, err := os.ReadFile(p); err == nil {
+					inputs = append(inputs, string(b))
+				}
+			}
+			return nil
+		})
+	}
+	all := defaultRules()
+	for _, r := range all {
+		inputs = append(inputs, r.Example.Before)
+	}
+	p := ts.NewParser(ts.Python)
+	defer p.Close()
+	checked := 0
+	for _, r := range all {
+		if len(r.Needles) == 0 {
+			continue
+		}
+		bare := *r
+		bare.Needles = nil
+		for _, tg := range rule.Targets {
+			eng := &rule.Engine{Rules: []*rule.Rule{&bare}, Opts: rule.Options{Target: tg, UnsafeFixes: true}}
+			for _, in := range inputs {
+				res, err := eng.Run(context.Background(), p, "x.py", []byte(in))
+				if err != nil || len(res.Findings) == 0 {
+					continue
+				}
+				checked++
+				if len(newPrefilter([]*rule.Rule{r}).selectRules([]byte(in))) == 0 {
+					t.Errorf("%s reports on a file containing none of its needles %q:\n%s", r.Code, r.Needles, in)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no rule reported on any input")
 	}
 }
