@@ -82,7 +82,7 @@ var AutocastCuda = &rule.Rule{
 			} else {
 				pl.add(s.Replace(dv.Type()))
 			}
-			p.Report(rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
+			devkit.Report(p, rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
 				Message: "autocast on \"cuda\" does nothing on another device" + pl.note,
 				Fix:     fixOf(p, dv, "Autocast on the device in use", pl)})
 		})

@@ -116,7 +116,7 @@ func runCudaAmpImport(p *rule.Pass) {
 }
 
 func report(p *rule.Pass, n *ts.Node, msg string, f *rule.Fix) {
-	p.Report(rule.Finding{Start: devkit.Start(n), End: devkit.End(n), Message: msg, Fix: f})
+	devkit.Report(p, rule.Finding{Start: devkit.Start(n), End: devkit.End(n), Message: msg, Fix: f})
 }
 
 // planUses adds the edits for every use of local (bound to torch.cuda.amp's

@@ -72,7 +72,7 @@ var CudaAutocast = &rule.Rule{
 				f.Message += pl.note
 				f.Fix = fixOf(p, dv, "Use torch.amp.autocast with the device type", pl)
 			}
-			p.Report(f)
+			devkit.Report(p, f)
 		})
 	},
 }

@@ -86,7 +86,7 @@ var GradScaler = &rule.Rule{
 			default:
 				return
 			}
-			p.Report(rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
+			devkit.Report(p, rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
 				Message: "gradient scaler for CUDA fp16" + pl.note, Fix: fixOf(p, dv, "Scale only where fp16 needs it", pl)})
 		})
 	},

@@ -64,6 +64,6 @@ func simpleReplace(p *rule.Pass, names []string, portable, tpu, msg string) {
 		} else {
 			f.Fix = devkit.TorchFix("Call "+portable, rule.Safe, c.callee(portable))
 		}
-		p.Report(f)
+		devkit.Report(p, f)
 	})
 }

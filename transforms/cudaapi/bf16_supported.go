@@ -50,7 +50,7 @@ var Bf16Supported = &rule.Rule{
 				f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe,
 					c.callee(`getattr(torch.get_device_module(`+dv.Name()+`), "is_bf16_supported", lambda *args, **kwargs: True)`))
 			}
-			p.Report(f)
+			devkit.Report(p, f)
 		})
 	},
 }

@@ -46,7 +46,7 @@ var DeviceCount = &rule.Rule{
 			} else {
 				f.Fix = devkit.TorchFix("Call torch.accelerator.device_count", rule.Safe, c.callee("torch.accelerator.device_count"))
 			}
-			p.Report(f)
+			devkit.Report(p, f)
 		})
 	},
 }

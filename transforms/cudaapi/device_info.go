@@ -51,7 +51,7 @@ var DeviceInfo = &rule.Rule{
 			f := c.finding(p, "describes a CUDA device only")
 			if p.Target != rule.TPU {
 				f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe, c.callee("torch.get_device_module("+dv.Name()+")."+c.name))
-				p.Report(f)
+				devkit.Report(p, f)
 				return
 			}
 			edits := []rule.Edit{c.callee("torch.tpu." + c.name)}
@@ -71,7 +71,7 @@ var DeviceInfo = &rule.Rule{
 				return
 			}
 			f.Fix = devkit.TorchFix("Call torch.tpu."+c.name, safety, edits...)
-			p.Report(f)
+			devkit.Report(p, f)
 		})
 	},
 }

@@ -51,7 +51,7 @@ var IsAvailable = &rule.Rule{
 			} else {
 				f.Fix = devkit.TorchFix("Call torch.accelerator.is_available", rule.Safe, c.callee("torch.accelerator.is_available"))
 			}
-			p.Report(f)
+			devkit.Report(p, f)
 		})
 	},
 }

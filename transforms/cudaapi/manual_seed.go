@@ -56,12 +56,12 @@ func runManualSeed(p *rule.Pass) {
 		if stmt := devkit.Statement(c.call); stmt != nil && siblingSeeds(p, stmt, seed) {
 			if e, ok := devkit.RemoveStatement(p.Src, stmt); ok {
 				f.Fix = &rule.Fix{Title: "Remove the call (torch.manual_seed already seeds every device)", Safety: rule.Safe, Edits: []rule.Edit{e}}
-				p.Report(f)
+				devkit.Report(p, f)
 				return
 			}
 		}
 		f.Fix = devkit.TorchFix("Call torch.manual_seed", rule.Unsafe, c.callee("torch.manual_seed"))
-		p.Report(f)
+		devkit.Report(p, f)
 	})
 }
 

@@ -166,6 +166,6 @@ func runMemoryAPI(p *rule.Pass) {
 			f.Fix = dv.Fix("Call "+fn, rule.Safe, edits...)
 			f.Fix.Preludes = append(f.Fix.Preludes, pre)
 		}
-		p.Report(f)
+		devkit.Report(p, f)
 	})
 }

@@ -78,7 +78,7 @@ func runSetDevice(p *rule.Pass) {
 				f.Message = "`set_device(" + idx + ")` picks device " + idx + " inside one process; TorchTPU has one chip per " +
 					"process (tpu:0), so work meant for another device cannot move there: restructure as one process per chip"
 			}
-			p.Report(f)
+			devkit.Report(p, f)
 			return
 		}
 		f := c.finding(p, "selects a CUDA device only")
@@ -89,6 +89,6 @@ func runSetDevice(p *rule.Pass) {
 			}
 		}
 		f.Fix = devkit.TorchFix("Call torch.accelerator.set_device_index", rule.Safe, edits...)
-		p.Report(f)
+		devkit.Report(p, f)
 	})
 }

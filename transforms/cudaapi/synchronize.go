@@ -57,7 +57,7 @@ var Synchronize = &rule.Rule{
 			f := c.finding(p, "waits for CUDA only")
 			if p.Target == rule.TPU {
 				f.Fix = devkit.TorchFix("Call torch.tpu.synchronize", rule.Safe, c.callee("torch.tpu.synchronize"))
-				p.Report(f)
+				devkit.Report(p, f)
 				return
 			}
 			edits := []rule.Edit{c.callee("torch.accelerator.synchronize")}
@@ -67,7 +67,7 @@ var Synchronize = &rule.Rule{
 				}
 			}
 			f.Fix = devkit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
-			p.Report(f)
+			devkit.Report(p, f)
 		})
 	},
 }

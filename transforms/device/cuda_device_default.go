@@ -77,7 +77,7 @@ func runCudaDeviceDefault(p *rule.Pass) {
 			return
 		}
 		f, note := fix(p, dv, st)
-		p.Report(rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
+		devkit.Report(p, rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
 			Message: "CUDA device as " + st.context + note, Fix: f})
 	})
 }

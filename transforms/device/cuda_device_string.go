@@ -75,7 +75,7 @@ func runCudaDeviceString(p *rule.Pass) {
 			return
 		}
 		f, note := fix(p, dv, st)
-		p.Report(rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
+		devkit.Report(p, rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
 			Message: "CUDA device string in " + st.context + note, Fix: f})
 	})
 }

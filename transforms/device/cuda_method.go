@@ -107,7 +107,7 @@ func runCudaMethod(p *rule.Pass) {
 				}
 			}
 			f.Fix = &rule.Fix{Title: `Use .to("tpu")`, Safety: safety, Edits: edits}
-			p.Report(f)
+			devkit.Report(p, f)
 			return
 		}
 		edits := []rule.Edit{rename}
@@ -120,7 +120,7 @@ func runCudaMethod(p *rule.Pass) {
 				rule.Edit{Start: devkit.End(idx), End: devkit.End(idx), New: ")"})
 		}
 		f.Fix = dv.Fix("Use .to("+dv.Name()+")", rule.Safe, edits...)
-		p.Report(f)
+		devkit.Report(p, f)
 	})
 }
 

@@ -117,7 +117,7 @@ func compare(p *rule.Pass, n *ts.Node) {
 			{Start: opStart, End: opEnd, New: flip[op]},
 		}}
 	}
-	p.Report(f)
+	devkit.Report(p, f)
 }
 
 // ownTest reports the tests pallasify's own rewrites write, such as

@@ -48,8 +48,9 @@ func sites(p *rule.Pass, fn func(site)) {
 				if st, ok := classify(p, s); ok {
 					fn(st)
 				}
+				return false
 			}
-			return false
+			return true // an f-string's replacement fields may hold device strings
 		}
 		return true
 	})

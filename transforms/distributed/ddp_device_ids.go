@@ -96,6 +96,6 @@ func runDDPDeviceIDs(p *rule.Pass) {
 		} else {
 			f.Fix = dv.Fix("Pass device ids only on CUDA", rule.Safe, edits...)
 		}
-		p.Report(f)
+		devkit.Report(p, f)
 	})
 }

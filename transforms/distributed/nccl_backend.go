@@ -71,7 +71,7 @@ func runNcclBackend(p *rule.Pass) {
 					f.Fix = dv.Fix("Choose the backend by device", rule.Safe, rule.Edit{Start: devkit.Start(n), End: devkit.End(n),
 						New: `{"cuda": "nccl", "tpu": "tpu_dist"}.get(` + dv.Type() + `, "gloo")`})
 				}
-				p.Report(f)
+				devkit.Report(p, f)
 			}
 			return false
 		}

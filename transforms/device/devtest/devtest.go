@@ -184,6 +184,7 @@ func Golden(t *testing.T, family []*rule.Rule, dir string, update bool) {
 				t.Fatalf("input.py has %d parse errors", n)
 			}
 			comp.Add(t, name+"/input.py", src)
+			checkPrefixes(t, rules, src)
 			for _, tg := range rule.Targets {
 				safe := Check(t, rules, rule.Options{Target: tg}, src)
 				unsafe := Check(t, rules, rule.Options{Target: tg, UnsafeFixes: true}, src)
@@ -208,6 +209,33 @@ func Golden(t *testing.T, family []*rule.Rule, dir string, update bool) {
 		})
 	}
 	comp.Check(t)
+}
+
+// checkPrefixes runs the rules over every prefix of src (whole lines) that
+// parses: partial code must not make a rule fail, produce an output that
+// parses worse, or miss the fixed point.
+func checkPrefixes(t *testing.T, rules []*rule.Rule, src []byte) {
+	t.Helper()
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	for k := 1; k < len(lines); k++ {
+		prefix := bytes.Join(lines[:k], nil)
+		if ParseErrors(t, prefix) > 0 {
+			continue
+		}
+		for _, tg := range rule.Targets {
+			opts := rule.Options{Target: tg, UnsafeFixes: true}
+			r := Run(t, rules, opts, prefix)
+			if len(r.Problems) > 0 {
+				t.Errorf("first %d lines, %s: engine problem %s: %s", k, tg, r.Problems[0].Code, r.Problems[0].Message)
+				continue
+			}
+			if out := Output(r, prefix); r.Output != nil {
+				if r2 := Run(t, rules, opts, out); r2.Output != nil {
+					t.Errorf("first %d lines, %s: second pass changed the output:\n%s", k, tg, Diff(out, r2.Output))
+				}
+			}
+		}
+	}
 }
 
 func readOr(t *testing.T, path string, def []byte) []byte {

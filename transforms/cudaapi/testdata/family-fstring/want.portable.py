@@ -1,0 +1,24 @@
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+def _accelerator_memory(name, *args, **kwargs):
+    """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
+    if DEVICE.type != "cpu":
+        call = getattr(torch.get_device_module(DEVICE), name, None)
+        if call is None:
+            memory = getattr(torch.accelerator, "memory", None)
+            call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
+        if call is not None:
+            try:
+                return call(*args, **kwargs)
+            except (AttributeError, NotImplementedError, RuntimeError):
+                pass
+    return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
+        name, None if name == "empty_cache" or name.startswith("reset_") else 0
+    )
+
+print(f"peak {_accelerator_memory('max_memory_allocated') / 2**30:.2f} GiB on {torch.get_device_module(DEVICE).get_device_name()}")
+print(f'ok={torch.accelerator.is_available()} n={torch.accelerator.device_count()}')
+print(f"bf16={getattr(torch.get_device_module(DEVICE), 'is_bf16_supported', lambda *args, **kwargs: True)()}")

@@ -1,0 +1,18 @@
+import torch
+
+def _tpu_memory(name, *args, **kwargs):
+    """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
+    memory = getattr(torch.accelerator, "memory", None)
+    call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
+    if call is not None and torch.accelerator.is_available():
+        try:
+            return call(*args, **kwargs)
+        except (AttributeError, NotImplementedError, RuntimeError):
+            pass
+    return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
+        name, None if name == "empty_cache" or name.startswith("reset_") else 0
+    )
+
+print(f"peak {_tpu_memory('max_memory_allocated') / 2**30:.2f} GiB on {torch.tpu.get_device_name()}")
+print(f'ok={(hasattr(torch, "tpu") and torch.tpu.is_available())} n={(torch.tpu.device_count() if hasattr(torch, "tpu") else 0)}')
+print(f"bf16={True}")

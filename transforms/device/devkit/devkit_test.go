@@ -1,0 +1,122 @@
+package devkit_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/device/devkit"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// withPass parses src and calls fn with a pass over it, through a one-rule
+// engine run (the only way to get a Pass).
+func withPass(t *testing.T, src string, fn func(p *rule.Pass)) {
+	t.Helper()
+	r := &rule.Rule{Code: "PZZ001", Name: "probe", Run: fn}
+	p := ts.NewParser(ts.Python)
+	defer p.Close()
+	if _, err := (&rule.Engine{Rules: []*rule.Rule{r}}).Run(context.Background(), p, "x.py", []byte(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeviceString(t *testing.T) {
+	cases := []struct {
+		lit   string
+		ok    bool
+		index string
+		fstr  bool
+	}{
+		{`"cuda"`, true, "", false},
+		{`'cuda:0'`, true, "0", false},
+		{`"cuda:12"`, true, "12", false},
+		{`f"cuda:{rank}"`, true, "rank", true},
+		{`f"cuda:{args.local_rank}"`, true, "args.local_rank", true},
+		{`r"cuda"`, true, "", false},
+		{`"""cuda"""`, true, "", false},
+		{`b"cuda"`, false, "", false},
+		{`"cuda:x"`, false, "", false},
+		{`"cudas"`, false, "", false},
+		{`"CUDA"`, false, "", false},
+		{`f"cuda:{r}:{x}"`, false, "", false},
+		{`f"cuda:{r!r}"`, false, "", false},
+		{`f"cuda"`, true, "", true},
+		{`"cu" "da"`, false, "", false},
+	}
+	for _, c := range cases {
+		withPass(t, "x = "+c.lit+"\n", func(p *rule.Pass) {
+			n := p.Tree.Root().NamedChild(0).NamedChild(0).ChildByFieldName("right")
+			s, ok := devkit.DeviceString(p, n)
+			if ok != c.ok || (ok && (s.Index != c.index || s.FString != c.fstr)) {
+				t.Errorf("DeviceString(%s) = {Index:%q FString:%v}, %v; want {%q %v}, %v", c.lit, s.Index, s.FString, ok, c.index, c.fstr, c.ok)
+			}
+		})
+	}
+}
+
+func TestIndexClassifiers(t *testing.T) {
+	cases := []struct {
+		expr                 string
+		perProcess, indexish bool
+	}{
+		{"0", true, true},
+		{"1", false, true},
+		{"local_rank", true, true},
+		{"args.gpu", true, true},
+		{`int(os.environ["LOCAL_RANK"])`, true, true},
+		{"i", false, true},
+		{"device", false, false},
+		{"self.dev", false, false},
+	}
+	for _, c := range cases {
+		if got := devkit.PerProcessIndex(c.expr); got != c.perProcess {
+			t.Errorf("PerProcessIndex(%q) = %v; want %v", c.expr, got, c.perProcess)
+		}
+		if got := devkit.IndexLike(c.expr); got != c.indexish {
+			t.Errorf("IndexLike(%q) = %v; want %v", c.expr, got, c.indexish)
+		}
+	}
+}
+
+func TestDeviceName(t *testing.T) {
+	own := "DEVICE = " + devkit.DeviceExpr + "\n"
+	cases := []struct{ name, src, want string }{
+		{"free", "import torch\nx = 1\n", "DEVICE"},
+		{"ours", "import torch\n" + own, "DEVICE"},
+		{"user binds DEVICE", "DEVICE = 'cuda'\n", "ACCEL_DEVICE"},
+		{"parameter", "def f(DEVICE):\n    pass\n", "ACCEL_DEVICE"},
+		{"import alias", "from cfg import dev as DEVICE\n", "ACCEL_DEVICE"},
+		{"for target", "for DEVICE in devs:\n    pass\n", "ACCEL_DEVICE"},
+		{"user and ours", "DEVICE = 'cuda'\nACCEL_DEVICE = " + devkit.DeviceExpr + "\n", "ACCEL_DEVICE"},
+		{"all taken", "DEVICE = 1\nACCEL_DEVICE = 2\nPALLASIFY_DEVICE = 3\n", "PALLASIFY_DEVICE_2"},
+		{"use is not a binding", "print(DEVICE)\n", "DEVICE"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			withPass(t, c.src, func(p *rule.Pass) {
+				if got := devkit.Device(p); got != c.want {
+					t.Errorf("Device() = %q; want %q", got, c.want)
+				}
+			})
+		})
+	}
+}
+
+func TestReportRequotes(t *testing.T) {
+	src := "x = f\"{a}\"\ny = f'{b}'\nz = c\n"
+	offsets := map[string]int{"a": 7, "b": 18, "c": 26}
+	want := map[string]string{"a": `g('k')`, "b": `g("k")`, "c": `g("k")`}
+	withPass(t, src, func(p *rule.Pass) {
+		for name, off := range offsets {
+			if string(p.Src[off]) != name {
+				t.Fatalf("offset of %s is wrong: %q", name, p.Src[off])
+			}
+			f := rule.Finding{Start: off, End: off + 1, Fix: &rule.Fix{Edits: []rule.Edit{{Start: off, End: off + 1, New: `g("k")`}}}}
+			devkit.Report(p, f)
+			if got := f.Fix.Edits[0].New; got != want[name] {
+				t.Errorf("edit of %s = %s; want %s", name, got, want[name])
+			}
+		}
+	})
+}

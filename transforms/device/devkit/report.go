@@ -1,0 +1,69 @@
+package devkit
+
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// Report reports f after making its edits fit where they land: text
+// inserted inside an f-string's replacement field uses the other quote
+// character, since before Python 3.12 a replacement field cannot reuse the
+// f-string's own quote (f"{g("x")}" is a syntax error).
+func Report(p *rule.Pass, f rule.Finding) {
+	if f.Fix != nil {
+		for i, e := range f.Fix.Edits {
+			if !strings.ContainsAny(e.New, `"'`) {
+				continue
+			}
+			if q := fieldQuote(p, e.Start, e.End); q != "" {
+				f.Fix.Edits[i].New = requote(e.New, q)
+			}
+		}
+	}
+	p.Report(f)
+}
+
+// fieldQuote returns the quote character of the innermost f-string whose
+// replacement field holds [start, end), or "".
+func fieldQuote(p *rule.Pass, start, end int) string {
+	quote := ""
+	n := p.Tree.Root()
+	for {
+		var next *ts.Node
+		for i := 0; i < int(n.ChildCount()); i++ {
+			c := n.Child(i)
+			if Start(c) <= start && end <= End(c) && Start(c) < End(c) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			return quote
+		}
+		if next.Type() == "interpolation" && n.Type() == "string" && n.NamedChildCount() > 0 {
+			st := p.Text(n.NamedChild(0))
+			switch {
+			case strings.Contains(st, `"`):
+				quote = `"`
+			case strings.Contains(st, `'`):
+				quote = `'`
+			}
+		}
+		n = next
+	}
+}
+
+// requote swaps the quote characters of the string literals in text when
+// they are the enclosing f-string's quote q.
+func requote(text, q string) string {
+	other := `'`
+	if q == `'` {
+		other = `"`
+	}
+	if strings.Contains(text, other) {
+		return text // mixed quotes: leave as is (the engine refuses a result that does not parse)
+	}
+	return strings.ReplaceAll(text, q, other)
+}
