@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
@@ -417,8 +419,9 @@ func TestInstantiate(t *testing.T) {
 
 var globalRe = regexp.MustCompile(`(?s)(template\s*<[^{};]*>\s*)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(`)
 
-// TestFixtureKernels compiles every fixture kernel (fixtures/kernels/*/
-// kernel.cu, host code stripped) into a reference library.
+// TestFixtureKernels compiles every fixture kernel without a spec.json
+// (fixtures/kernels/*/kernel.cu, host code stripped) into a reference
+// library; fixtures with a spec are run by TestFixtureReferences.
 func TestFixtureKernels(t *testing.T) {
 	needGXX(t)
 	files, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "kernels", "*", "kernel.cu"))
@@ -428,6 +431,9 @@ func TestFixtureKernels(t *testing.T) {
 	sb := testSandbox(t)
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f))
+		if _, err := os.Stat(filepath.Join(filepath.Dir(f), "spec.json")); err == nil {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			raw, err := os.ReadFile(f)
@@ -509,5 +515,74 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 		if strings.Contains(out, w) {
 			t.Errorf("kept %q:\n%s", w, out)
 		}
+	}
+}
+
+func venvPython(t *testing.T) string {
+	t.Helper()
+	py := os.Getenv("PALLASIFY_PYTHON")
+	if py == "" {
+		py = filepath.Join("..", "..", ".venv", "bin", "python")
+	}
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("no Python venv (make venv)")
+	}
+	abs, err := filepath.Abs(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// TestFixtureReferences builds every fixture kernel with a spec.json into
+// ref.so (parameters checked against the spec), runs it through the ABI over
+// the spec's sweep with NumPy inputs (venv Python, ctypes) and compares with
+// the fixture's reference.py.
+func TestFixtureReferences(t *testing.T) {
+	needGXX(t)
+	py := venvPython(t)
+	specs, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "kernels", "*", "spec.json"))
+	if len(specs) == 0 {
+		t.Skip("no fixture specs yet")
+	}
+	sb := testSandbox(t)
+	check, err := filepath.Abs(filepath.Join("testdata", "fixture_check.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sp := range specs {
+		dir := filepath.Dir(sp)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(sp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var spec kernels.Spec
+			if err := json.Unmarshal(raw, &spec); err != nil {
+				t.Fatal(err)
+			}
+			src, err := os.ReadFile(filepath.Join(dir, "kernel.cu"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tu, _ := Prepare(StripHost(string(src)))
+			k, err := KernelFromSpec(tu, &spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			work := t.TempDir()
+			so, log, err := Compile(context.Background(), sb, work, tu, k)
+			if err != nil {
+				t.Fatalf("compile: %v\n%s", err, log)
+			}
+			ref, _ := filepath.Abs(filepath.Join(dir, "reference.py"))
+			specAbs, _ := filepath.Abs(sp)
+			out, err := exec.Command(py, check, specAbs, so, ref).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Log(strings.TrimSpace(string(out)))
+		})
 	}
 }
