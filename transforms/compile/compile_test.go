@@ -17,8 +17,6 @@ func TestGolden(t *testing.T) { ruletest.Golden(t, compile.Rules, "testdata", *u
 
 func TestDocs(t *testing.T) { ruletest.Docs(t, compile.Rules) }
 
-func TestRobust(t *testing.T) { ruletest.Robust(t, compile.Rules, "testdata") }
-
 // TestRobustTogether runs the three families of this tree together over every
 // testdata input: compile-dependent findings (PCM003, PDX005) must reach their
 // fixed point in the same pass as the opt-in PCM002 wrap.

@@ -40,16 +40,17 @@ var TPUSettings = &rule.Rule{
 		What: "Adds `backend=` and `dynamic=` to `torch.compile(...)` calls and `@torch.compile` decorators that lack " +
 			"them, and adjusts existing values: for `--target tpu` the backend becomes `\"tpu\"` and `dynamic` becomes " +
 			"`False`; for `--target portable` each value becomes a choice on `DEVICE.type`, so CUDA and CPU keep the " +
-			"backend and `dynamic` they had. Inductor-only `mode=`/`options=` are dropped for tpu and made conditional " +
-			"for portable. The `eager` and `aot_eager` debugging backends are kept.",
+			"backend and `dynamic` they had. Inductor-only `mode=`/`options=` become `None` (their default) for tpu " +
+			"and are made conditional for portable. The `eager` and `aot_eager` debugging backends are kept.",
 		Why: "TorchTPU compiles through `backend=\"tpu\"` (FX → StableHLO → XLA, not Inductor), which is currently " +
 			"required, and `dynamic=False` is mandatory: every shape change recompiles, and compiles take minutes " +
 			"(torchtpu.md §7, §13.5). Inductor's `mode=\"reduce-overhead\"` uses CUDA graphs, which do not exist on TPU.",
 		Safety: "Safe when only missing keywords are added, an explicit `\"inductor\"` (the default) is replaced, or " +
 			"`dynamic=None` becomes `False`, and always for the portable target, whose choices leave CUDA and CPU runs " +
-			"unchanged. Unsafe for `--target tpu` when the code chose another backend (`\"cudagraphs\"`, a variable), " +
-			"asked for `dynamic=True` or a computed value, or passed `mode=`/`options=`: the rewrite drops that choice, " +
-			"so variable-shape inputs must be padded or bucketed.",
+			"unchanged. For `--target tpu`, overriding a choice the code made (another backend such as " +
+			"`\"cudagraphs\"` or a variable, `dynamic=True` or a computed value, `mode=`/`options=`) is a second, " +
+			"unsafe finding on the same call: its fix discards that choice, so variable-shape inputs must be padded " +
+			"or bucketed. The safe finding still adds the missing keywords.",
 	}, tpuSettingsExample),
 	Run: runTPUSettings,
 }
@@ -96,14 +97,23 @@ func compileMessage(target rule.Target, extra []string) string {
 	return msg
 }
 
+// settingsFinding reports what a torch.compile call lacks. Every edit
+// replaces a keyword's value or appends keywords, so the safe part and the
+// unsafe part (tpu target only: overriding a backend, dynamic or mode the
+// code chose) never overlap and are reported as two findings: the safe one
+// applies by default, the unsafe one with --unsafe-fixes.
 func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
-	var edits []rule.Edit
+	var safe, unsafe []rule.Edit
 	var add []string
 	var notes []string
-	safety := rule.Safe
 	portable := p.Target == rule.Portable
-	replace := func(n *ts.Node, text string) {
-		edits = append(edits, rule.Edit{Start: pyq.Start(n), End: pyq.End(n), New: text})
+	replace := func(n *ts.Node, text string, sure bool) {
+		e := rule.Edit{Start: pyq.Start(n), End: pyq.End(n), New: text}
+		if sure {
+			safe = append(safe, e)
+		} else {
+			unsafe = append(unsafe, e)
+		}
 	}
 
 	// backend=
@@ -117,11 +127,11 @@ func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 		// kept
 	} else if !isPortableChoice(p, v) {
 		if portable {
-			replace(v, portableChoice(dev, `"tpu"`, p.Text(v)))
+			replace(v, portableChoice(dev, `"tpu"`, p.Text(v)), true)
 		} else {
-			replace(v, `"tpu"`)
-			if !lit || s != "inductor" {
-				safety = rule.Unsafe
+			sure := lit && s == "inductor" // the default, spelled out
+			replace(v, `"tpu"`, sure)
+			if !sure {
 				notes = append(notes, "backend "+p.Text(v)+" does not run on TPU")
 			}
 		}
@@ -137,39 +147,42 @@ func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 	} else if b, lit := pyq.Bool(v); (lit && !b) || isPortableChoice(p, v) {
 		// already static, or already chosen by device
 	} else if portable {
-		replace(v, portableChoice(dev, "False", p.Text(v)))
+		replace(v, portableChoice(dev, "False", p.Text(v)), true)
 	} else {
-		replace(v, "False")
+		replace(v, "False", pyq.IsNone(v))
 		if !pyq.IsNone(v) {
-			safety = rule.Unsafe
 			notes = append(notes, "dynamic="+p.Text(v)+" becomes False: pad or bucket variable shapes")
 		}
 	}
 
-	// mode= and options= are Inductor settings.
+	// mode= and options= are Inductor settings (None is their default).
 	for _, name := range []string{"mode", "options"} {
-		kw := pyq.Kwarg(p, args, name)
-		if kw == nil {
+		v := pyq.KwargValue(p, args, name)
+		if v == nil {
 			continue
 		}
-		v := kw.ChildByFieldName("value")
 		if s, lit := pyq.Str(p, v); pyq.IsNone(v) || (lit && s == "default") || isPortableChoice(p, v) {
 			continue
 		}
 		if portable {
-			replace(v, portableChoice(dev, "None", p.Text(v)))
+			replace(v, portableChoice(dev, "None", p.Text(v)), true)
 		} else {
-			edits = append(edits, pyq.DropKwarg(p, args, kw))
-			safety = rule.Unsafe
+			replace(v, "None", false)
 			notes = append(notes, name+"= is an Inductor setting the tpu backend does not take")
 		}
 	}
 	if len(add) > 0 {
-		edits = append(edits, pyq.AddKwargs(p, args, add)...)
+		safe = append(safe, pyq.AddKwargs(p, args, add)...)
 	}
-	if len(edits) == 0 {
-		return
+	if len(safe) > 0 {
+		msg := compileMessage(p.Target, nil)
+		if len(unsafe) > 0 {
+			msg = compileMessage(p.Target, []string{"see the next finding for the settings the code chose"})
+		}
+		p.Report(pyq.Finding(call, msg, fixFor(dev, "Pass the TPU compile settings", rule.Safe, safe, portable)))
 	}
-	uses := portable && (len(add) > 0 || len(edits) > 0)
-	p.Report(pyq.Finding(call, compileMessage(p.Target, notes), fixFor(dev, "Pass the TPU compile settings", safety, edits, uses)))
+	if len(unsafe) > 0 {
+		p.Report(pyq.Finding(call, "torch.compile settings chosen for CUDA: "+strings.Join(notes, "; "),
+			fixFor(dev, "Override them with the TPU settings", rule.Unsafe, unsafe, false)))
+	}
 }

@@ -33,5 +33,3 @@ func TestNotebook(t *testing.T) {
 		})
 	}
 }
-
-func TestRobust(t *testing.T) { ruletest.Robust(t, hazards.Rules, "testdata") }

@@ -13,5 +13,3 @@ var update = flag.Bool("update", false, "rewrite the want files")
 func TestGolden(t *testing.T) { ruletest.Golden(t, hf.Rules, "testdata", *update) }
 
 func TestDocs(t *testing.T) { ruletest.Docs(t, hf.Rules) }
-
-func TestRobust(t *testing.T) { ruletest.Robust(t, hf.Rules, "testdata") }

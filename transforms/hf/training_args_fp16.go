@@ -1,6 +1,8 @@
 package hf
 
 import (
+	"strings"
+
 	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
@@ -71,7 +73,11 @@ func runTrainingArgsFP16(p *rule.Pass) {
 				Edits: []rule.Edit{{Start: pyq.Start(kw), End: pyq.End(kw), New: "bf16=True"}}}))
 			return
 		}
+		sep := ", "
+		if ls := pyq.LineStart(p.Src, pyq.Start(kw)); strings.TrimSpace(string(p.Src[ls:pyq.Start(kw)])) == "" {
+			sep = ",\n" + pyq.LineIndent(p.Src, pyq.Start(kw)) // one argument per line
+		}
 		p.Report(pyq.Finding(kw, msg+"; choose it by DEVICE.type so CUDA keeps fp16", dev.Fix("Train in bf16 on TPU", rule.Safe,
-			rule.Edit{Start: pyq.Start(v), End: pyq.End(v), New: dev.Type() + ` != "tpu", bf16=` + dev.Type() + ` == "tpu"`})))
+			rule.Edit{Start: pyq.Start(v), End: pyq.End(v), New: dev.Type() + ` != "tpu"` + sep + `bf16=` + dev.Type() + ` == "tpu"`})))
 	})
 }

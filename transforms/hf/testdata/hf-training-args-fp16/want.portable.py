@@ -7,6 +7,7 @@ DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_availab
 args = TrainingArguments(
     output_dir="out",
     per_device_train_batch_size=8,
-    fp16=DEVICE.type != "tpu", bf16=DEVICE.type == "tpu",  # want:tpu "PHF004: fp16 mixed precision"
+    fp16=DEVICE.type != "tpu",
+    bf16=DEVICE.type == "tpu",  # want:tpu "PHF004: fp16 mixed precision"
 )
 s2s = Seq2SeqTrainingArguments(output_dir="out", fp16=DEVICE.type != "tpu", bf16=DEVICE.type == "tpu", predict_with_generate=True)  # want:tpu "PHF004: fp16"
