@@ -106,7 +106,8 @@ func scaler(p *rule.Pass, dv *devkit.Dev, al devkit.ArgList, devArg *devkit.Str)
 		case t == "True":
 			pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.End(v), New: dt + ` == "cuda"`})
 		case t == "False":
-		case v.Type() == "identifier" || v.Type() == "attribute" || v.Type() == "call" || v.Type() == "subscript":
+		case v.Type() == "identifier" || v.Type() == "attribute" || v.Type() == "call" || v.Type() == "subscript" ||
+			v.Type() == "parenthesized_expression":
 			pl.add(rule.Edit{Start: devkit.End(v), End: devkit.End(v), New: " and " + dt + ` == "cuda"`})
 		default:
 			pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.Start(v), New: "("},

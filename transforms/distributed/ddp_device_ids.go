@@ -37,10 +37,11 @@ var DDPDeviceIDs = &rule.Rule{
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`DistributedDataParallel(..., device_ids=[...])` names CUDA devices",
 		What: "For `torch.nn.parallel.DistributedDataParallel` (any import spelling) with `device_ids` / " +
-			"`output_device` (keyword, or second and third positional argument): portable passes them only on CUDA " +
+			"`output_device` (keyword, or second and third positional argument), and for " +
+			"`torch.distributed.barrier(device_ids=...)`: portable passes them only on CUDA " +
 			"(`device_ids=[r] if DEVICE.type == \"cuda\" else None`); tpu removes them.",
 		Why: "`device_ids` lists CUDA devices; for any other module DDP requires it to be None, and TorchTPU's DDP " +
-			"example wraps the model with no device ids (torchtpu.md §9).",
+			"example wraps the model with no device ids (torchtpu.md §9). `barrier`'s `device_ids` is NCCL-only.",
 		Safety: "Safe: on CUDA the arguments are unchanged. Without device ids DDP does not move inputs to the " +
 			"device: code that fed CPU tensors to a DDP model relying on that must move them itself (the device " +
 			"rules rewrite the usual `.to(device)`/`.cuda()` calls).",
@@ -49,13 +50,14 @@ var DDPDeviceIDs = &rule.Rule{
 }
 
 func runDDPDeviceIDs(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "DistributedDataParallel") {
+	if !devkit.Mentions(p.Src, "DistributedDataParallel") && !devkit.Mentions(p.Src, "barrier") {
 		return
 	}
 	dv := devkit.NewDev(p)
 	devkit.Calls(p, func(call *ts.Node) {
 		_, q := devkit.Callee(p, call)
-		if q != "torch.nn.parallel.DistributedDataParallel" && q != "torch.nn.parallel.distributed.DistributedDataParallel" {
+		barrier := q == "torch.distributed.barrier"
+		if !barrier && q != "torch.nn.parallel.DistributedDataParallel" && q != "torch.nn.parallel.distributed.DistributedDataParallel" {
 			return
 		}
 		al, ok := devkit.Arguments(p, call)
@@ -67,7 +69,7 @@ func runDDPDeviceIDs(p *rule.Pass) {
 		for i, name := range []string{"device_ids", "output_device"} {
 			if kw := al.Keywords[name]; kw != nil {
 				args, values = append(args, kw), append(values, kw.ChildByFieldName("value"))
-			} else if len(al.Positional) > i+1 {
+			} else if len(al.Positional) > i+1 && !barrier {
 				args, values = append(args, al.Positional[i+1]), append(values, al.Positional[i+1])
 			}
 		}
@@ -90,7 +92,11 @@ func runDDPDeviceIDs(p *rule.Pass) {
 		if len(edits) == 0 {
 			return
 		}
-		f := rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: "DDP device_ids name CUDA devices"}
+		msg := "DDP device_ids name CUDA devices"
+		if barrier {
+			msg = "barrier(device_ids=...) names CUDA devices (NCCL only)"
+		}
+		f := rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: msg}
 		if p.Target == rule.TPU {
 			f.Fix = &rule.Fix{Title: "Remove device_ids/output_device", Safety: rule.Safe, Edits: edits}
 		} else {

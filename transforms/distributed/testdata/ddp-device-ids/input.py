@@ -11,3 +11,5 @@ m3 = nn.parallel.DistributedDataParallel(
 )
 m4 = DDP(net, [rank])
 m5 = DDP(net, device_ids=[rank] if use_cuda else None)
+torch.distributed.barrier(device_ids=[local_rank])
+torch.distributed.barrier()

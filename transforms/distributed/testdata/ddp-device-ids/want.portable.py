@@ -14,3 +14,5 @@ m3 = nn.parallel.DistributedDataParallel(
 )
 m4 = DDP(net, [rank] if DEVICE.type == "cuda" else None)
 m5 = DDP(net, device_ids=([rank] if use_cuda else None) if DEVICE.type == "cuda" else None)
+torch.distributed.barrier(device_ids=[local_rank] if DEVICE.type == "cuda" else None)
+torch.distributed.barrier()

@@ -10,3 +10,5 @@ m3 = nn.parallel.DistributedDataParallel(
 )
 m4 = DDP(net)
 m5 = DDP(net)
+torch.distributed.barrier()
+torch.distributed.barrier()
