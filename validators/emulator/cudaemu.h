@@ -1508,6 +1508,103 @@ CUDAEMU_H_ARITH(__nv_bfloat16, __nv_bfloat162)
 // Shuffles of half2 and friends go through the generic templates (4 bytes).
 
 
+
+// ---------------------------------------------------------------------------
+// Device-side PyTorch names that kernels written for torch extensions use:
+// c10::Half / c10::BFloat16 (arithmetic with float promotes to float, as in
+// c10/util/Half-inl.h), at::acc_type / at::opmath_type, and common macros.
+namespace c10 {
+#define CUDAEMU_C10_FLOAT(NAME, RAW)                                                                          \
+  struct alignas(2) NAME {                                                                                    \
+    unsigned short x;                                                                                         \
+    NAME() = default;                                                                                         \
+    NAME(float f) : x(RAW(f).__x) {}                                                                          \
+    NAME(double f) : x(RAW(static_cast<float>(f)).__x) {}                                                     \
+    NAME(int v) : x(RAW(static_cast<float>(v)).__x) {}                                                        \
+    NAME(long long v) : x(RAW(static_cast<float>(v)).__x) {}                                                  \
+    NAME(const RAW& h) : x(h.__x) {}                                                                          \
+    operator float() const { RAW h; h.__x = x; return float(h); }                                             \
+    operator RAW() const { RAW h; h.__x = x; return h; }                                                      \
+  };                                                                                                          \
+  template <class D_ = void> inline NAME operator+(const NAME& a, const NAME& b) { return NAME(float(a) + float(b)); } \
+  template <class D_ = void> inline NAME operator-(const NAME& a, const NAME& b) { return NAME(float(a) - float(b)); } \
+  template <class D_ = void> inline NAME operator*(const NAME& a, const NAME& b) { return NAME(float(a) * float(b)); } \
+  template <class D_ = void> inline NAME operator/(const NAME& a, const NAME& b) { return NAME(float(a) / float(b)); } \
+  template <class D_ = void> inline NAME operator-(const NAME& a) { return NAME(-float(a)); }                 \
+  template <class D_ = void> inline NAME& operator+=(NAME& a, const NAME& b) { a = a + b; return a; }         \
+  template <class D_ = void> inline NAME& operator-=(NAME& a, const NAME& b) { a = a - b; return a; }         \
+  template <class D_ = void> inline NAME& operator*=(NAME& a, const NAME& b) { a = a * b; return a; }         \
+  template <class D_ = void> inline NAME& operator/=(NAME& a, const NAME& b) { a = a / b; return a; }         \
+  inline float operator+(NAME a, float b) { return float(a) + b; }                                            \
+  inline float operator-(NAME a, float b) { return float(a) - b; }                                            \
+  inline float operator*(NAME a, float b) { return float(a) * b; }                                            \
+  inline float operator/(NAME a, float b) { return float(a) / b; }                                            \
+  inline float operator+(float a, NAME b) { return a + float(b); }                                            \
+  inline float operator-(float a, NAME b) { return a - float(b); }                                            \
+  inline float operator*(float a, NAME b) { return a * float(b); }                                            \
+  inline float operator/(float a, NAME b) { return a / float(b); }                                            \
+  inline double operator+(NAME a, double b) { return double(float(a)) + b; }                                  \
+  inline double operator-(NAME a, double b) { return double(float(a)) - b; }                                  \
+  inline double operator*(NAME a, double b) { return double(float(a)) * b; }                                  \
+  inline double operator/(NAME a, double b) { return double(float(a)) / b; }                                  \
+  inline double operator+(double a, NAME b) { return a + double(float(b)); }                                 \
+  inline double operator-(double a, NAME b) { return a - double(float(b)); }                                  \
+  inline double operator*(double a, NAME b) { return a * double(float(b)); }                                  \
+  inline double operator/(double a, NAME b) { return a / double(float(b)); }                                  \
+  inline NAME operator+(NAME a, int b) { return a + NAME(b); }                                                \
+  inline NAME operator-(NAME a, int b) { return a - NAME(b); }                                                \
+  inline NAME operator*(NAME a, int b) { return a * NAME(b); }                                                \
+  inline NAME operator/(NAME a, int b) { return a / NAME(b); }                                                \
+  inline NAME operator+(int a, NAME b) { return NAME(a) + b; }                                                \
+  inline NAME operator-(int a, NAME b) { return NAME(a) - b; }                                                \
+  inline NAME operator*(int a, NAME b) { return NAME(a) * b; }                                                \
+  inline NAME operator/(int a, NAME b) { return NAME(a) / b; }                                                \
+  inline float& operator+=(float& a, const NAME& b) { return a += float(b); }                                 \
+  inline float& operator-=(float& a, const NAME& b) { return a -= float(b); }                                 \
+  inline float& operator*=(float& a, const NAME& b) { return a *= float(b); }                                 \
+  inline float& operator/=(float& a, const NAME& b) { return a /= float(b); }
+CUDAEMU_C10_FLOAT(Half, __half)
+CUDAEMU_C10_FLOAT(BFloat16, __nv_bfloat16)
+#undef CUDAEMU_C10_FLOAT
+template <class T> struct OpMath { using type = T; };
+template <> struct OpMath<Half> { using type = float; };
+template <> struct OpMath<BFloat16> { using type = float; };
+template <> struct OpMath<__half> { using type = float; };
+template <> struct OpMath<__nv_bfloat16> { using type = float; };
+}  // namespace c10
+namespace at {
+using c10::BFloat16;
+using c10::Half;
+template <class T, bool is_cuda = true> struct AccumulateType { using type = typename c10::OpMath<T>::type; };
+template <bool is_cuda> struct AccumulateType<float, is_cuda> { using type = float; };
+template <bool is_cuda> struct AccumulateType<double, is_cuda> { using type = double; };
+template <bool is_cuda> struct AccumulateType<int, is_cuda> { using type = long long; };
+template <bool is_cuda> struct AccumulateType<long long, is_cuda> { using type = long long; };
+template <bool is_cuda> struct AccumulateType<long, is_cuda> { using type = long long; };
+template <class T, bool is_cuda = true> using acc_type = typename AccumulateType<T, is_cuda>::type;
+template <class T> using opmath_type = typename c10::OpMath<T>::type;
+}  // namespace at
+#define C10_HOST_DEVICE
+#define C10_DEVICE
+#define C10_HOST
+#define C10_UNUSED __attribute__((unused))
+#define C10_LIKELY(x) __builtin_expect(!!(x), 1)
+#define C10_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define C10_LAUNCH_BOUNDS_0
+#define C10_LAUNCH_BOUNDS_1(x)
+#define C10_LAUNCH_BOUNDS_2(x, y)
+#define C10_WARP_SIZE 32
+#define C10_RESTRICT __restrict
+#define __ubsan_ignore_float_divide_by_zero__
+#define __ubsan_ignore_undefined__
+#define __ubsan_ignore_signed_int_overflow__
+#define __ubsan_ignore_function__
+#define CUDA_KERNEL_ASSERT(cond) assert(cond)
+#ifndef CUDA_KERNEL_LOOP
+#define CUDA_KERNEL_LOOP(i, n) \
+  for (int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x); i < (n); i += static_cast<int>(blockDim.x * gridDim.x))
+#endif
+
 // ---------------------------------------------------------------------------
 // cooperative_groups: thread blocks and warp tiles (grid and multi-grid
 // groups are unsupported: all blocks would have to be resident at once).

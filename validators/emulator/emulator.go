@@ -159,7 +159,7 @@ func cString(s string) string {
 // omitted only if all later ones are omitted too.
 func Instantiate(tu, name string, args map[string]string) ([]string, error) {
 	code := blankCommentsAndStrings(tu)
-	re := regexp.MustCompile(`template\s*<([^{};]*?)>\s*(?:__global__|__launch_bounds__\s*\([^)]*\)|static|inline|__device__|\s)*\s*void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?` + regexp.QuoteMeta(name) + `\s*\(`)
+	re := regexp.MustCompile(`template\s*<([^{};]*?)>\s*(?:__global__|__launch_bounds__\s*\([^)]*\)|static|inline|__device__|\s)*\s*void\s+(?:\w+\s*\([^()]*\)\s*)?` + regexp.QuoteMeta(name) + `\s*\(`)
 	m := re.FindStringSubmatch(code)
 	if m == nil {
 		return nil, fmt.Errorf("emulator: no template definition of kernel %s found", name)

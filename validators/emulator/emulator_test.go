@@ -88,6 +88,7 @@ func TestKernels(t *testing.T) {
 			"barrier deadlock in block (1,0,0)", "waits at __syncthreads()", "exited",
 			"invalid launch: block (2048,1,1) exceeds CUDA limits"}},
 		{name: "coop_groups", wantOK: true},
+		{name: "torch_compat", wantOK: true},
 		{name: "faults", wantOK: true, wantOut: []string{
 			"ERR-OOB: cudaemu: segmentation fault at address", "out-of-bounds memory access",
 			"ERR-SPIN: cudaemu: launch exceeded its CPU-time limit of 1 s", "ERR-STACK: cudaemu: segmentation fault", "fiber stack overflow",
@@ -397,7 +398,7 @@ print("OK", lib.pallasify_kernel_name().decode(), rc2, err.value.decode())
 }
 
 func TestInstantiate(t *testing.T) {
-	src := "template <typename T, int BLOCK = 256, typename Acc = float>\n__global__ void k(const T* x, T* y) {}\ntemplate<class T> __device__ T f(T v) { return v; }\n"
+	src := "template <typename T, int BLOCK = 256, typename Acc = float>\n__global__ void C10_LAUNCH_BOUNDS_1(BLOCK) k(const T* x, T* y) {}\ntemplate<class T> __device__ T f(T v) { return v; }\n"
 	cases := []struct {
 		args    map[string]string
 		want    string
