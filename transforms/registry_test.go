@@ -222,23 +222,71 @@ if __name__ == "__main__":
     main()
 `
 
+// nanoScript is shaped like nanoGPT's train.py: device strings held in
+// variables, a device_type derived by comparison, a float16-aware scaler.
+const nanoScript = `import os
+import time
+from contextlib import nullcontext
+
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.distributed import init_process_group, destroy_process_group
+
+backend = 'nccl'  # 'nccl', 'gloo', etc.
+device = 'cuda'  # examples: 'cpu', 'cuda', 'cuda:0', 'cuda:1' etc., or try 'mps' on macbooks
+dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
+compile = True
+ddp = int(os.environ.get('RANK', -1)) != -1
+if ddp:
+    init_process_group(backend=backend)
+    ddp_local_rank = int(os.environ['LOCAL_RANK'])
+    device = f'cuda:{ddp_local_rank}'
+    torch.cuda.set_device(device)
+torch.manual_seed(1337)
+torch.backends.cuda.matmul.allow_tf32 = True
+device_type = 'cuda' if 'cuda' in device else 'cpu'
+ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
+ctx = nullcontext() if device_type == 'cpu' else torch.amp.autocast(device_type=device_type, dtype=ptdtype)
+model.to(device)
+scaler = torch.cuda.amp.GradScaler(enabled=(dtype == 'float16'))
+if compile:
+    model = torch.compile(model)
+if ddp:
+    model = DDP(model, device_ids=[ddp_local_rank])
+x, y = x.pin_memory().to(device, non_blocking=True), y.to(device)
+t0 = time.time()
+torch.cuda.synchronize()
+`
+
 func TestAllRulesTogether(t *testing.T) {
 	comp := devtest.NewCompiler(t)
-	for _, tg := range rule.Targets {
-		for _, unsafe := range []bool{false, true} {
-			opts := rule.Options{Target: tg, UnsafeFixes: unsafe}
-			r := devtest.Run(t, transforms.All(), opts, []byte(trainScript))
-			for _, f := range r.Findings {
-				if f.Skipped != "" && !strings.HasPrefix(f.Skipped, "unsafe") {
-					t.Errorf("%s %s line %d: fix skipped: %s", tg, f.Code, f.Line, f.Skipped)
-				}
+	for _, sample := range []struct{ name, src string }{{"train", trainScript}, {"nano", nanoScript}} {
+		for _, tg := range rule.Targets {
+			for _, unsafe := range []bool{false, true} {
+				checkTogether(t, comp, sample.name, sample.src, rule.Options{Target: tg, UnsafeFixes: unsafe})
 			}
-			out := devtest.Check(t, transforms.All(), opts, []byte(trainScript))
-			if strings.Contains(string(out), "torch.cuda.") && tg == rule.TPU && unsafe {
-				t.Errorf("%s: torch.cuda calls remain:\n%s", tg, out)
-			}
-			comp.Add(t, string(tg), out)
 		}
 	}
 	comp.Check(t)
+}
+
+func checkTogether(t *testing.T, comp *devtest.Compiler, name, src string, opts rule.Options) {
+	t.Helper()
+	tg := opts.Target
+	r := devtest.Run(t, transforms.All(), opts, []byte(src))
+	for _, f := range r.Findings {
+		if f.Skipped != "" && !strings.HasPrefix(f.Skipped, "unsafe") {
+			t.Errorf("%s %s %s line %d: fix skipped: %s", name, tg, f.Code, f.Line, f.Skipped)
+		}
+	}
+	out := devtest.Check(t, transforms.All(), opts, []byte(src))
+	if tg == rule.TPU && opts.UnsafeFixes && strings.Contains(string(out), "torch.cuda.") {
+		t.Errorf("%s %s: torch.cuda calls remain:\n%s", name, tg, out)
+	}
+	for _, word := range []string{`"cuda"`, `'cuda'`, `"nccl"`, `'nccl'`} {
+		if tg == rule.TPU && strings.Contains(string(out), "= "+word) {
+			t.Errorf("%s %s: %s is still assigned:\n%s", name, tg, word, out)
+		}
+	}
+	comp.Add(t, name+"."+string(tg), out)
 }

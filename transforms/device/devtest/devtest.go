@@ -23,6 +23,8 @@ import (
 	"strings"
 	"testing"
 
+	udiff "github.com/aymanbagabas/go-udiff"
+
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
@@ -274,30 +276,9 @@ func ruleFor(family []*rule.Rule, name string) *rule.Rule {
 	return best
 }
 
-// Diff is a line diff good enough for test failures: "-" lines expected,
-// "+" lines got.
+// Diff is a unified diff from want to got, for test failures.
 func Diff(want, got []byte) string {
-	w := strings.Split(string(want), "\n")
-	g := strings.Split(string(got), "\n")
-	var b strings.Builder
-	i, j := 0, 0
-	for i < len(w) || j < len(g) {
-		switch {
-		case i < len(w) && j < len(g) && w[i] == g[j]:
-			i++
-			j++
-		default:
-			if i < len(w) {
-				fmt.Fprintf(&b, "-%s\n", w[i])
-				i++
-			}
-			if j < len(g) {
-				fmt.Fprintf(&b, "+%s\n", g[j])
-				j++
-			}
-		}
-	}
-	return b.String()
+	return udiff.Unified("want", "got", string(want), string(got))
 }
 
 // CheckExamples runs every rule's documented Example through the engine, as
