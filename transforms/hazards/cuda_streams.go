@@ -50,7 +50,11 @@ var CudaStreams = &rule.Rule{
 
 func runCudaStreams(p *rule.Pass) {
 	pyq.Calls(p, func(call *ts.Node) {
-		if what, ok := streamCalls[pyq.CallName(p, call)]; ok {
+		name := pyq.CallName(p, call)
+		if (name == "torch.cuda.current_stream" || name == "torch.cuda.default_stream") && inStreamMethod(p, call) {
+			return // `current_stream().wait_stream(s)`: one finding, on the method
+		}
+		if what, ok := streamCalls[name]; ok {
 			p.Report(pyq.Finding(call, what+": CUDA streams are placeholders on TPU and give no overlap; "+
 				"keep the code sequential and drop the stream", nil))
 			return
@@ -62,4 +66,20 @@ func runCudaStreams(p *rule.Pass) {
 				"(XLA orders execution); drop it together with the stream", nil))
 		}
 	})
+}
+
+// inStreamMethod reports whether call is the receiver or an argument of a
+// wait_stream/wait_event/record_stream call.
+func inStreamMethod(p *rule.Pass, call *ts.Node) bool {
+	for n := call.Parent(); n != nil; n = n.Parent() {
+		switch n.Type() {
+		case "attribute", "argument_list":
+			continue
+		case "call":
+			fn := n.ChildByFieldName("function")
+			return fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(fn.ChildByFieldName("attribute"))]
+		}
+		return false
+	}
+	return false
 }

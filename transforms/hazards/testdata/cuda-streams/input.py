@@ -6,8 +6,9 @@ def prefetch(loader, device):
     batch = next(loader)
     with torch.cuda.stream(side):  # want "PDX003: a stream context"
         batch = batch.to(device, non_blocking=True)
-    torch.cuda.current_stream().wait_stream(side)  # want "PDX003: the current CUDA stream" "PDX003: `wait_stream`"
-    batch.record_stream(torch.cuda.current_stream())  # want "PDX003: `record_stream`" "PDX003: the current CUDA stream"
+    torch.cuda.current_stream().wait_stream(side)  # want "PDX003: `wait_stream`"
+    batch.record_stream(torch.cuda.current_stream())  # want "PDX003: `record_stream`"
+    s = torch.cuda.current_stream()  # want "PDX003: the current CUDA stream"
     return batch
 
 
