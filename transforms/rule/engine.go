@@ -174,6 +174,10 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 				break
 			}
 		}
+		if !conflict && selfOverlap(f.Fix.Edits) {
+			conflict = true
+			f.Skipped = "fix has overlapping edits"
+		}
 		if conflict {
 			continue
 		}
@@ -247,6 +251,21 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 		return nil, &f
 	}
 	return result, nil
+}
+
+// selfOverlap reports whether two edits of one fix overlap (with the same
+// rules as between fixes); applying such a fix would scramble the output.
+func selfOverlap(edits []Edit) bool {
+	for i, x := range edits {
+		for _, a := range edits[:i] {
+			if x.Start < a.End && a.Start < x.End ||
+				x.Start == x.End && a.Start < x.Start && x.Start < a.End ||
+				a.Start == a.End && x.Start < a.Start && a.Start < x.End {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // headerBlock returns the import lines and preludes to insert after the

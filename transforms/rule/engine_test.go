@@ -102,3 +102,16 @@ func TestEngineSyntaxError(t *testing.T) {
 		t.Fatalf("message %q", r.Problems[0].Message)
 	}
 }
+
+// A fix whose own edits overlap is skipped, not applied (nor a crash).
+func TestEngineSelfOverlappingFix(t *testing.T) {
+	bad := &rule.Rule{Code: "PXX004", Name: "self-overlap", Doc: "Self.", Safety: rule.Safe,
+		Run: func(p *rule.Pass) {
+			p.Report(rule.Finding{Start: 0, End: 5, Message: "x", Fix: &rule.Fix{Edits: []rule.Edit{
+				{Start: 0, End: 5, New: "y = 2"}, {Start: 2, End: 2, New: "z"}}}})
+		}}
+	r := run(t, &rule.Engine{Rules: []*rule.Rule{bad}}, "x = 1\n")
+	if r.Output != nil || len(r.Findings) != 1 || r.Findings[0].Applied || r.Findings[0].Skipped == "" {
+		t.Fatalf("got output %q findings %+v", r.Output, r.Findings)
+	}
+}
