@@ -222,6 +222,8 @@ struct Emu {
   void (*fn)(void*) = nullptr;
   void* ctx = nullptr;
   int printed = 0;
+  bool direct = false;                 // CUDAEMU_NOSYNC: one fiber runs every thread in turn
+  void (*entry)(Thread*) = nullptr;    // the fiber entry being started
   volatile sig_atomic_t timed_out = 0;
   volatile sig_atomic_t in_libc = 0;  // inside stdio: the timer must not jump away
   int timeout_s = 0;
@@ -246,10 +248,35 @@ inline void fiber_main(Thread* t) {
   fiber_exit();
 }
 
+// direct_main runs the whole grid on one fiber, each thread a plain call: the
+// fast path for kernels that never synchronise (CUDAEMU_NOSYNC, set by the Go
+// side when the translation unit names no synchronising primitive). The fiber
+// still lets a fault or a timeout abandon the launch.
+inline void direct_main(Thread* t) {
+  Emu& e = emu();
+  const dim3 g = gridDim, b = blockDim;
+  for (unsigned bz = 0; bz < g.z; bz++)
+    for (unsigned by = 0; by < g.y; by++)
+      for (unsigned bx = 0; bx < g.x; bx++) {
+        blockIdx = uint3{bx, by, bz};
+        int i = 0;
+        for (unsigned z = 0; z < b.z; z++)
+          for (unsigned y = 0; y < b.y; y++)
+            for (unsigned x = 0; x < b.x; x++, i++) {
+              t->tid = uint3{x, y, z};
+              t->linear = i;
+              threadIdx = t->tid;
+              e.fn(e.ctx);
+            }
+      }
+  t->state = kDone;
+  fiber_exit();
+}
+
 #if !defined(__x86_64__)
 inline void fiber_tramp(unsigned hi, unsigned lo) {
   Thread* t = reinterpret_cast<Thread*>((static_cast<uintptr_t>(hi) << 32) | static_cast<uintptr_t>(lo));
-  fiber_main(t);
+  emu().entry(t);
 }
 #endif
 
@@ -315,9 +342,10 @@ inline void stack_release(Thread& t) {
 }
 
 // Resume (or start) thread t on its fiber until it blocks or finishes.
-inline bool resume(Thread& t) {
+inline bool resume(Thread& t, void (*entry)(Thread*) = &fiber_main) {
   Emu& e = emu();
   if (t.state == kNotStarted) {
+    e.entry = entry;
     char* base = stack_alloc(&t.stack);
     if (!base) {
       set_error("cudaemu: cannot allocate a fiber stack (%d threads alive)", e.nstacks);
@@ -328,7 +356,7 @@ inline bool resume(Thread& t) {
     void** sp = reinterpret_cast<void**>(top - 72);
     sp[0] = nullptr;                                                   // r15
     sp[1] = nullptr;                                                   // r14
-    sp[2] = reinterpret_cast<void*>(&fiber_main);                      // r13: entry
+    sp[2] = reinterpret_cast<void*>(entry);                            // r13: entry
     sp[3] = &t;                                                        // r12: argument
     sp[4] = nullptr;                                                   // rbx
     sp[5] = nullptr;                                                   // rbp
@@ -376,6 +404,10 @@ inline void block_barrier(const char* name, int pred) {
   if (!t) {
     set_error("cudaemu: %s called outside a kernel launch", name);
     return;
+  }
+  if (e.direct) {
+    set_error("cudaemu: %s reached in a kernel built without synchronisation support (CUDAEMU_NOSYNC); rebuild without it", name);
+    device_fail();
   }
   t->pred = pred;
   t->opname = name;
@@ -487,6 +519,10 @@ inline unsigned long long warp_op(const char* name, unsigned op, unsigned mask, 
   if (!t) {
     set_error("cudaemu: %s called outside a kernel launch", name);
     return 0;
+  }
+  if (e.direct) {
+    set_error("cudaemu: %s reached in a kernel built without synchronisation support (CUDAEMU_NOSYNC); rebuild without it", name);
+    device_fail();
   }
   const int lane = t->linear & 31;
   const int warp = t->linear >> 5;
@@ -756,7 +792,22 @@ inline int launch_fn(dim3 g, dim3 b, size_t shmem, void (*fn)(void*), void* ctx,
           e.thr[i].linear = i;
           e.thr[i].stack = -1;
         }
-    for (unsigned bz = 0; bz < g.z && rc == 0; bz++)
+#if defined(CUDAEMU_NOSYNC)
+    e.direct = true;
+#else
+    e.direct = false;
+#endif
+    if (e.direct) {
+      Thread& t = e.thr[0];
+      t.state = kNotStarted;
+      e.ndone = 0;
+      rc = resume(t, &direct_main) ? 0 : 1;
+      if (rc == 0 && e.timed_out) {
+        set_error("cudaemu: launch exceeded its CPU-time limit of %d s", e.timeout_s);
+        rc = 1;
+      }
+    }
+    for (unsigned bz = 0; bz < g.z && rc == 0 && !e.direct; bz++)
       for (unsigned by = 0; by < g.y && rc == 0; by++)
         for (unsigned bx = 0; bx < g.x && rc == 0; bx++) {
           blockIdx = uint3{bx, by, bz};

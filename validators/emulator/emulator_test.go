@@ -44,7 +44,7 @@ const prelude = `#include "cudaemu.h"
 // buildCase compiles testdata/<name>/kernel.cu (through Prepare) with its
 // main.cc driver and runs it in the sandbox; it returns the output and
 // whether the program exited 0.
-func buildCase(t *testing.T, sb *sandbox.Sandbox, name string) (string, bool, time.Duration) {
+func buildCase(t *testing.T, sb *sandbox.Sandbox, name string, flags ...string) (string, bool, time.Duration) {
 	t.Helper()
 	kernel, err := os.ReadFile(filepath.Join("testdata", name, "kernel.cu"))
 	if err != nil {
@@ -61,7 +61,7 @@ func buildCase(t *testing.T, sb *sandbox.Sandbox, name string) (string, bool, ti
 	src := prelude + "#line 1 \"kernel.cu\"\n" + tu + "\n#line 1 \"main.cc\"\n" + string(driver)
 	dir := t.TempDir()
 	start := time.Now()
-	exe, log, err := CompileProgram(context.Background(), sb, dir, "prog", src, Options{})
+	exe, log, err := CompileProgram(context.Background(), sb, dir, "prog", src, Options{Flags: flags})
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, log)
 	}
@@ -75,6 +75,7 @@ func TestKernels(t *testing.T) {
 	sb := testSandbox(t)
 	cases := []struct {
 		name    string
+		flags   []string
 		wantOK  bool
 		wantOut []string // substrings of the output
 	}{
@@ -89,17 +90,16 @@ func TestKernels(t *testing.T) {
 			"invalid launch: block (2048,1,1) exceeds CUDA limits"}},
 		{name: "coop_groups", wantOK: true},
 		{name: "torch_compat", wantOK: true},
-		{name: "faults", wantOK: true, wantOut: []string{
-			"ERR-OOB: cudaemu: segmentation fault at address", "out-of-bounds memory access",
-			"ERR-SPIN: cudaemu: launch exceeded its CPU-time limit of 1 s", "ERR-STACK: cudaemu: segmentation fault", "fiber stack overflow",
-			"ERR-FPE: cudaemu: arithmetic exception", "ERR-TRAP: cudaemu: __trap() called in block (0,0,0), thread (3,0,0)",
-			"ERR-ASSERT: cudaemu: device assertion failed: x[threadIdx.x] >= 0.0f (kernel.cu:", "thread (3,0,0)"}},
+		{name: "faults", wantOK: true, wantOut: faultOut},
+		{name: "faults", flags: []string{"-DCUDAEMU_NOSYNC=1"}, wantOK: true, wantOut: faultOut},
+		{name: "histogram", flags: []string{"-DCUDAEMU_NOSYNC=1"}, wantOK: false, wantOut: []string{
+			"launch failed: cudaemu: __syncthreads() reached in a kernel built without synchronisation support"}},
 		{name: "warp_deadlock", wantOK: true, wantOut: []string{"warp deadlock in block (0,0,0), warp 1", "__shfl_down_sync()", "has exited"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.name+strings.Join(c.flags, ""), func(t *testing.T) {
 			t.Parallel()
-			out, ok, _ := buildCase(t, sb, c.name)
+			out, ok, _ := buildCase(t, sb, c.name, c.flags...)
 			if ok != c.wantOK {
 				t.Fatalf("exit ok=%v, want %v; output:\n%s", ok, c.wantOK, out)
 			}
@@ -112,6 +112,12 @@ func TestKernels(t *testing.T) {
 	}
 }
 
+var faultOut = []string{
+	"ERR-OOB: cudaemu: segmentation fault at address", "out-of-bounds memory access",
+	"ERR-SPIN: cudaemu: launch exceeded its CPU-time limit of 1 s", "ERR-STACK: cudaemu: segmentation fault", "fiber stack overflow",
+	"ERR-FPE: cudaemu: arithmetic exception", "ERR-TRAP: cudaemu: __trap() called in block (0,0,0), thread (3,0,0)",
+	"ERR-ASSERT: cudaemu: device assertion failed: x[threadIdx.x] >= 0.0f (kernel.cu:", "thread (3,0,0)"}
+
 // TestPerformance measures compile + run of a 1M-element elementwise kernel
 // and a 256x256x256 tiled matmul.
 func TestPerformance(t *testing.T) {
@@ -120,15 +126,18 @@ func TestPerformance(t *testing.T) {
 		t.Skip("short")
 	}
 	sb := testSandbox(t)
-	for _, name := range []string{"elementwise_1m", "matmul_256"} {
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flags []string
+	}{{"elementwise_1m", nil}, {"elementwise_1m", []string{"-DCUDAEMU_NOSYNC=1"}}, {"matmul_256", nil}} {
+		t.Run(c.name+strings.Join(c.flags, ""), func(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
-			out, ok, compile := buildCase(t, sb, name)
+			out, ok, compile := buildCase(t, sb, c.name, c.flags...)
 			if !ok {
 				t.Fatalf("failed:\n%s", out)
 			}
-			t.Logf("%s: compile %.2fs, compile+run %.2fs; %s", name, compile.Seconds(), time.Since(start).Seconds(), strings.TrimSpace(out))
+			t.Logf("%s %v: compile %.2fs, compile+run %.2fs; %s", c.name, c.flags, compile.Seconds(), time.Since(start).Seconds(), strings.TrimSpace(out))
 		})
 	}
 }
@@ -397,6 +406,26 @@ print("OK", lib.pallasify_kernel_name().decode(), rc2, err.value.decode())
 	})
 }
 
+func TestNeedsFibers(t *testing.T) {
+	cases := []struct {
+		src  string
+		want bool
+	}{
+		{"__global__ void k(float* y) { y[threadIdx.x] = 1.0f; }", false},
+		{"__global__ void k(float* y) { // __syncthreads() in a comment\n y[0] = 1.0f; }", false},
+		{"__global__ void k(float* y) { __syncthreads(); }", true},
+		{"__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }", true},
+		{"__global__ void k(unsigned* y) { y[0] = __activemask(); }", true},
+		{"namespace cg = cooperative_groups;\n__global__ void k() { cg::sync(cg::this_thread_block()); }", true},
+		{"__global__ void k() { auto b = this_thread_block(); b.sync(); }", true},
+	}
+	for _, c := range cases {
+		if got := NeedsFibers(c.src); got != c.want {
+			t.Errorf("NeedsFibers(%q) = %v, want %v", c.src, got, c.want)
+		}
+	}
+}
+
 func TestInstantiate(t *testing.T) {
 	src := "template <typename T, int BLOCK = 256, typename Acc = float>\n__global__ void C10_LAUNCH_BOUNDS_1(BLOCK) k(const T* x, T* y) {}\ntemplate<class T> __device__ T f(T v) { return v; }\n"
 	cases := []struct {
@@ -491,6 +520,7 @@ torch::Tensor run(torch::Tensor x) {
   return x;
 }
 static int helper(int a) { return a + 1; }
+constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 extern "C" {
 __device__ float h(float x) { return x; }
 }
@@ -507,7 +537,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 	if strings.Count(out, "\n") != strings.Count(src, "\n") {
 		t.Fatalf("line count changed")
 	}
-	for _, w := range []string{"#define N 4", "struct P { float a; };", "__device__ float f", "__global__ void k(T* y)", "__device__ float g", "__device__ float h"} {
+	for _, w := range []string{"#define N 4", "struct P { float a; };", "__device__ float f", "__global__ void k(T* y)", "__device__ float g", "__device__ float h", "constexpr int ceil_div"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("lost %q:\n%s", w, out)
 		}

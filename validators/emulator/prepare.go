@@ -343,6 +343,7 @@ var (
 	hostBlockRe   = regexp.MustCompile(`\b(PYBIND11_MODULE|TORCH_LIBRARY|TORCH_LIBRARY_IMPL|TORCH_LIBRARY_FRAGMENT)\s*\(`)
 	aggregateRe   = regexp.MustCompile(`^\s*(?:template\s*<[^{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum|namespace)\b|\bextern\s*"[ C]*"\s*$`)
 	hostAPIRe     = regexp.MustCompile(`\b(torch|at|c10|pybind11|py)::|\bTORCH_|\bAT_DISPATCH|\bPYBIND11_`)
+	constexprRe   = regexp.MustCompile(`\bconstexpr\b`)
 	deviceQualRe  = regexp.MustCompile(`\b(__global__|__device__)\b`)
 	funcHeaderEnd = regexp.MustCompile(`\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->\s*[^{]*)?$`)
 )
@@ -355,8 +356,8 @@ func isHostFunction(hdr string) bool {
 	if hostBlockRe.MatchString(hdr) {
 		return true
 	}
-	if aggregateRe.MatchString(hdr) || isDeviceQualified(hdr) {
-		return false
+	if aggregateRe.MatchString(hdr) || isDeviceQualified(hdr) || constexprRe.MatchString(hdr) {
+		return false // constexpr functions are callable from device code (--expt-relaxed-constexpr)
 	}
 	t := strings.TrimSpace(hdr)
 	if strings.HasSuffix(t, "=") || !strings.Contains(t, "(") {

@@ -242,8 +242,6 @@ def _special_enabled(spec, mode):
 
 
 def run_protocol(a, v: Verdict):
-    import jax  # noqa: F401 - imported here so a missing jax is a clean error
-
     v.phase = "spec"
     try:
         spec = load_spec(a.spec)

@@ -1,0 +1,97 @@
+"""Every gate of the protocol has a candidate that only that gate rejects."""
+import pytest
+
+from conftest import DATA, run_harness
+
+
+def code(v):
+    return v["reason"].split(":")[0]
+
+
+@pytest.mark.parametrize("cand,want", [
+    ("good.py", ""),
+    ("tail.py", "V-UNWRITTEN"),        # poison survives: grid skips the tail
+    ("noscale.py", "V-MISMATCH"),      # scalar ignored
+    ("bf16.py", "V-MISMATCH"),         # precision dropped (tight fp32 tolerance)
+    ("offbyone.py", "V-MISMATCH"),     # shifted index
+    ("nolaunch.py", "V-NOLAUNCH"),     # no pallas_call at all
+    ("ghost.py", "V-NOLAUNCH"),        # dummy pallas_call, result from jnp (ghost replay)
+    ("shape.py", "V-SHAPE"),
+    ("nan.py", "V-NAN"),               # special values: NaN/Inf replaced
+    ("nondet.py", "V-NONDET"),         # reads uninitialised scratch: runs differ by 1 ulp
+    ("stale.py", "V-BANNED"),          # mutable default-argument cache
+    ("banned_os.py", "V-BANNED"),
+    ("banned_try.py", "V-BANNED"),
+    ("banned_getattr.py", "V-BANNED"),
+    ("compile_error.py", "V-COMPILE"),
+])
+def test_axpy_gates(tmp_path, refs, cand, want):
+    v = run_harness(tmp_path, "axpy", cand, "--quick", "--seeds", "2", reference=refs["axpy"])
+    assert code(v) == want, v["reason"] + v["_stderr"]
+    assert v["verdict"] == ("proven" if not want else "rejected")
+    assert v["_rc"] == (0 if not want else 1)
+
+
+def test_full_protocol_verdict_fields(tmp_path, refs):
+    v = run_harness(tmp_path, "axpy", "good.py", reference=refs["axpy"])
+    assert v["verdict"] == "proven" and v["schema"] == "pallasify.verdict/v1"
+    assert v["seeds"] >= 5 and len(v["shapes"]) >= 3
+    assert set(v["distributions"]) >= {"normal", "uniform", "large", "negative", "ties"}
+    assert all(v["gates"].values())
+    assert v["interpret_checks"].get("uninitialized_memory") == "nan"
+    assert v["stats"]["cases"] >= 20 and v["stats"]["mismatches"] == 0
+    assert "flushed" in v["subnormals"]
+    c = v["cases"][0]
+    for k in ("max_abs", "max_rel", "ulp_p50", "ulp_p99", "ulp_max", "mismatches", "first_mismatches", "nan_mask_ok"):
+        assert k in c
+
+
+def test_reference_py_equals_so(tmp_path, refs):
+    v = run_harness(tmp_path, "axpy", "good.py", "--quick", reference_py=DATA / "axpy" / "reference.py")
+    assert v["verdict"] == "proven" and v["reference"]["kind"] == "python"
+
+
+def test_softmax(tmp_path, refs):
+    assert run_harness(tmp_path, "softmax", "good.py", "--quick", reference=refs["softmax"])["verdict"] == "proven"
+    assert code(run_harness(tmp_path, "softmax", "axis.py", "--quick", reference=refs["softmax"])) in ("V-UNWRITTEN", "V-MISMATCH")
+    assert code(run_harness(tmp_path, "softmax", "fallback.py", "--quick", reference=refs["softmax"])) == "V-BANNED"
+
+
+def test_histogram_int_outputs(tmp_path, refs):
+    assert run_harness(tmp_path, "hist", "good.py", "--quick", reference=refs["hist"])["verdict"] == "proven"
+    # Unmasked tail: right with int-max poison, wrong with zero poison.
+    assert code(run_harness(tmp_path, "hist", "tail.py", "--quick", reference=refs["hist"])) == "V-MISMATCH"
+
+
+def test_timeout(tmp_path, refs):
+    v = run_harness(tmp_path, "axpy", "loop.py", "--timeout", "4", reference=refs["axpy"])
+    assert code(v) == "V-TIMEOUT" and v["_rc"] == 124
+
+
+def test_degenerate_kernel_is_an_error(tmp_path, refs):
+    ref = tmp_path / "zero_ref.py"
+    ref.write_text("import numpy as np\n\ndef reference(args):\n    return {'out': np.zeros_like(args['x'])}\n")
+    cand = tmp_path / "zero.py"
+    cand.write_text((DATA / "axpy" / "good.py").read_text().replace(
+        "o_ref[...] = alpha * x_ref[...] + y_ref[...]", "o_ref[...] = 0.0 * x_ref[...]"))
+    v = run_harness(tmp_path, "axpy", cand, "--quick", "--special", "off", reference_py=ref)
+    assert v["verdict"] == "error" and code(v) == "V-DEGENERATE"
+
+
+def test_reference_failures(tmp_path, refs):
+    bad = tmp_path / "bad_ref.py"
+    bad.write_text("def reference(args):\n    args['x'][0] = 1.0\n    return {'out': args['x']}\n")
+    v = run_harness(tmp_path, "axpy", "good.py", "--quick", reference_py=bad)
+    assert v["verdict"] == "error" and code(v) == "V-REFERENCE"
+    # ref.so that returns an error (grid too small for n).
+    spec = tmp_path / "spec.json"
+    spec.write_text((DATA / "axpy" / "spec.json").read_text().replace('"(n + 255) / 256"', '"1"'))
+    v = run_harness(tmp_path, "axpy", "good.py", "--quick", reference=refs["axpy"], spec=spec)
+    assert v["verdict"] == "error" and code(v) == "V-REFERENCE" and "grid too small" in v["reason"]
+
+
+def test_bad_spec(tmp_path, refs):
+    spec = tmp_path / "spec.json"
+    spec.write_text((DATA / "axpy" / "spec.json").read_text().replace('"(n + 255) / 256"', '"(n + ) / 256"'))
+    v = run_harness(tmp_path, "axpy", "good.py", reference=refs["axpy"], spec=spec)
+    assert v["verdict"] == "error" and code(v) == "V-SPEC"

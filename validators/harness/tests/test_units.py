@@ -1,0 +1,124 @@
+"""Unit tests: expression grammar, sweep, comparison, degeneracy, AST ban, input checks."""
+import numpy as np
+import pytest
+
+from pallasify_harness import astban, compare, expr, spec as specmod
+from pallasify_harness.protocol import Stop, _check_inputs
+
+
+@pytest.mark.parametrize("text,env,want", [
+    ("(n + 255) / 256", {"n": 257}, 2), ("-7 / 2", {}, -3), ("-7 % 2", {}, -1), ("min(a, 3) * max(2, b)", {"a": 9, "b": 1}, 6),
+    ("n % 256 == 0 && n <= 4096", {"n": 512}, 1), ("n % 256 == 0 && n <= 4096", {"n": 500}, 0), ("!(n > 2) || n == 3", {"n": 3}, 1),
+])
+def test_expr(text, env, want):
+    assert expr.evaluate(text, env) == want
+
+
+@pytest.mark.parametrize("text", ["__import__('os')", "n +", "a.b", "1; 2", "x[0]", "", "lambda: 1", "open('f')"])
+def test_expr_rejects(text):
+    with pytest.raises(expr.ExprError):
+        expr.evaluate(text, {"n": 1, "x": 1, "a": 1, "open": 1})
+
+
+def test_sweep_respects_constraints():
+    raw = {"schema": "pallasify.kernelspec/v1", "symbols": ["n"], "params": [
+        {"name": "o", "kind": "pointer", "dtype": "float32", "role": "output", "shape": ["n"]}],
+        "launch": {"grid": ["n / 256", "1", "1"], "block": ["256", "1", "1"]},
+        "domain": {"constraints": ["n % 256 == 0"]}}
+    sizes = specmod.shape_sweep(specmod.parse_spec(raw), 4)
+    assert sizes and all(s["n"] % 256 == 0 for s in sizes)
+    raw["domain"] = {}
+    sizes = specmod.shape_sweep(specmod.parse_spec(raw), 4)
+    assert sizes[0]["n"] == 1 and any(s["n"] % 128 for s in sizes[1:])
+
+
+def test_compare_ulps_and_masks():
+    tol = compare.tolerance("float32")
+    e = np.array([1.0, 2.0, np.nan, np.inf], np.float32)
+    r = compare.compare(e, e.copy(), "float32", tol)
+    assert r["mismatches"] == 0 and r["nan_mask_ok"] and r["ulp_max"] == 0
+    a = e.copy()
+    a[1] = np.nextafter(np.float32(2.0), np.float32(3.0))
+    assert compare.compare(e, a, "float32", tol)["ulp_max"] == 1
+    a[3] = -np.inf
+    r = compare.compare(e, a, "float32", tol)
+    assert not r["nan_mask_ok"]
+    a = e.copy()
+    a[0] = 1.001
+    r = compare.compare(e, a, "float32", tol)
+    assert r["mismatches"] == 1 and r["first_mismatches"] == [[0]]
+    # Finite reference, NaN candidate: a mismatch, not a mask error.
+    a = e.copy()
+    a[0] = np.nan
+    r = compare.compare(e, a, "float32", tol)
+    assert r["mismatches"] == 1 and r["nan_mask_ok"]
+
+
+def test_subnormals_flushed():
+    e = np.array([1e-40, 1.0], np.float32)
+    a = np.array([0.0, 1.0], np.float32)
+    r = compare.compare(e, a, "float32", compare.tolerance("float32"))
+    assert r["flushed"] == 1 and r["ulp_max"] == 0
+
+
+def test_reduction_tolerance_scales():
+    assert compare.tolerance("float32", red_len=100)[0] == pytest.approx(1.3e-5)
+    assert compare.tolerance("int32") == (0.0, 0.0, False)
+
+
+def test_degenerate():
+    tol = compare.tolerance("float32")
+    assert compare.degenerate(np.zeros(100, np.float32), "float32", tol)
+    assert compare.degenerate(np.full(100, 5.0, np.float32), "float32", tol)
+    assert compare.degenerate(np.random.default_rng(0).standard_normal(100).astype(np.float32), "float32", tol) is None
+    loose = (0.0, 10.0, False)  # a tolerance larger than the outputs
+    assert "would pass" in compare.degenerate(np.random.default_rng(0).standard_normal(100).astype(np.float32), "float32", loose)
+
+
+@pytest.mark.parametrize("src", [
+    "import os\ndef run(args, *, interpret): pass",
+    "import subprocess\n", "import socket\n", "import ctypes\n", "import importlib\n", "import sys\n",
+    "import builtins\n", "from os import path\n", "x = open('f')\n", "exec('1')\n", "eval('1')\n",
+    "__import__('os')\n", "import jax.numpy as jnp\nf = getattr(jnp, 'ad' + 'd')\n",
+    "try:\n    pass\nexcept Exception:\n    pass\n", "CACHE = {}\n", "CACHE = dict()\n",
+    "def run(args, *, interpret, _c={}):\n    pass\n", "import functools\n@functools.lru_cache\ndef f(x):\n    return x\n",
+    "def f():\n    global X\n", "import jax\njax.pure_callback(print, None)\n", "import jax\njax.config.update('x', 1)\n",
+    "from jax.experimental import pallas as pl\npl.pallas_call = None\n", "x = ().__class__.__bases__\n",
+])
+def test_ast_bans(src):
+    assert astban.check_source(src), src
+
+
+def test_ast_reference_op_outside_kernel_only():
+    src = '''
+import jax
+import jax.numpy as jnp
+from jax.experimental import pallas as pl
+
+def _k(a_ref, b_ref, o_ref):
+    o_ref[...] = jnp.dot(a_ref[...], b_ref[...])
+
+def run(args, *, interpret):
+    return {"c": pl.pallas_call(_k, out_shape=None, interpret=interpret)(args["a"], args["b"])}
+'''
+    assert astban.check_source(src, "matmul-tile", "matmul") == []
+    bad = src.replace('return {"c":', 'return {"c": jnp.matmul(args["a"], args["b"]) +')
+    assert any("jax.numpy.matmul" in str(b) for b in astban.check_source(bad, "matmul-tile", "matmul"))
+    assert astban.check_source(bad, "elementwise", "add") == []
+
+
+def test_inputs_checked():
+    import jax
+
+    pristine = {"x": np.arange(4, dtype=np.float32)}
+    gates = {"inputs_unchanged": True}
+    ok = {"x": jax.device_put(pristine["x"].copy())}
+    _check_inputs(ok, pristine, gates)
+    changed = {"x": jax.device_put(pristine["x"] + 1)}
+    with pytest.raises(Stop) as e:
+        _check_inputs(changed, pristine, gates)
+    assert e.value.code == "V-INPUT-MUTATED" and gates["inputs_unchanged"] is False
+    deleted = {"x": jax.device_put(pristine["x"].copy())}
+    deleted["x"].delete()
+    with pytest.raises(Stop):
+        _check_inputs(deleted, pristine, gates)
