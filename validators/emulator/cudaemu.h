@@ -1087,6 +1087,14 @@ template <class T> inline void __stwt(T* p, T v) { *p = v; }
 // ---------------------------------------------------------------------------
 // Math: the C library supplies the float functions (expf, logf, ...); these
 // are the CUDA-only ones and the intrinsics.
+// C23 added some CUDA names to <math.h> (rsqrt, sinpi, cospi): ours are
+// renamed by macros so they never clash with a newer C library.
+#define rsqrtf cudaemu_rsqrtf
+#define rsqrt cudaemu_rsqrt
+#define sinpif cudaemu_sinpif
+#define cospif cudaemu_cospif
+#define sinpi cudaemu_sinpi
+#define cospi cudaemu_cospi
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }

@@ -180,6 +180,11 @@ func TestPrepare(t *testing.T) {
 			src:  "// asm(\"x\") and clock64() in a comment\n__global__ void k() { printf(\"asm( tex2D( clock64()\\n\"); }\n",
 		},
 		{
+			name:     "legacy warp-synchronous",
+			src:      "__device__ void warp_reduce(volatile float* s, int t) { s[t] += s[t + 32]; s[t] += s[t + 16]; }\n__global__ void k(float* y) { __shared__ float s[64]; warp_reduce(s, threadIdx.x); }\n",
+			warnings: 1,
+		},
+		{
 			name:     "local include",
 			src:      "#include \"helpers.cuh\"\n__global__ void k() {}\n",
 			warnings: 1,

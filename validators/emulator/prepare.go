@@ -26,6 +26,7 @@ func (p Problem) String() string {
 const (
 	CodeUnsupported = "EMU-UNSUPPORTED"
 	CodeInclude     = "EMU-INCLUDE"
+	CodeLockstep    = "EMU-LOCKSTEP"
 )
 
 // HasErrors reports whether any problem has Severity "error".
@@ -62,6 +63,7 @@ var unsupportedHeaders = []struct {
 }
 
 var (
+	volatileRe   = regexp.MustCompile(`\bvolatile\b`)
 	includeRe    = regexp.MustCompile(`^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]`)
 	externShared = regexp.MustCompile(`extern\s+__shared__\s+([^;\[\]{}]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;`)
 	staticShared = regexp.MustCompile(`\bstatic[ \t]+__shared__\b|\b__shared__[ \t]+static\b`)
@@ -145,6 +147,13 @@ func Prepare(src string) (string, []Problem) {
 			probs = append(probs, Problem{Code: CodeUnsupported, Severity: "error", Line: 1 + strings.Count(code[:loc[0]], "\n"),
 				Construct: u.construct, Message: fmt.Sprintf("unsupported construct: %s (%s): %s", u.construct, strings.TrimSpace(code[loc[0]:loc[1]]), u.why)})
 		}
+	}
+	// Legacy warp-synchronous code (volatile shared memory, no __syncwarp)
+	// relies on lanes running in lockstep; the emulator runs them one after
+	// another between synchronisation points.
+	if loc := volatileRe.FindStringIndex(code); loc != nil && !strings.Contains(code, "__syncwarp") && strings.Contains(code, "__shared__") {
+		probs = append(probs, Problem{Code: CodeLockstep, Severity: "warning", Line: 1 + strings.Count(code[:loc[0]], "\n"), Construct: "volatile warp-synchronous code",
+			Message: "volatile memory without __syncwarp: if this is legacy warp-synchronous code (a reduction relying on lanes running in lockstep), the emulator's results may differ from a GPU's; add __syncwarp() between the steps"})
 	}
 	if loc := regexp.MustCompile(`extern\s+__shared__`).FindStringIndex(code); loc != nil {
 		probs = append(probs, Problem{Code: CodeUnsupported, Severity: "error", Line: 1 + strings.Count(code[:loc[0]], "\n"),
