@@ -52,7 +52,7 @@ var AutocastCuda = &rule.Rule{
 			return
 		}
 		dv := devkit.NewDev(p)
-		devkit.Calls(p, func(call *ts.Node) {
+		devkit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
 			_, q := devkit.Callee(p, call)
 			if q != "torch.autocast" && q != "torch.amp.autocast" && q != "torch.amp.autocast_mode.autocast" {
 				return

@@ -62,7 +62,7 @@ func runCudaAmpImport(p *rule.Pass) {
 		return
 	}
 	dv := devkit.NewDev(p)
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+	devkit.WalkHits(p, []string{"torch.cuda.amp import", "torch.cuda import"}, func(n *ts.Node) bool {
 		if n.Type() != "import_from_statement" {
 			return n.Type() != "string" && n.Type() != "comment"
 		}
@@ -124,7 +124,7 @@ func report(p *rule.Pass, n *ts.Node, msg string, f *rule.Fix) {
 // a use cannot be rewritten, or "".
 func planUses(p *rule.Pass, dv *devkit.Dev, pl *plan, imp *ts.Node, local, name string) string {
 	bad := ""
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+	devkit.WalkHits(p, []string{local}, func(n *ts.Node) bool {
 		if bad != "" {
 			return false
 		}

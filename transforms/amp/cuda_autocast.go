@@ -60,7 +60,7 @@ var CudaAutocast = &rule.Rule{
 			return
 		}
 		dv := devkit.NewDev(p)
-		devkit.Calls(p, func(call *ts.Node) {
+		devkit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
 			fn, q := devkit.Callee(p, call)
 			if q != "torch.cuda.amp.autocast" && q != "torch.cuda.amp.autocast_mode.autocast" || importHandled(p, fn) {
 				return

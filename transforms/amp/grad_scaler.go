@@ -55,7 +55,7 @@ var GradScaler = &rule.Rule{
 			return
 		}
 		dv := devkit.NewDev(p)
-		devkit.Calls(p, func(call *ts.Node) {
+		devkit.CallsWith(p, []string{"GradScaler"}, func(call *ts.Node) {
 			fn, q := devkit.Callee(p, call)
 			al, ok := devkit.Arguments(p, call)
 			if !ok || al.Splat {

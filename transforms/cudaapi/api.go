@@ -25,7 +25,7 @@ func cudaCalls(p *rule.Pass, names []string, fn func(apiCall)) {
 	for _, n := range names {
 		want[n] = true
 	}
-	devkit.Calls(p, func(call *ts.Node) {
+	devkit.CallsWith(p, []string{"cuda"}, func(call *ts.Node) {
 		f, q := devkit.Callee(p, call)
 		name, ok := strings.CutPrefix(q, "torch.cuda.")
 		if !ok || !want[name] {

@@ -147,7 +147,7 @@ func runMemoryAPI(p *rule.Pass) {
 		} else {
 			dv = devkit.NewDev(p)
 		}
-		bound := devkit.Bindings(p)
+		bound := devkit.Bindings(p, base)
 		fn = base
 		if bound[fn] != 0 && !bytes.Contains(p.Src, []byte(strings.TrimSpace(helper(fn)))) {
 			fn = "_pallasify" + base

@@ -58,7 +58,7 @@ func runCudaMethod(p *rule.Pass) {
 		return
 	}
 	dv := devkit.NewDev(p)
-	devkit.Calls(p, func(call *ts.Node) {
+	devkit.CallsWith(p, []string{"cuda"}, func(call *ts.Node) {
 		fn := call.ChildByFieldName("function")
 		if fn.Type() != "attribute" || p.Text(fn.ChildByFieldName("attribute")) != "cuda" {
 			return

@@ -60,7 +60,7 @@ func runDeviceTypeCompare(p *rule.Pass) {
 	if !devkit.Mentions(p.Src, "cuda") {
 		return
 	}
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+	devkit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false

@@ -39,7 +39,7 @@ var skipCallees = map[string]bool{"pipeline": true, "from_pretrained": true}
 
 // sites visits every device literal in a device-naming context.
 func sites(p *rule.Pass, fn func(site)) {
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+	devkit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false

@@ -54,7 +54,7 @@ func runDDPDeviceIDs(p *rule.Pass) {
 		return
 	}
 	dv := devkit.NewDev(p)
-	devkit.Calls(p, func(call *ts.Node) {
+	devkit.CallsWith(p, []string{"DistributedDataParallel", "barrier"}, func(call *ts.Node) {
 		_, q := devkit.Callee(p, call)
 		barrier := q == "torch.distributed.barrier"
 		if !barrier && q != "torch.nn.parallel.DistributedDataParallel" && q != "torch.nn.parallel.distributed.DistributedDataParallel" {

@@ -56,7 +56,7 @@ func runNcclBackend(p *rule.Pass) {
 		return
 	}
 	dv := devkit.NewDev(p)
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+	devkit.WalkHits(p, []string{"nccl"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false

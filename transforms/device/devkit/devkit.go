@@ -47,7 +47,7 @@ func Mentions(src []byte, words ...string) bool {
 // that it binds only through the pallasify definition itself. Deterministic
 // and stable across passes (the definition it adds marks the name as its own).
 func Device(p *rule.Pass) string {
-	bound := Bindings(p)
+	bound := Bindings(p, "DEVICE")
 	for _, n := range deviceNames {
 		own := bound[n]
 		if own == 0 || own == ownBinding {
@@ -111,11 +111,11 @@ func TorchFix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 
 const ownBinding = 2
 
-// Bindings maps each name the module binds anywhere (assignment targets,
-// parameters, imports, for/with/except targets, def and class names, global
-// statements) to 1, or to ownBinding when the only binding is a pallasify
-// DEVICE definition.
-func Bindings(p *rule.Pass) map[string]int {
+// Bindings maps each name containing needle that the module binds anywhere
+// (assignment targets, parameters, imports, for/with targets, def and class
+// names, global statements) to 1, or to ownBinding when the only binding is
+// a pallasify DEVICE definition. Only subtrees mentioning needle are walked.
+func Bindings(p *rule.Pass, needle string) map[string]int {
 	out := map[string]int{}
 	mark := func(name string, own bool) {
 		if own {
@@ -146,7 +146,7 @@ func Bindings(p *rule.Pass) map[string]int {
 	for local := range p.Imports.Names {
 		mark(local, false)
 	}
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+	WalkHits(p, []string{needle}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "string", "comment":
 			return false
@@ -240,19 +240,6 @@ func LastName(p *rule.Pass, call *ts.Node) string {
 		return p.Text(fn.ChildByFieldName("attribute"))
 	}
 	return ""
-}
-
-// Calls visits every call node.
-func Calls(p *rule.Pass, fn func(call *ts.Node)) {
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		switch n.Type() {
-		case "comment":
-			return false
-		case "call":
-			fn(n)
-		}
-		return true
-	})
 }
 
 // Args is a call's argument list ("" node for generator-argument calls).

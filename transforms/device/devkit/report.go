@@ -1,6 +1,7 @@
 package devkit
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/rule"
@@ -31,12 +32,14 @@ func fieldQuote(p *rule.Pass, start, end int) string {
 	quote := ""
 	n := p.Tree.Root()
 	for {
+		// The last child starting at or before start (children are in
+		// source order), found by binary search: few cgo calls per level.
+		cnt := int(n.ChildCount())
+		i := sort.Search(cnt, func(i int) bool { return Start(n.Child(i)) > start }) - 1
 		var next *ts.Node
-		for i := 0; i < int(n.ChildCount()); i++ {
-			c := n.Child(i)
-			if Start(c) <= start && end <= End(c) && Start(c) < End(c) {
+		if i >= 0 {
+			if c := n.Child(i); end <= End(c) && Start(c) < End(c) {
 				next = c
-				break
 			}
 		}
 		if next == nil {
