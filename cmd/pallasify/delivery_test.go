@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,4 +105,52 @@ func exitCodeOf(err error) int {
 		return ee.code
 	}
 	return 2
+}
+
+func TestBotCmdServes(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	ops := filepath.Join(t.TempDir(), "ops.yaml")
+	os.WriteFile(ops, []byte("github:\n  app_id: 5\n  private_key_env: APP_KEY\n  api_url: http://127.0.0.1:1/\nbot:\n  workers: 1\n"), 0o644)
+	env := map[string]string{"PALLASIFY_WEBHOOK_SECRET": "hook-secret-xyz", "APP_KEY": pemKey}
+	io, _, errOut := deliveryStreams()
+	ready := make(chan string, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- botRun(ctx, &botOptions{IO: io, Addr: "127.0.0.1:0", Config: ops, Getenv: func(k string) string { return env[k] },
+			Ready: func(a string) { ready <- a }})
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("bot exited: %v", err)
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = http.Post("http://"+addr+"/webhook", "application/json", strings.NewReader(`{}`))
+	if err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("unsigned webhook: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	logs := errOut.String()
+	if !strings.Contains(logs, `"msg":"bot listening"`) || strings.Contains(logs, "hook-secret-xyz") || strings.Contains(logs, "PRIVATE KEY") {
+		t.Errorf("logs:\n%s", logs)
+	}
+	// Missing secret: a usage error, not a server without authentication.
+	io, _, _ = deliveryStreams()
+	if err := botRun(context.Background(), &botOptions{IO: io, Config: ops, Getenv: func(string) string { return "" }}); exitCodeOf(err) != 2 {
+		t.Errorf("no secret: %v", err)
+	}
 }

@@ -89,3 +89,20 @@ func TestTrailers(t *testing.T) {
 		t.Errorf("%v", tr)
 	}
 }
+
+func TestRenderMarkdownKernelStats(t *testing.T) {
+	run := &pipeline.Run{Target: "tpu", Version: "1", Kernels: []*pipeline.Kernel{
+		{Name: "vec_add", Path: "k.cu", Line: 3, Draft: &pipeline.Draft{Drafter: "rules", Verdict: "proven",
+			Stats: &pipeline.ErrorStats{MaxAbs: 1.5e-7, MaxRel: 2e-6, ULPP50: 0, ULPP99: 1, ULPMax: 2, Cases: 12}}},
+		{Name: "scan", Path: "s.cu", Line: 9, Draft: &pipeline.Draft{Drafter: "none", Verdict: "needs-llm"}},
+	}}
+	md, err := RenderMarkdown(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"### Kernel validation", "| `vec_add` | proven | 12 | 0 | 1.5e-07 | 2e-06 | 0 / 1 / 2 |", "needs-llm"} {
+		if !strings.Contains(string(md), w) {
+			t.Errorf("report lacks %q:\n%s", w, md)
+		}
+	}
+}
