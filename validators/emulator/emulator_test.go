@@ -516,6 +516,12 @@ func TestFixtureKernels(t *testing.T) {
 func TestStripHost(t *testing.T) {
 	src := `#include <torch/extension.h>
 #define N 4
+#define HD __host__ __device__
+#define HDI HD inline
+namespace py = pybind11;
+using namespace torch;
+HDI float clampf(float v) { return v < 0 ? 0 : v; }
+C10_HOST_DEVICE int twice(int v) { return 2 * v; }
 struct P { float a; };
 __device__ float f(float x) { return x; }
 template <typename T>
@@ -542,12 +548,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 	if strings.Count(out, "\n") != strings.Count(src, "\n") {
 		t.Fatalf("line count changed")
 	}
-	for _, w := range []string{"#define N 4", "struct P { float a; };", "__device__ float f", "__global__ void k(T* y)", "__device__ float g", "__device__ float h", "constexpr int ceil_div"} {
+	for _, w := range []string{"#define N 4", "struct P { float a; };", "__device__ float f", "__global__ void k(T* y)", "__device__ float g", "__device__ float h", "constexpr int ceil_div", "HDI float clampf", "C10_HOST_DEVICE int twice"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("lost %q:\n%s", w, out)
 		}
 	}
-	for _, w := range []string{"<<<", "helper", "inner", "declared", "PYBIND11_MODULE", "m.def"} {
+	for _, w := range []string{"<<<", "helper", "inner", "namespace py", "using namespace torch", "declared", "PYBIND11_MODULE", "m.def"} {
 		if strings.Contains(out, w) {
 			t.Errorf("kept %q:\n%s", w, out)
 		}

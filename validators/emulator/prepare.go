@@ -3,6 +3,7 @@ package emulator
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -268,6 +269,9 @@ func blankCommentsAndStrings(src string) string {
 // empty lines).
 func StripHost(src string) string {
 	code := blankCommentsAndStrings(src)
+	devQual := deviceQualifiers(code)
+	isDeviceQualified := func(s string) bool { return devQual.MatchString(s) }
+	isHostFunction := func(hdr string) bool { return isHostFunctionWith(hdr, isDeviceQualified) }
 	out := []byte(src)
 	blank := func(s, e int) {
 		for i := s; i < e; i++ {
@@ -348,20 +352,42 @@ func atLineStart(s string, i int) bool {
 }
 
 var (
-	namespaceRe   = regexp.MustCompile(`^\s*(?:inline\s+)?namespace\b[\w:\s]*$|^\s*extern\s*"[ C]*"\s*$`)
-	hostBlockRe   = regexp.MustCompile(`\b(PYBIND11_MODULE|TORCH_LIBRARY|TORCH_LIBRARY_IMPL|TORCH_LIBRARY_FRAGMENT)\s*\(`)
-	aggregateRe   = regexp.MustCompile(`^\s*(?:template\s*<[^{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum|namespace)\b|\bextern\s*"[ C]*"\s*$`)
-	hostAPIRe     = regexp.MustCompile(`\b(torch|at|c10|pybind11|py)::|\bTORCH_|\bAT_DISPATCH|\bPYBIND11_`)
+	namespaceRe = regexp.MustCompile(`^\s*(?:inline\s+)?namespace\b[\w:\s]*$|^\s*extern\s*"[ C]*"\s*$`)
+	hostBlockRe = regexp.MustCompile(`\b(PYBIND11_MODULE|TORCH_LIBRARY|TORCH_LIBRARY_IMPL|TORCH_LIBRARY_FRAGMENT)\s*\(`)
+	aggregateRe = regexp.MustCompile(`^\s*(?:template\s*<[^{]*>\s*)?(?:typedef\s+)?(?:struct|class|union|enum|namespace)\b|\bextern\s*"[ C]*"\s*$`)
+	hostAPIRe   = regexp.MustCompile(`\b(torch|at|c10|pybind11|py)::|\bTORCH_|\bAT_DISPATCH|\bPYBIND11_|` +
+		`\bnamespace\s+\w+\s*=\s*(pybind11|torch|at|c10)\b|\busing\s+namespace\s+(torch|at|c10|pybind11)\b`)
+	defineRe      = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*define[ \t]+(\w+)\b([^\n]*)$`)
 	constexprRe   = regexp.MustCompile(`\bconstexpr\b`)
-	deviceQualRe  = regexp.MustCompile(`\b(__global__|__device__)\b`)
 	funcHeaderEnd = regexp.MustCompile(`\)\s*(?:const\s*)?(?:noexcept\s*)?(?:->\s*[^{]*)?$`)
 )
 
-func isDeviceQualified(s string) bool { return deviceQualRe.MatchString(s) }
+// deviceQualifiers matches __global__, __device__, C10_DEVICE,
+// C10_HOST_DEVICE and every object-like macro of code whose body (directly
+// or through another such macro) contains one of them, e.g.
+// `#define HOST_DEVICE __host__ __device__`.
+func deviceQualifiers(code string) *regexp.Regexp {
+	names := []string{"__global__", "__device__", "C10_DEVICE", "C10_HOST_DEVICE"}
+	defs := defineRe.FindAllStringSubmatch(code, -1)
+	for changed := true; changed; {
+		changed = false
+		re := regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+		for _, d := range defs {
+			if strings.HasPrefix(d[2], "(") || slices.Contains(names, d[1]) {
+				continue // function-like macro, or known already
+			}
+			if re.MatchString(d[2]) {
+				names = append(names, d[1])
+				changed = true
+			}
+		}
+	}
+	return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+}
 
 func mentionsHostAPI(s string) bool { return hostAPIRe.MatchString(s) }
 
-func isHostFunction(hdr string) bool {
+func isHostFunctionWith(hdr string, isDeviceQualified func(string) bool) bool {
 	if hostBlockRe.MatchString(hdr) {
 		return true
 	}
