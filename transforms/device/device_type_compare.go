@@ -40,7 +40,9 @@ var DeviceTypeCompare = &rule.Rule{
 			"`str(<device>)`.\n\n" +
 			"Portable: the test asks \"is this the accelerator?\", which on every machine the portable code runs " +
 			"on means \"is this not the CPU?\": `== \"cuda\"` becomes `!= \"cpu\"`, `\"cuda\" in d` becomes " +
-			"`\"cpu\" not in d`, and the negations likewise. TPU: `\"cuda\"` becomes `\"tpu\"`.\n\n" +
+			"`\"cpu\" not in d`, and the negations likewise. An `assert` of `==`/`!=` checks the configured device " +
+			"instead, so there `\"cuda\"` becomes `DEVICE.type` (the value the device rules give device settings). " +
+			"TPU: `\"cuda\"` becomes `\"tpu\"`.\n\n" +
 			"Other strings, comparisons of unrelated values (`name == \"cuda\"`), chained comparisons and the " +
 			"`DEVICE.type == \"cuda\"` tests pallasify itself writes are left alone. The `\"cuda\"` values such a " +
 			"comparison selects (`\"cuda\" if ... else \"cpu\"`) are rewritten by cuda-device-default (PDV004) " +
@@ -111,6 +113,11 @@ func compare(p *rule.Pass, n *ts.Node) {
 		Message: "`" + p.Text(n) + "` tests for CUDA; on another accelerator it takes the CPU branch"}
 	if p.Target == rule.TPU {
 		f.Fix = &rule.Fix{Title: `Compare with "tpu"`, Safety: rule.Safe, Edits: []rule.Edit{str.Replace(str.Literal("tpu"))}}
+	} else if par := n.Parent(); par != nil && par.Type() == "assert_statement" && (op == "==" || op == "!=") {
+		// `assert cfg.device == "cuda"` checks the configured device, which
+		// the device rules make DEVICE.type: compare with that.
+		dv := devkit.NewDev(p)
+		f.Fix = dv.Fix("Compare with "+dv.Type(), rule.Safe, str.Replace(dv.Type()))
 	} else {
 		f.Fix = &rule.Fix{Title: "Test for a non-CPU device", Safety: rule.Safe, Edits: []rule.Edit{
 			str.Replace(str.Literal("cpu")),

@@ -9,3 +9,5 @@ other = "cuda" != dev
 if self.device.type != "cuda":
     pass
 flag = cfg["device"] == "cuda"
+assert cfg.device == "cuda"
+assert x.device.type == "cuda", "expected the model on the GPU"

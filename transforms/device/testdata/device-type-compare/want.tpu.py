@@ -9,3 +9,5 @@ other = "tpu" != dev
 if self.device.type != "tpu":
     pass
 flag = cfg["device"] == "tpu"
+assert cfg.device == "tpu"
+assert x.device.type == "tpu", "expected the model on the GPU"
