@@ -388,7 +388,10 @@ func (s *Server) do(ctx context.Context, j job, log *slog.Logger) error {
 		if err != nil {
 			msg = "pallasify could not finish: " + s.opts.Secrets.String(err.Error())
 		}
-		if cerr := c.Comment(ctx, j.owner, j.repo, j.number, msg); cerr != nil {
+		// Report even when the job ran out of time.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cerr := c.Comment(cctx, j.owner, j.repo, j.number, msg); cerr != nil {
 			return errors.Join(err, cerr)
 		}
 		return err

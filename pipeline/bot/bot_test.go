@@ -54,7 +54,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 }
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, mods ...func(*bot.Options)) *env {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func newEnv(t *testing.T) *env {
 	e.bare = gittest.NewRemote(t, root, "acme/train", gittest.Sources(1))
 	// git over HTTP accepts only installation tokens the fake API minted.
 	e.git = gittest.ServeHTTPBackendFunc(t, root, func(u, p string) bool {
-		return u == "x-access-token" && slices.Contains(e.api.Minted, p)
+		return u == "x-access-token" && slices.Contains(e.api.MintedTokens(), p)
 	})
 	e.api.AddRepo(ghtest.Repo{Owner: "acme", Name: "train", CanPush: true, CloneURL: e.git.URL + "/acme/train.git"})
 	e.api.SetPermission("acme", "train", "alice", "write")
@@ -78,7 +78,7 @@ func newEnv(t *testing.T) *env {
 		e.mu.Unlock()
 		return gittest.Migrate(ctx, root)
 	}
-	e.srv, err = bot.New(bot.Options{
+	bo := bot.Options{
 		Secret:        []byte(secret),
 		Installations: bot.AppInstallations(99, pemKey, gh.Options{APIURL: e.api.URL, MinGap: -1}),
 		Migrate:       migrate, Workers: 2, Queue: 8, JobTimeout: 30 * time.Second,
@@ -89,7 +89,11 @@ func newEnv(t *testing.T) *env {
 			}
 			return "", false
 		},
-	})
+	}
+	for _, m := range mods {
+		m(&bo)
+	}
+	e.srv, err = bot.New(bo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +170,11 @@ func TestBotMigrateCommand(t *testing.T) {
 		t.Fatalf("comments %+v", cs)
 	}
 	// The installation token was minted for app 99 and used for the API.
-	if len(e.api.Minted) == 0 {
+	if len(e.api.MintedTokens()) == 0 {
 		t.Fatal("no installation token minted")
 	}
 	for _, r := range e.api.Requests() {
-		if strings.HasPrefix(r.Path, "/repos/") && r.Auth != "token "+e.api.Minted[0] && r.Auth != "Bearer "+e.api.Minted[0] {
+		if strings.HasPrefix(r.Path, "/repos/") && r.Auth != "token "+e.api.MintedTokens()[0] && r.Auth != "Bearer "+e.api.MintedTokens()[0] {
 			t.Errorf("%s %s auth %q", r.Method, r.Path, r.Auth)
 		}
 	}
@@ -274,7 +278,7 @@ func noSecrets(t *testing.T, e *env) {
 	if !strings.Contains(logs, `"msg":`) {
 		t.Errorf("no JSON logs:\n%s", logs)
 	}
-	secrets := append([]string{secret}, e.api.Minted...)
+	secrets := append([]string{secret}, e.api.MintedTokens()...)
 	var posted strings.Builder
 	for _, c := range e.api.Comments() {
 		posted.WriteString(c.Body)
@@ -293,4 +297,49 @@ func noSecrets(t *testing.T, e *env) {
 			t.Errorf("secret %q posted to GitHub", s[:8])
 		}
 	}
+}
+
+func TestBotQueueFullAndJobTimeout(t *testing.T) {
+	release := make(chan struct{})
+	e := newEnv(t, func(o *bot.Options) {
+		inner := o.Migrate
+		o.Workers, o.Queue, o.JobTimeout = 1, 1, 2*time.Second
+		o.Migrate = func(ctx context.Context, root string, cfg *config.Config) (*pipeline.Run, error) {
+			select {
+			case <-release: // the first job waits here until released
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return inner(ctx, root, cfg)
+		}
+	})
+	codes := []int{}
+	for i, id := range []string{"q-1", "q-2", "q-3"} {
+		codes = append(codes, e.post("issue_comment", id, e.comment("alice", "/pallasify migrate"), good))
+		if i == 0 {
+			// let the worker pick the first job up before queueing more
+			deadline := time.Now().Add(10 * time.Second)
+			for len(e.api.MintedTokens()) == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	if codes[0] != 202 || codes[1] != 202 || codes[2] != http.StatusServiceUnavailable {
+		t.Fatalf("statuses %v (want 202, 202, 503)", codes)
+	}
+	// The busy delivery was forgotten, so GitHub's redelivery gets through later.
+	e.srv.Wait() // the first job hits its timeout; the second too (release never closed)
+	cs := e.api.Comments()
+	if len(cs) != 2 || !strings.Contains(cs[0].Body, "could not finish") || !strings.Contains(cs[0].Body, "deadline exceeded") {
+		t.Fatalf("comments %+v", cs)
+	}
+	close(release)
+	if code := e.post("issue_comment", "q-3", e.comment("alice", "/pallasify migrate"), good); code != 202 {
+		t.Fatalf("redelivery status %d", code)
+	}
+	e.srv.Wait()
+	if len(e.api.PRs()) != 1 {
+		t.Fatalf("prs %+v", e.api.PRs())
+	}
+	noSecrets(t, e)
 }

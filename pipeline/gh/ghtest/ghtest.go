@@ -245,6 +245,13 @@ func (s *Server) ClosePR(number int, merged bool) {
 	}
 }
 
+// MintedTokens returns the installation tokens handed out so far.
+func (s *Server) MintedTokens() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.Minted...)
+}
+
 // Comments returns the comments posted.
 func (s *Server) Comments() []Comment {
 	s.mu.Lock()
