@@ -329,3 +329,32 @@ func TestParseList(t *testing.T) {
 		})
 	}
 }
+
+func TestBatchPRCap(t *testing.T) {
+	root := t.TempDir()
+	api := ghtest.New(t, token)
+	var entries []batch.Entry
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("cap%d", i)
+		api.AddRepo(ghtest.Repo{Owner: "acme", Name: name, CanPush: true})
+		bare := gittest.NewRemote(t, root, "acme/"+name, gittest.Sources(i))
+		entries = append(entries, batch.Entry{ID: name, Source: "file://" + bare})
+	}
+	ops := filepath.Join(t.TempDir(), "ops.yaml")
+	os.WriteFile(ops, []byte("pr:\n  max_new_per_run: 1\n"), 0o644)
+	client, _ := gh.New(gh.Options{APIURL: api.URL, Token: token, MinGap: -1})
+	cm := &countingMigrator{}
+	sum, err := batch.Run(context.Background(), entries, batch.Options{RunDir: t.TempDir(), ConfigPath: ops, Migrate: cm.migrate,
+		PR: true, GitHub: client, Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Done != 3 || len(api.PRs()) != 1 {
+		t.Fatalf("summary %+v, PRs %d", sum, len(api.PRs()))
+	}
+	for _, s := range sum.Repos[1:] {
+		if !strings.Contains(s.Note, "max_new_per_run") || s.Delivery == nil || s.Delivery.Status != "pushed" {
+			t.Errorf("%s: %+v", s.ID, s)
+		}
+	}
+}
