@@ -115,5 +115,8 @@ func KernelCodes() []CodeDoc {
 				"a missing file or a path outside the repository."},
 		{kernels.CodeInventory, "triton-inventory", SevInfo, "A Triton kernel was listed (inventory only)",
 			"@triton.jit functions are listed with a class guess; they are not emulated or drafted."},
+		{kernels.CodeInternal, "kernel-analysis-failed", SevError, "Kernel analysis failed on this file",
+			"The analysis met code it did not expect. The kernel (or Python file) is left out of the inventory and the " +
+				"run continues. Please report it with the file."},
 	}
 }

@@ -40,6 +40,7 @@ const (
 	CodeParse       = "PKN005" // CUDA source does not parse cleanly / unreadable (warning)
 	CodeUnresolved  = "PKN006" // a Python reference to CUDA source that cannot be resolved (warning)
 	CodeInventory   = "PKN007" // Triton kernel: inventory only (info)
+	CodeInternal    = "PKN900" // discovery failed on one file or kernel (error)
 )
 
 // Problem is one coded finding of discovery.
@@ -128,12 +129,18 @@ type discoverer struct {
 }
 
 // Discover finds the kernels under root among files (repo-relative paths the
-// caller's walk found). Problems never stop discovery; only a cancelled
-// context does, returning what was found so far.
+// caller's walk found; nil walks root with ListFiles). Problems never stop
+// discovery; only a cancelled context does, returning what was found so far.
 func Discover(ctx context.Context, root string, files []string) (*Inventory, []Problem) {
 	d := &discoverer{ctx: ctx, root: root, p: ts.NewParser(ts.Cpp), parsed: map[string]*cudaFile{}}
 	defer d.p.Close()
 	inv := &Inventory{Root: root}
+	if files == nil {
+		var err error
+		if files, err = ListFiles(root); err != nil {
+			return inv, []Problem{{Code: CodeParse, Severity: "error", Message: err.Error()}}
+		}
+	}
 	sorted := append([]string(nil), files...)
 	sort.Strings(sorted)
 	byPath := map[string]*source{}
@@ -149,7 +156,7 @@ func Discover(ctx context.Context, root string, files []string) (*Inventory, []P
 		if !strings.HasSuffix(rel, ".py") {
 			continue
 		}
-		res := d.python(py, filepath.ToSlash(rel))
+		res := d.safePython(py, filepath.ToSlash(rel))
 		for _, s := range res.inline {
 			d.sources = append(d.sources, s)
 		}
@@ -311,7 +318,9 @@ func (d *discoverer) analyze() []*Kernel {
 			if d.ctx.Err() != nil {
 				return out
 			}
-			out = append(out, d.kernel(u, it, sites))
+			if k := d.safeKernel(u, it, sites); k != nil {
+				out = append(out, k)
+			}
 		}
 	}
 	return out
@@ -463,6 +472,30 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 	k.SpecStatus, k.Reason = SpecNeedsSpec, reason
 	d.needsSpec(k)
 	return k
+}
+
+// safeKernel runs kernel, turning a failure of the analysis on unexpected
+// code into a PKN900 problem instead of a crash of the run.
+func (d *discoverer) safeKernel(u *unitFiles, it *item, sites []*launchSite) (k *Kernel) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.probs = append(d.probs, Problem{Code: CodeInternal, Severity: "error", Path: u.src.path, Line: it.file.line(it.start),
+				Message: fmt.Sprintf("kernel analysis failed: %v; please report it with the file", r)})
+			k = nil
+		}
+	}()
+	return d.kernel(u, it, sites)
+}
+
+func (d *discoverer) safePython(p *ts.Parser, rel string) (res pyResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.probs = append(d.probs, Problem{Code: CodeInternal, Severity: "error", Path: rel,
+				Message: fmt.Sprintf("Python scan failed: %v; please report it with the file", r)})
+			res = pyResult{}
+		}
+	}()
+	return d.python(p, rel)
 }
 
 func (d *discoverer) needsSpec(k *Kernel) {
