@@ -15,7 +15,6 @@ import (
 
 	"github.com/pallasify/pallasify/pipeline/batch"
 	"github.com/pallasify/pallasify/pipeline/config"
-	"github.com/pallasify/pallasify/pipeline/gh"
 	"github.com/pallasify/pallasify/pipeline/redact"
 )
 
@@ -106,18 +105,19 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		o.RunDir = filepath.Join(".pallasify-batch", name)
 	}
 	secrets := &redact.Secrets{}
-	token := o.Getenv(cfg.GitHub.TokenEnv)
+	token, client, err := githubAuth(ctx, cfg, o.Getenv, o.PR)
+	if err != nil {
+		return usageErr(errors.New(secrets.String(err.Error())))
+	}
 	secrets.Add(token)
 	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Migrate, Push: o.Push || o.PR, PR: o.PR,
 		RetryFailed: o.RetryFailed, Concurrency: o.Jobs, Timeout: o.Timeout, Token: token, Keep: o.Keep,
 		Version: version, Secrets: secrets}
 	if o.PR {
-		if token == "" {
-			return usageErr(fmt.Errorf("--pr needs a token in $%s", cfg.GitHub.TokenEnv))
+		if client == nil {
+			return usageErr(fmt.Errorf("--pr needs a token in $%s (or GitHub App settings in --config)", cfg.GitHub.TokenEnv))
 		}
-		if bopts.GitHub, err = gh.New(gh.Options{APIURL: cfg.GitHub.APIURL, Token: token}); err != nil {
-			return usageErr(err)
-		}
+		bopts.GitHub = client
 	}
 	var bars *batch.Bars
 	if ttyWriter(o.IO.ErrOut) {

@@ -86,16 +86,9 @@ func botRun(ctx context.Context, o *botOptions) error {
 	if appID == 0 {
 		return usageErr(errors.New("no GitHub App id: --app-id or github.app_id"))
 	}
-	var key []byte
-	switch {
-	case cfg.GitHub.PrivateKeyEnv != "" && o.Getenv(cfg.GitHub.PrivateKeyEnv) != "":
-		key = []byte(o.Getenv(cfg.GitHub.PrivateKeyEnv))
-	case cfg.GitHub.PrivateKeyFile != "":
-		if key, err = os.ReadFile(cfg.GitHub.PrivateKeyFile); err != nil {
-			return usageErr(fmt.Errorf("read the App's private key: %w", err))
-		}
-	default:
-		return usageErr(errors.New("no App private key: github.private_key_file or github.private_key_env"))
+	key, err := appKey(cfg, o.Getenv)
+	if err != nil {
+		return usageErr(err)
 	}
 	secrets.Add(secret, string(key))
 	log := secrets.JSONLogger(o.IO.ErrOut, nil)

@@ -30,6 +30,7 @@ type deliveryFlags struct {
 	src     *acquire.Source
 	cfg     *config.Config
 	token   string
+	client  *gh.Client
 	secrets *redact.Secrets
 }
 
@@ -79,7 +80,14 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 	if err != nil {
 		return "", nil, usageErr(err)
 	}
-	d.token = d.getenv(flagCfg.GitHub.TokenEnv)
+	if remote && d.Branch && !d.Push && !d.PR && !d.Keep {
+		return "", nil, usageErr(errors.New("--branch on a git URL commits into a temporary clone: add --push, --pr or --keep"))
+	}
+	tok, client, err := githubAuth(ctx, flagCfg, d.getenv, d.PR)
+	if err != nil {
+		return "", nil, usageErr(errors.New(d.secrets.String(err.Error())))
+	}
+	d.token, d.client = tok, client
 	d.secrets.Add(d.token)
 	src, err := acquire.Open(ctx, pathOrURL, acquire.Options{Workspace: d.Workspace, Keep: d.Keep, Token: d.token})
 	if err != nil {
@@ -132,14 +140,10 @@ func (d *deliveryFlags) deliver(ctx context.Context, io *streams, run *pipeline.
 	}
 	opts := deliver.Options{Config: d.cfg, Version: version, Push: d.Push || d.PR, PR: d.PR, Reproduce: reproduce}
 	if d.PR {
-		if d.token == "" {
-			return usageErr(fmt.Errorf("--pr needs a GitHub token in $%s", d.cfg.GitHub.TokenEnv))
+		if d.client == nil {
+			return usageErr(fmt.Errorf("--pr needs a GitHub token in $%s (or GitHub App settings in --config)", d.cfg.GitHub.TokenEnv))
 		}
-		client, err := gh.New(gh.Options{APIURL: d.cfg.GitHub.APIURL, Token: d.token})
-		if err != nil {
-			return usageErr(err)
-		}
-		opts.GitHub = client
+		opts.GitHub = d.client
 	}
 	if opts.Push && d.src.Auth == nil && d.token != "" {
 		opts.Auth = acquire.BasicAuth(d.token)
@@ -171,4 +175,56 @@ func (d *deliveryFlags) close() {
 func reproduceCmd(pathOrURL, target string) string {
 	clean, _ := acquire.StripCredentials(pathOrURL)
 	return fmt.Sprintf("pallasify migrate %s --target %s", clean, target)
+}
+
+// githubAuth returns the token for git over HTTPS and, when wantAPI, a
+// GitHub client: the token in $<github.token_env>, else a GitHub App
+// installation token (github.app_id, github.installation_id and the App's
+// private key). An empty token with a nil error means no credentials.
+func githubAuth(ctx context.Context, cfg *config.Config, getenv func(string) string, wantAPI bool) (string, *gh.Client, error) {
+	if tok := getenv(cfg.GitHub.TokenEnv); tok != "" {
+		if !wantAPI {
+			return tok, nil, nil
+		}
+		c, err := gh.New(gh.Options{APIURL: cfg.GitHub.APIURL, Token: tok})
+		return tok, c, err
+	}
+	if cfg.GitHub.AppID == 0 || cfg.GitHub.InstallationID == 0 {
+		return "", nil, nil
+	}
+	key, err := appKey(cfg, getenv)
+	if err != nil {
+		return "", nil, err
+	}
+	itr, err := gh.AppTransport(nil, cfg.GitHub.APIURL, cfg.GitHub.AppID, cfg.GitHub.InstallationID, key)
+	if err != nil {
+		return "", nil, err
+	}
+	tok, err := itr.Token(ctx)
+	if err != nil {
+		return "", nil, fmt.Errorf("GitHub App installation token: %w", err)
+	}
+	if !wantAPI {
+		return tok, nil, nil
+	}
+	c, err := gh.New(gh.Options{APIURL: cfg.GitHub.APIURL, Transport: itr})
+	return tok, c, err
+}
+
+// appKey reads the GitHub App's private key from $<github.private_key_env>
+// or github.private_key_file.
+func appKey(cfg *config.Config, getenv func(string) string) ([]byte, error) {
+	if cfg.GitHub.PrivateKeyEnv != "" {
+		if k := getenv(cfg.GitHub.PrivateKeyEnv); k != "" {
+			return []byte(k), nil
+		}
+	}
+	if cfg.GitHub.PrivateKeyFile != "" {
+		k, err := os.ReadFile(cfg.GitHub.PrivateKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the App's private key: %w", err)
+		}
+		return k, nil
+	}
+	return nil, errors.New("no GitHub App private key: set github.private_key_file or github.private_key_env")
 }

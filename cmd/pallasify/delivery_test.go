@@ -16,6 +16,7 @@ import (
 	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/config"
 	"github.com/pallasify/pallasify/pipeline/deliver/gittest"
+	"github.com/pallasify/pallasify/pipeline/gh/ghtest"
 )
 
 func deliveryStreams() (*streams, *bytes.Buffer, *bytes.Buffer) {
@@ -152,5 +153,39 @@ func TestBotCmdServes(t *testing.T) {
 	io, _, _ = deliveryStreams()
 	if err := botRun(context.Background(), &botOptions{IO: io, Config: ops, Getenv: func(string) string { return "" }}); exitCodeOf(err) != 2 {
 		t.Errorf("no secret: %v", err)
+	}
+}
+
+func TestGitHubAuth(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	pemKey := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	api := ghtest.New(t, "ghp_patToken0123456789abcdefgh")
+	api.AppKey, api.AppID = &key.PublicKey, 11
+	api.SetPermission("o", "r", "u", "admin")
+	cfg := config.Defaults()
+	cfg.GitHub.APIURL, cfg.GitHub.AppID, cfg.GitHub.InstallationID, cfg.GitHub.PrivateKeyEnv = api.URL, 11, 22, "APP_KEY"
+	env := map[string]string{"APP_KEY": pemKey}
+	getenv := func(k string) string { return env[k] }
+
+	tok, client, err := githubAuth(context.Background(), cfg, getenv, true)
+	if err != nil || len(api.MintedTokens()) != 1 || tok != api.MintedTokens()[0] {
+		t.Fatalf("app auth: %q %v %v", tok, err, api.MintedTokens())
+	}
+	if perm, err := client.Permission(context.Background(), "o", "r", "u"); err != nil || perm != "admin" {
+		t.Fatalf("client: %q %v", perm, err)
+	}
+	env["GITHUB_TOKEN"] = "ghp_patToken0123456789abcdefgh"
+	if tok, _, err := githubAuth(context.Background(), cfg, getenv, false); err != nil || tok != env["GITHUB_TOKEN"] {
+		t.Fatalf("PAT wins: %q %v", tok, err)
+	}
+	delete(env, "GITHUB_TOKEN")
+	delete(env, "APP_KEY")
+	if _, _, err := githubAuth(context.Background(), cfg, getenv, true); err == nil || !strings.Contains(err.Error(), "private key") {
+		t.Fatalf("missing key: %v", err)
+	}
+	// --branch on a URL without --push/--keep would be thrown away: refused.
+	io, _, errOut := deliveryStreams()
+	if code := run([]string{"migrate", "--branch", "https://github.com/o/r.git"}, io); code != 2 || !strings.Contains(errOut.String(), "temporary clone") {
+		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 }
