@@ -216,7 +216,8 @@ struct Emu {
   int nwarps = 0;
   int nwait_block = 0;
   int ndone = 0;
-  int bar_count = 0;
+  int bar_count = 0;  // threads whose predicate held at the last barrier
+  int bar_total = 0;  // threads that took part in it (exited ones do not)
   int failed = 0;
   char msg[1024];
   void (*fn)(void*) = nullptr;
@@ -240,6 +241,7 @@ inline Emu& emu() {
 inline void set_thread_coords(const Thread& t) { threadIdx = t.tid; }
 
 [[noreturn]] inline void fiber_exit();
+inline void release_block_barrier();
 
 inline void fiber_main(Thread* t) {
   Emu& e = emu();
@@ -383,6 +385,9 @@ inline bool resume(Thread& t, void (*entry)(Thread*) = &fiber_main) {
   if (t.state == kDone) {
     stack_release(t);
     e.ndone++;
+#if !defined(CUDAEMU_STRICT_BARRIERS)
+    if (e.nwait_block > 0 && e.nwait_block + e.ndone == e.nthreads && !e.failed) release_block_barrier();
+#endif
   }
   return !e.failed;
 }
@@ -397,7 +402,27 @@ inline const char* state_name(const Thread& t) {
 }
 
 // ---------------------------------------------------------------------------
-// Block barrier.
+// Block barrier. As in PTX (`exit`: "if the exiting threads are holding up
+// the barrier, the barrier is released"), threads that have exited count as
+// arrived, so `if (i >= n) return; ... __syncthreads();` works as on a GPU.
+// Define CUDAEMU_STRICT_BARRIERS to make a barrier reached after any thread
+// of the block exited an error instead.
+inline void release_block_barrier() {
+  Emu& e = emu();
+  int count = 0, total = 0;
+  for (int i = 0; i < e.nthreads; i++) {
+    Thread& o = e.thr[i];
+    if (o.state == kWaitBlock) {
+      count += o.pred != 0;
+      total++;
+      o.state = kRunnable;
+    }
+  }
+  e.bar_count = count;
+  e.bar_total = total;
+  e.nwait_block = 0;
+}
+
 inline void block_barrier(const char* name, int pred) {
   Emu& e = emu();
   Thread* t = e.cur;
@@ -411,8 +436,9 @@ inline void block_barrier(const char* name, int pred) {
   }
   t->pred = pred;
   t->opname = name;
+#if defined(CUDAEMU_STRICT_BARRIERS)
   if (e.ndone > 0) {
-    // Some thread of the block already exited: this barrier can never complete.
+    // Some thread of the block already exited: strict mode refuses the barrier.
     int first = -1;
     for (int i = 0; i < e.nthreads; i++)
       if (e.thr[i].state == kDone) { first = i; break; }
@@ -421,15 +447,11 @@ inline void block_barrier(const char* name, int pred) {
               e.thr[first].tid.x, e.thr[first].tid.y, e.thr[first].tid.z);
     device_fail();
   }
-  if (e.nwait_block + 1 == e.nthreads) {
+#endif
+  if (e.nwait_block + 1 + e.ndone == e.nthreads) {
     // Last arrival: release everyone, compute the predicate reductions.
-    int count = pred != 0;
-    for (int i = 0; i < e.nthreads; i++)
-      if (e.thr[i].state == kWaitBlock) count += e.thr[i].pred != 0;
-    e.bar_count = count;
-    for (int i = 0; i < e.nthreads; i++)
-      if (e.thr[i].state == kWaitBlock) e.thr[i].state = kRunnable;
-    e.nwait_block = 0;
+    t->state = kWaitBlock;
+    release_block_barrier();
     return;
   }
   e.nwait_block++;
@@ -935,7 +957,7 @@ inline int __syncthreads_count(int pred) {
 }
 inline int __syncthreads_and(int pred) {
   cudaemu::block_barrier("__syncthreads_and()", pred);
-  return cudaemu::emu().bar_count == cudaemu::emu().nthreads;
+  return cudaemu::emu().bar_count == cudaemu::emu().bar_total;
 }
 inline int __syncthreads_or(int pred) {
   cudaemu::block_barrier("__syncthreads_or()", pred);

@@ -86,8 +86,11 @@ func TestKernels(t *testing.T) {
 		{name: "half_convert", wantOK: true},
 		{name: "grid_stride", wantOK: true},
 		{name: "deadlock", wantOK: true, wantOut: []string{
-			"barrier deadlock in block (1,0,0)", "waits at __syncthreads()", "exited",
-			"invalid launch: block (2048,1,1) exceeds CUDA limits"}},
+			"ERR-MIXED: cudaemu: warp deadlock in block (0,0,0), warp 0: lane 1 waits in __shfl_xor_sync() (mask 0xffffffff) but lane 0 waits at __syncthreads()",
+			"ERR-LAUNCH: cudaemu: invalid launch: block (2048,1,1) exceeds CUDA limits"}},
+		{name: "deadlock", flags: []string{"-DCUDAEMU_STRICT_BARRIERS=1"}, wantOK: true, wantOut: []string{
+			"ERR-STRICT: cudaemu: barrier deadlock in block (1,0,0)", "thread (0,0,0) waits at __syncthreads() but thread (44,0,0) has exited",
+			"ERR-MIXED: cudaemu: warp deadlock"}},
 		{name: "coop_groups", wantOK: true},
 		{name: "torch_compat", wantOK: true},
 		{name: "faults", wantOK: true, wantOut: faultOut},
