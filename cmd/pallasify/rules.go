@@ -66,6 +66,9 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 		for _, c := range pipeline.IOCodes() {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, "input", c.Name, c.Title)
 		}
+		for _, c := range pipeline.KernelCodes() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, "kernel", c.Name, c.Title)
+		}
 		return tw.Flush()
 	}
 	code := strings.ToUpper(strings.TrimSpace(o.Code))
@@ -75,7 +78,7 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 			return nil
 		}
 	}
-	if c, ok := pipeline.IOCode(code); ok {
+	if c, ok := pipeline.CodeInfo(code); ok {
 		fmt.Fprintf(o.IO.Out, "%s %s (%s)\n\n%s\n\n%s\n", c.Code, c.Name, c.Severity, c.Title, c.Doc)
 		return nil
 	}
@@ -99,8 +102,8 @@ func printRule(io *streams, r *rule.Rule) {
 		fmt.Fprintln(w)
 	}
 	ex := r.Example
-	if strings.TrimSpace(ex.Before) == "" {
-		return
+	if strings.TrimSpace(ex.Before) == "" || strings.Contains(r.Doc, strings.TrimSpace(ex.Before)) {
+		return // no example, or the doc already shows it with both targets
 	}
 	fmt.Fprintln(w, "Example (before):")
 	fmt.Fprintln(w, indent(ex.Before))
