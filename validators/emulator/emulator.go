@@ -11,6 +11,24 @@
 //	so, log, err := emulator.Compile(ctx, sb, workdir, tu, emulator.Kernel{Name: "scale_kernel", TemplateArgs: []string{"float"}, Params: ...})
 //
 // The library exports pallasify_launch and pallasify_kernel_name only.
+//
+// Semantics worth knowing (details in cudaemu.h):
+//   - blocks run in sequence; threads of a block are fibers switched only at
+//     synchronisation points, so plain read-modify-writes (atomics) are atomic
+//     and static __shared__ variables are per block;
+//   - threads that exited count as arrived at __syncthreads (PTX `exit`);
+//     CUDAEMU_STRICT_BARRIERS makes that an error; a barrier or warp operation
+//     that can never complete is reported as a deadlock naming the threads;
+//   - a warp operation whose mask names an exited lane is a deadlock error; a
+//     shuffle from a lane outside the mask yields all-ones bits (NaN / -1);
+//   - kernels that never synchronise (NeedsFibers false) are built with
+//     CUDAEMU_NOSYNC: each thread is a plain call, about ten times faster;
+//   - a fault (out-of-bounds access, fiber stack overflow, integer division by
+//     zero) or a launch over its CPU-time limit (CUDAEMU_TIMEOUT_S, default 120)
+//     ends the launch with an error message instead of killing the process;
+//   - dynamic shared memory is filled with 0xff bytes at each launch;
+//   - float math is the C library's (correctly rounded or within 1-2 ULP of
+//     CUDA's); nvcc's default FMA contraction is not reproduced.
 package emulator
 
 import (
