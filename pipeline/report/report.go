@@ -144,13 +144,19 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 				rep.Lines += f.Lines
 			}
 		}
-		if f.Changed() {
+		// Analyze keeps no contents: a file with an applied fix is one the
+		// migration would change.
+		changed := f.Changed()
+		for _, d := range f.Diagnostics {
+			changed = changed || d.Applied
+		}
+		if changed {
 			rep.FilesChanged++
 		}
-		if len(f.Diagnostics) == 0 && !f.Changed() {
+		if len(f.Diagnostics) == 0 && !changed {
 			continue
 		}
-		row := FileRow{Path: f.Path, Lines: f.Lines, Changed: f.Changed(), Skipped: f.Skipped, ByRule: map[string]int{}}
+		row := FileRow{Path: f.Path, Lines: f.Lines, Changed: changed, Skipped: f.Skipped, ByRule: map[string]int{}}
 		for _, d := range f.Diagnostics {
 			if _, isIO := pipeline.IOCode(d.Code); isIO {
 				rep.Problems = append(rep.Problems, d)

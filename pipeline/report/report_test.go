@@ -73,6 +73,14 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+func TestBuildAnalyzeCountsWouldChange(t *testing.T) {
+	run := &pipeline.Run{Files: []*pipeline.File{{Path: "a.py", Lang: pipeline.LangPython, Mode: 0o644, Diagnostics: []pipeline.Diagnostic{
+		{Code: "PDV001", Path: "a.py", Line: 1, Applied: true}}}}}
+	if rep := Build(run, "analyze", rules); rep.FilesChanged != 1 || !rep.PerFile[0].Changed {
+		t.Errorf("analyze run with an applied fix: FilesChanged = %d", rep.FilesChanged)
+	}
+}
+
 func TestEstimate(t *testing.T) {
 	cases := []struct {
 		sites, auto, kernels int
