@@ -50,7 +50,7 @@
 #endif
 
 #ifndef CUDAEMU_STACK_SIZE
-#define CUDAEMU_STACK_SIZE (128 * 1024)
+#define CUDAEMU_STACK_SIZE (64 * 1024)
 #endif
 #ifndef CUDAEMU_MAX_DYN_SMEM
 #define CUDAEMU_MAX_DYN_SMEM (228 * 1024)

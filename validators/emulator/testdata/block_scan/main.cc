@@ -14,7 +14,8 @@ int main() {
     }
     CHECK(sums[b] == run, "block %d sum got %g want %g", b, sums[b], run);
   }
-  const int t2 = 96, b2 = 5;
+  for (int t2 : {96, 1024}) {
+  const int b2 = 5;
   int *ii = new int[t2 * b2], *oo = new int[t2 * b2], *cnt = new int[b2];
   for (int i = 0; i < t2 * b2; i++) ii[i] = (i * 31) % 17 - 8;
   rc = cudaemu::launch(dim3(b2), dim3(t2), 2 * t2 * sizeof(int), [&] { hillis_steele(ii, oo, cnt); }, err, sizeof err);
@@ -27,6 +28,7 @@ int main() {
       CHECK(oo[b * t2 + t] == run, "hs[%d,%d] got %d want %d", b, t, oo[b * t2 + t], run);
     }
     CHECK(cnt[b] == pos * 4 + 2 + 1, "block %d counts got %d want %d", b, cnt[b], pos * 4 + 3);
+  }
   }
   return 0;
 }
