@@ -36,7 +36,7 @@ func TestKernelStage(t *testing.T) {
 			t.Errorf("incomplete kernel %+v", k)
 		}
 	}
-	if status[kernels.SpecInferred] != 12 || status[kernels.SpecNeedsSpec] != 2 {
+	if status[kernels.SpecInferred] != 13 || status[kernels.SpecNeedsSpec] != 1 {
 		t.Errorf("spec statuses %v", status)
 	}
 	codes := map[string]int{}
@@ -45,7 +45,7 @@ func TestKernelStage(t *testing.T) {
 			codes[d.Code]++
 		}
 	}
-	if codes[kernels.CodeFound] != 13 || codes[kernels.CodeNeedsSpec] != 1 || codes[kernels.CodeInventory] != 1 {
+	if codes[kernels.CodeFound] != 13 || codes[kernels.CodeNeedsSpec] != 0 || codes[kernels.CodeInventory] != 1 {
 		t.Errorf("diagnostics %v", codes)
 	}
 	for _, c := range KernelCodes() {

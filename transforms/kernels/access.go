@@ -294,3 +294,59 @@ func (a *accessAnalysis) callArg(call, arg *ts.Node, src []byte, deref bool) (bo
 	}
 	return true, true // unknown callee: assume both
 }
+
+// shapeFromIndexing infers a 1-D shape for pointer param p when every access
+// p[i] in the kernel uses one index variable i that the kernel bounds by a
+// size parameter (i < n, n > i, i >= n in a guard). sizes maps size
+// parameter names to their expressions. It returns nil when unsure.
+func shapeFromIndexing(k *item, p string, sizes map[string]*Expr) []*Expr {
+	src := k.file.masked
+	body := k.node.ChildByFieldName("body")
+	if body == nil {
+		return nil
+	}
+	idx := ""
+	ok := true
+	ts.Walk(body, func(n *ts.Node) bool {
+		if !ok {
+			return false
+		}
+		if n.Type() == "identifier" && ts.Text(n, src) == p {
+			par := n.Parent()
+			if par == nil || par.Type() != "subscript_expression" || par.ChildByFieldName("argument") != n {
+				ok = false // used otherwise (alias, pointer arithmetic, call argument)
+				return false
+			}
+			i := strings.TrimSpace(strings.Trim(ts.Text(par.ChildByFieldName("indices"), src), "[]"))
+			if identRE.FindString(i) != i || (idx != "" && idx != i) {
+				ok = false
+				return false
+			}
+			idx = i
+		}
+		return true
+	})
+	if !ok || idx == "" {
+		return nil
+	}
+	var bound *Expr
+	ts.Walk(body, func(n *ts.Node) bool {
+		if bound != nil || n.Type() != "binary_expression" {
+			return bound == nil
+		}
+		op := ts.Text(n.Child(1), src)
+		l := strings.TrimSpace(ts.Text(n.ChildByFieldName("left"), src))
+		r := strings.TrimSpace(ts.Text(n.ChildByFieldName("right"), src))
+		switch {
+		case (op == "<" || op == ">=") && l == idx:
+			bound = sizes[r]
+		case (op == ">" || op == "<=") && r == idx:
+			bound = sizes[l]
+		}
+		return bound == nil
+	})
+	if bound == nil || len(bound.Symbols()) == 0 {
+		return nil
+	}
+	return []*Expr{bound}
+}

@@ -116,6 +116,7 @@ type source struct {
 	refBy    []string
 	fastMath bool
 	cupyName string
+	launches []*pyLaunch // CuPy calls of this source's kernels
 }
 
 // discoverer holds the state of one Discover call.
@@ -409,6 +410,22 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 		}
 		if reason == "" {
 			reason = inf.reason
+		}
+	}
+	if spec == nil && u.src.origin == OriginCuPy {
+		for _, l := range u.src.launches {
+			if l.kernel != name {
+				continue
+			}
+			k.Launches++
+			inf := inferCuPy(it, closure, l, ft)
+			if inf.spec != nil {
+				spec, reason = inf.spec, ""
+				break
+			}
+			if reason == "" || strings.HasPrefix(reason, "no launch") {
+				reason = inf.reason
+			}
 		}
 	}
 	if it.template != nil && len(targs) == 0 {

@@ -94,6 +94,21 @@ func TestDiscoveryFixture(t *testing.T) {
 	if k := find("_discovery/inline_relu.py", "scaled_relu_kernel"); k != nil && k.SpecStatus != SpecInferred {
 		t.Errorf("load_inline kernel: %s (%s)", k.SpecStatus, k.Reason)
 	}
+	// the CuPy kernel's spec comes from the Python launch and, for y, from how
+	// the kernel indexes it
+	if k := find("_discovery/cupy_saxpy.py", "saxpy_kernel"); k == nil || k.SpecStatus != SpecInferred {
+		t.Errorf("cupy kernel not inferred: %+v", k)
+	} else {
+		want := map[string]string{"a": "scalar:", "x": "input:n", "y": "input:n", "out": "output:n", "n": "size:"}
+		for _, p := range k.Spec.Params {
+			if got := p.Role + ":" + strings.Join(p.Shape, ","); got != want[p.Name] {
+				t.Errorf("cupy %s = %s, want %s", p.Name, got, want[p.Name])
+			}
+		}
+		if k.Spec.Launch.Grid[0] != "(n + 127) / 128" || k.Spec.Launch.Block[0] != "128" {
+			t.Errorf("cupy launch %+v", k.Spec.Launch)
+		}
+	}
 	codes := map[string]int{}
 	for _, p := range probs {
 		codes[p.Code]++

@@ -3,7 +3,6 @@ package kernels
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -179,6 +178,13 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 				return fail("argument %d (%s): %v", i+1, kp.name, err)
 			}
 			shp, err := h.shape(t, off)
+			if err != nil && strings.HasPrefix(err.Error(), "nothing in the host code") {
+				// the host says nothing about this tensor: use how the kernel
+				// indexes it, when every access is p[i] with i bounded by a size
+				if s := shapeFromIndexing(k, kp.name, hostSizes(h, kps, args, src, off)); s != nil {
+					shp, err = s, nil
+				}
+			}
 			if err != nil {
 				return fail("argument %d (%s): %v", i+1, kp.name, err)
 			}
@@ -555,7 +561,23 @@ func reductionLength(s *Spec) string {
 	if len(in) > 0 && len(in[0]) == 1 {
 		return in[0][0]
 	}
-	keys := make([]string, 0)
-	sort.Strings(keys)
 	return ""
+}
+
+// hostSizes translates the integer scalar arguments of a launch, by kernel
+// parameter name (failures left out).
+func hostSizes(h *host, kps []kparam, args []*ts.Node, src []byte, off int) map[string]*Expr {
+	out := map[string]*Expr{}
+	for i, kp := range kps {
+		if kp.pointer || i >= len(args) {
+			continue
+		}
+		if dt, ok := dtypeOf(kp.base); !ok || !isIntDType(dt) {
+			continue
+		}
+		if e, err := h.tr(args[i], src, off); err == nil {
+			out[kp.name] = e
+		}
+	}
+	return out
 }

@@ -217,3 +217,83 @@ void fill_(torch::Tensor y, double v) {
 		t.Errorf("literal scalar value not recorded: %+v", v)
 	}
 }
+
+func TestInferCuPyModule(t *testing.T) {
+	inv := discoverOne(t, map[string]string{"ops.py": `import cupy as cp
+mod = cp.RawModule(code=r"""
+extern "C" __global__ void addmat(const float* a, const float* b, float* c, int rows, int cols) {
+  int r = blockIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < cols) c[r * cols + j] = a[r * cols + j] + b[r * cols + j];
+}
+""")
+addmat = mod.get_function("addmat")
+
+def add(a, b):
+    rows, cols = a.shape
+    assert cols <= 4096
+    c = cp.empty((rows, cols), dtype=cp.float32)
+    addmat((cp.cdiv(cols, 64), rows), (64,), (a, cp.ascontiguousarray(a), c, cp.int32(rows), cp.int32(cols)))
+    return c
+`})
+	if len(inv.Kernels) != 1 {
+		t.Fatalf("%d kernels", len(inv.Kernels))
+	}
+	k := inv.Kernels[0]
+	if k.SpecStatus != SpecNeedsSpec || !strings.Contains(k.Reason, "argument 2 (b)") {
+		t.Fatalf("a call expression for an array argument must not be guessed: %s %s", k.SpecStatus, k.Reason)
+	}
+	inv = discoverOne(t, map[string]string{"ops.py": strings.Replace(`import cupy as cp
+mod = cp.RawModule(code=r"""
+extern "C" __global__ void addmat(const float* a, const float* b, float* c, int rows, int cols) {
+  int r = blockIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j < cols) c[r * cols + j] = a[r * cols + j] + b[r * cols + j];
+}
+""")
+addmat = mod.get_function("addmat")
+
+def add(a, b):
+    rows, cols = a.shape
+    assert cols <= 4096
+    b2 = cp.ascontiguousarray(a)
+    c = cp.empty((rows, cols), dtype=cp.float32)
+    addmat((cp.cdiv(cols, 64), rows), (64,), (a, b2, c, cp.int32(rows), cp.int32(cols)), shared_mem=0)
+    return c
+`, "\r", "", -1)})
+	k = inv.Kernels[0]
+	if k.SpecStatus != SpecInferred {
+		t.Fatalf("%s: %s", k.SpecStatus, k.Reason)
+	}
+	if got := strings.Join(param(k.Spec, "c").Shape, ","); got != "rows,cols" || param(k.Spec, "c").Role != "output" {
+		t.Errorf("c: %+v", param(k.Spec, "c"))
+	}
+	if k.Spec.Launch.Grid[0] != "(cols + 63) / 64" || k.Spec.Launch.Grid[1] != "rows" {
+		t.Errorf("grid %v", k.Spec.Launch.Grid)
+	}
+	found := false
+	for _, c := range k.Spec.Domain.Constraints {
+		found = found || c == "cols <= 4096"
+	}
+	if !found {
+		t.Errorf("assert not turned into a constraint: %v", k.Spec.Domain.Constraints)
+	}
+}
+
+func TestInferShapeFromIndexing(t *testing.T) {
+	src := `#include <torch/extension.h>
+__global__ void k(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i]; }
+void f(torch::Tensor x, torch::Tensor y) {
+  int n = x.numel();
+  k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+}`
+	inv := discoverOne(t, map[string]string{"k.cu": src})
+	k := inv.Kernels[0]
+	if k.SpecStatus != SpecInferred || strings.Join(param(k.Spec, "y").Shape, ",") != "n" {
+		t.Fatalf("%s %s %+v", k.SpecStatus, k.Reason, k.Spec)
+	}
+	// an alias of y defeats the indexing rule: needs-spec, not a guess
+	src2 := strings.Replace(src, "if (i < n) y[i] = x[i];", "float* z = y; if (i < n) z[i] = x[i];", 1)
+	inv = discoverOne(t, map[string]string{"k.cu": src2})
+	if k := inv.Kernels[0]; k.SpecStatus != SpecNeedsSpec {
+		t.Errorf("aliased pointer guessed: %+v", k.Spec)
+	}
+}

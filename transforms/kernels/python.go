@@ -19,7 +19,8 @@ type pyRef struct {
 }
 
 type pyResult struct {
-	inline []*source
+	inline   []*source
+	launches []*pyLaunch
 	refs   []*pyRef
 	triton []*Kernel
 }
@@ -47,7 +48,8 @@ func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
 		return res
 	}
 	defer tree.Close()
-	pf := &pyFile{d: d, rel: rel, src: text, assigns: map[string][]*ts.Node{}}
+	pf := &pyFile{d: d, rel: rel, src: text, assigns: map[string][]*ts.Node{}, root: tree.Root(),
+		kernVars: map[string]string{}, modVars: map[string]bool{}}
 	ts.Walk(tree.Root(), func(n *ts.Node) bool {
 		if n.Type() == "assignment" {
 			if l := n.ChildByFieldName("left"); l != nil && l.Type() == "identifier" {
@@ -70,14 +72,42 @@ func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
 		}
 		return true
 	})
+	// k = mod.get_function("name")
+	for name, vs := range pf.assigns {
+		for _, v := range vs {
+			if v.Type() != "call" {
+				continue
+			}
+			fn := v.ChildByFieldName("function")
+			if fn.Type() != "attribute" || pf.text(fn.ChildByFieldName("attribute")) != "get_function" || !pf.modVars[pf.text(fn.ChildByFieldName("object"))] {
+				continue
+			}
+			if a := pf.arg(v, "name", 0); a != nil {
+				if ss := pf.strings(a); len(ss) == 1 && ss[0].err == "" {
+					pf.kernVars[name] = ss[0].text
+				}
+			}
+		}
+	}
+	if len(pf.kernVars) > 0 {
+		launches := pf.cupyLaunches(tree.Root(), pf.kernVars)
+		for _, s := range res.inline {
+			if s.origin == OriginCuPy {
+				s.launches = launches
+			}
+		}
+	}
 	return res
 }
 
 type pyFile struct {
-	d       *discoverer
-	rel     string
-	src     []byte
-	assigns map[string][]*ts.Node
+	d        *discoverer
+	rel      string
+	src      []byte
+	assigns  map[string][]*ts.Node
+	root     *ts.Node
+	kernVars map[string]string // variable bound to a RawKernel (or get_function) -> kernel name
+	modVars  map[string]bool   // variables bound to a RawModule
 }
 
 func (pf *pyFile) text(n *ts.Node) string { return ts.Text(n, pf.src) }
@@ -179,6 +209,15 @@ func (pf *pyFile) call(n *ts.Node, res *pyResult) {
 			if nv := pf.arg(n, "name", 1); nv != nil {
 				if ss := pf.strings(nv); len(ss) == 1 && ss[0].err == "" {
 					kname = ss[0].text
+				}
+			}
+		}
+		if p := n.Parent(); p != nil && p.Type() == "assignment" {
+			if l := p.ChildByFieldName("left"); l != nil && l.Type() == "identifier" {
+				if short == "RawKernel" {
+					pf.kernVars[pf.text(l)] = kname
+				} else {
+					pf.modVars[pf.text(l)] = true
 				}
 			}
 		}
