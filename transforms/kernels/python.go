@@ -21,8 +21,8 @@ type pyRef struct {
 type pyResult struct {
 	inline   []*source
 	launches []*pyLaunch
-	refs   []*pyRef
-	triton []*Kernel
+	refs     []*pyRef
+	triton   []*Kernel
 }
 
 var pyNeedles = []string{"load_inline", "cpp_extension", "CUDAExtension", "RawKernel", "RawModule", "triton", "jit"}
