@@ -39,7 +39,7 @@ lint:
 test: deps venv lint
 	$(GO) test -count=1 ./...
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
-	$(VPY) -m pytest -q validators/harness
+	$(VPY) -m pytest -q validators/harness fixtures/kernels
 
 demo: build
 	./$(BIN) migrate fixtures/projects/ddp_amp_train
