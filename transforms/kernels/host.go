@@ -351,6 +351,49 @@ func (h *host) buildFacts() {
 			}
 			continue
 		}
+	}
+	h.equalities()
+	// t.size(i) / t.numel() used directly (not through a variable): a symbol
+	// named after the tensor, e.g. x_size1.
+	if h.fn != nil {
+		ts.Walk(h.fn.ChildByFieldName("body"), func(n *ts.Node) bool {
+			if n.Type() != "call_expression" {
+				return true
+			}
+			for _, c := range h.checks {
+				if n.StartByte() >= c.n.StartByte() && n.EndByte() <= c.n.EndByte() {
+					return true // equalities in checks relate sizes; they are not new sizes
+				}
+			}
+			m, ok := metaOf(n, src)
+			if !ok || (m.kind != "size" && m.kind != "numel") || m.index < 0 {
+				return true
+			}
+			root, isT := h.tensorRoot(m.tensor, int(n.StartByte()))
+			if !isT {
+				return true
+			}
+			tf := h.factsOf(root)
+			if tf.hasExpl {
+				return true
+			}
+			if m.kind == "size" && tf.dims[m.index] == nil {
+				tf.dims[m.index] = Sym(fmt.Sprintf("%s_size%d", m.tensor, m.index))
+			}
+			if m.kind == "numel" && tf.numel == nil {
+				tf.numel = Sym(m.tensor + "_numel")
+			}
+			return true
+		})
+	}
+	// equalities again, now that direct uses have names
+	h.equalities()
+	// shapes given at creation: torch::empty({m, n}, ...)
+	for _, b := range h.binds {
+		if b.value == nil {
+			continue
+		}
+		v := stripCasts(b.value, src)
 		if isCreation(v, src) {
 			root := b.name + "@" + strconv.Itoa(b.off)
 			tf := h.factsOf(root)
@@ -369,7 +412,10 @@ func (h *host) buildFacts() {
 			}
 		}
 	}
-	// TORCH_CHECK facts: ranks and size equalities.
+}
+
+// equalities records TORCH_CHECK facts: ranks and size equalities.
+func (h *host) equalities() {
 	for range 3 {
 		for _, c := range h.checks {
 			n := c.n

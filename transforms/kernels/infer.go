@@ -175,6 +175,17 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 			}
 			t, err := h.tensorArg(args[i], src, off)
 			if err != nil {
+				// a raw pointer the host function received: the kernel's
+				// indexing is all there is to go by
+				if a := stripCasts(args[i], src); a.Type() == "identifier" && h.params[ts.Text(a, src)] != "" {
+					if s := shapeFromIndexing(k, kp.name, hostSizes(h, kps, args, src, off)); s != nil {
+						for _, d := range s {
+							prm.Shape = append(prm.Shape, d.String())
+						}
+						spec.Params = append(spec.Params, prm)
+						continue
+					}
+				}
 				return fail("argument %d (%s): %v", i+1, kp.name, err)
 			}
 			shp, err := h.shape(t, off)

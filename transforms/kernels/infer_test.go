@@ -297,3 +297,46 @@ void f(torch::Tensor x, torch::Tensor y) {
 		t.Errorf("aliased pointer guessed: %+v", k.Spec)
 	}
 }
+
+func TestInferRawPointerLauncherAndDirectSizes(t *testing.T) {
+	inv := discoverOne(t, map[string]string{"k.cu": `
+__global__ void axpy(const float* x, float* y, float a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += a * x[i];
+}
+void launch_axpy(const float* x, float* y, float a, int n, cudaStream_t s) {
+  axpy<<<(n + 255) / 256, 256, 0, s>>>(x, y, a, n);
+}
+`, "m.cu": `#include <torch/extension.h>
+__global__ void rowsum(const float* x, float* out, int cols) {
+  float acc = 0.0f;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) acc += x[blockIdx.x * cols + j];
+  atomicAdd(&out[blockIdx.x], acc);
+}
+torch::Tensor f(torch::Tensor x) {
+  TORCH_CHECK(x.dim() == 2, "2-D");
+  auto out = torch::zeros({x.size(0)}, x.options());
+  rowsum<<<x.size(0), 128>>>(x.data_ptr<float>(), out.data_ptr<float>(), x.size(1));
+  return out;
+}
+`})
+	for _, k := range inv.Kernels {
+		if k.SpecStatus != SpecInferred {
+			t.Errorf("%s: %s", k.Name, k.Reason)
+			continue
+		}
+		switch k.Name {
+		case "axpy":
+			if got := strings.Join(param(k.Spec, "x").Shape, ","); got != "n" || param(k.Spec, "y").Role != "inout" {
+				t.Errorf("axpy: %+v", k.Spec.Params)
+			}
+		case "rowsum":
+			if got := strings.Join(param(k.Spec, "x").Shape, ","); got != "x_size0,cols" {
+				t.Errorf("rowsum x shape %s", got)
+			}
+			if param(k.Spec, "out").Role != "inout" || k.Spec.Deterministic || k.Class != ClassRowReduction {
+				t.Errorf("rowsum: role %s deterministic %v class %s", param(k.Spec, "out").Role, k.Spec.Deterministic, k.Class)
+			}
+		}
+	}
+}
