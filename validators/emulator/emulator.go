@@ -367,7 +367,11 @@ func build(ctx context.Context, sb *sandbox.Sandbox, workdir, srcName, src, outN
 		return "", "", fmt.Errorf("emulator: write source: %w", err)
 	}
 	out := filepath.Join(workdir, outName)
-	argv := []string{opt.cxx(), "-std=c++20", "-O2", "-fdiagnostics-color=never", "-fmax-errors=8", "-fno-strict-aliasing"}
+	// -fwrapv: signed overflow wraps as GPU integer units do (hash-style RNGs);
+	// -fno-strict-aliasing: kernels reinterpret buffers (float4 loads);
+	// -ffp-contract=off: the same float results on every host (no FMA fusion).
+	argv := []string{opt.cxx(), "-std=c++20", "-O2", "-fdiagnostics-color=never", "-fmax-errors=8",
+		"-fno-strict-aliasing", "-fwrapv", "-ffp-contract=off"}
 	if shared {
 		argv = append(argv, "-shared", "-fPIC", "-fvisibility=hidden")
 	}
