@@ -577,6 +577,9 @@ func inferCuPy(k *item, closure []*item, l *pyLaunch, ft features) inference {
 				return fail("argument %d (%s) is not an array", i+1, kp.name)
 			}
 			prm.Kind = "pointer"
+			if x := acc[kp.name]; x != nil && strings.HasPrefix(kp.ctype, "const ") {
+				x.write = false
+			}
 			switch x := acc[kp.name]; {
 			case x != nil && x.read && x.write:
 				prm.Role = "inout"

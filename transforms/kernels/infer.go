@@ -163,6 +163,9 @@ func inferSpec(ctx context.Context, p *ts.Parser, k *item, closure []*item, site
 		if kp.pointer {
 			prm.Kind = "pointer"
 			a := acc[kp.name]
+			if a != nil && strings.HasPrefix(kp.ctype, "const ") && !strings.Contains(kp.ctype, "* const") {
+				a.write = false // a pointer to const is never written through
+			}
 			switch {
 			case a == nil || !a.read && !a.write:
 				prm.Role = "input"

@@ -168,6 +168,9 @@ func isolate(k *item, items []*item, targs []string) *Unit {
 	}
 	if len(qual) > 0 {
 		u.Entry = strings.Join(qual, "::") + "::" + u.Entry
+		// the wrapper may name the kernel unqualified (the spec holds its
+		// plain name): bring it into the global namespace
+		fmt.Fprintf(&b, "using %s::%s;\n", strings.Join(qual, "::"), k.names[0])
 	}
 	u.Source = b.String()
 	u.Masked = k.file.marks
