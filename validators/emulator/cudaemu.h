@@ -1295,6 +1295,24 @@ inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
   unsigned long long v = (static_cast<unsigned long long>(hi) << 32) | lo;
   return static_cast<unsigned>(v >> (s & 31));
 }
+inline int __dp4a(int a, int b, int c) {
+  int r = c;
+  for (int i = 0; i < 4; i++) r += static_cast<signed char>(a >> (8 * i)) * static_cast<signed char>(b >> (8 * i));
+  return r;
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+  unsigned r = c;
+  for (int i = 0; i < 4; i++) r += ((a >> (8 * i)) & 0xffu) * ((b >> (8 * i)) & 0xffu);
+  return r;
+}
+inline int __dp2a_lo(int a, int b, int c) {
+  return c + static_cast<short>(a) * static_cast<signed char>(b) + static_cast<short>(a >> 16) * static_cast<signed char>(b >> 8);
+}
+inline int __dp2a_hi(int a, int b, int c) {
+  return c + static_cast<short>(a) * static_cast<signed char>(b >> 16) + static_cast<short>(a >> 16) * static_cast<signed char>(b >> 24);
+}
+#define __builtin_assume(x) ((void)0)
+#define __assume(x) ((void)0)
 inline unsigned __funnelshift_lc(unsigned lo, unsigned hi, unsigned s) { return __funnelshift_l(lo, hi, s > 32 ? 32 : s); }
 inline unsigned __funnelshift_rc(unsigned lo, unsigned hi, unsigned s) { return __funnelshift_r(lo, hi, s > 32 ? 32 : s); }
 

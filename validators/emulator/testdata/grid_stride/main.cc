@@ -17,5 +17,10 @@ int main() {
     CHECK(out[i].x == ex && out[i].y == ey && out[i].z == ez && out[i].w == ew, "i=%lld got (%g %g %g %g) want (%g %g %g %g)", i,
           out[i].x, out[i].y, out[i].z, out[i].w, ex, ey, ez, ew);
   }
+  // Integer dot-product intrinsics (host-side call of the device functions).
+  CHECK(__dp4a((int)0x80ff7f02, (int)0x02ff7f03, 10) == 2 * 3 + 127 * 127 + 1 - 256 + 10, "__dp4a signed");
+  CHECK(__dp4a(0x01020304u, 0x01010101u, 0u) == 10u, "__dp4a unsigned");
+  CHECK(__brev(1u) == 0x80000000u && __clz(1) == 31 && __ffs(8) == 4 && __popcll(~0ull) == 64, "bit intrinsics");
+  CHECK(__byte_perm(0x33221100u, 0x77665544u, 0x5410u) == 0x55441100u, "__byte_perm");
   return 0;
 }
