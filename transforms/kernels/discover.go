@@ -569,8 +569,8 @@ func tuErrors(ctx context.Context, p *ts.Parser, src string) int {
 	return t.ErrorCount()
 }
 
-// ReadSpec returns the spec of kernel id under root, discovering the tree
-// with the given files (nil: walk root, skipping hidden and vendored dirs).
+// Find discovers the tree under root (files as for Discover; nil walks root)
+// and returns the kernel with id.
 func Find(ctx context.Context, root, id string, files []string) (*Kernel, error) {
 	if files == nil {
 		var err error
