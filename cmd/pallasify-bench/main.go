@@ -31,6 +31,7 @@ type row struct {
 	Wall  time.Duration // best of the runs
 	Lines int           // lines processed (0: not a line-throughput row)
 	RSS   int64         // peak RSS in bytes (0: not measured)
+	CPU   time.Duration // user+system CPU of the best run (shows contention on a shared machine)
 	Note  string
 }
 
@@ -122,9 +123,10 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 // largest peak RSS. Exit status 1 is accepted (grep with no match, --check
 // with changes). The grep floor runs first, with a warm-up, so every case
 // reads the tree from the page cache.
-func measure(ctx context.Context, runs int, warmup bool, argv ...string) (time.Duration, int64, error) {
+func measure(ctx context.Context, runs int, warmup bool, argv ...string) (time.Duration, int64, time.Duration, error) {
 	best := time.Duration(-1)
 	var rss int64
+	var cpu time.Duration
 	first := 1
 	if warmup {
 		first = 0
@@ -139,7 +141,7 @@ func measure(ctx context.Context, runs int, warmup bool, argv ...string) (time.D
 		d := time.Since(t0)
 		var ee *exec.ExitError
 		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
-			return 0, 0, fmt.Errorf("%v: %w\n%s", argv, err, stderr.Bytes())
+			return 0, 0, 0, fmt.Errorf("%v: %w\n%s", argv, err, stderr.Bytes())
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss*1024 > rss {
 			rss = ru.Maxrss * 1024 // Linux reports KiB
@@ -149,43 +151,44 @@ func measure(ctx context.Context, runs int, warmup bool, argv ...string) (time.D
 		}
 		if best < 0 || d < best {
 			best = d
+			cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		}
 	}
-	return best, rss, nil
+	return best, rss, cpu, nil
 }
 
 func grepFloor(ctx context.Context, e *env) ([]row, error) {
-	d, rss, err := measure(ctx, e.runs, true, "grep", "-rc", "cuda", e.tree)
+	d, rss, cpu, err := measure(ctx, e.runs, true, "grep", "-rc", "cuda", e.tree)
 	if err != nil {
 		return nil, err
 	}
-	rows := []row{{Name: "grep -rc cuda (floor)", Wall: d, Lines: e.treeStats.Lines, RSS: rss}}
+	rows := []row{{Name: "grep -rc cuda (floor)", Wall: d, Lines: e.treeStats.Lines, RSS: rss, CPU: cpu}}
 	if rg, err := exec.LookPath("rg"); err == nil {
-		d, rss, err := measure(ctx, e.runs, true, rg, "-c", "--no-ignore", "cuda", e.tree)
+		d, rss, cpu, err := measure(ctx, e.runs, true, rg, "-c", "--no-ignore", "cuda", e.tree)
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, row{Name: "rg -c cuda", Wall: d, Lines: e.treeStats.Lines, RSS: rss})
+		rows = append(rows, row{Name: "rg -c cuda", Wall: d, Lines: e.treeStats.Lines, RSS: rss, CPU: cpu})
 	}
 	return rows, nil
 }
 
 func pallasifyCase(name, verb string) benchCase {
 	return func(ctx context.Context, e *env) ([]row, error) {
-		d, rss, err := measure(ctx, e.runs, false, e.bin, verb, e.tree)
+		d, rss, cpu, err := measure(ctx, e.runs, false, e.bin, verb, e.tree)
 		if err != nil {
 			return nil, err
 		}
-		return []row{{Name: name, Wall: d, Lines: e.treeStats.Lines, RSS: rss}}, nil
+		return []row{{Name: name, Wall: d, Lines: e.treeStats.Lines, RSS: rss, CPU: cpu}}, nil
 	}
 }
 
 func fullParse(ctx context.Context, e *env) ([]row, error) {
-	d, rss, err := measure(ctx, e.runs, false, e.bin, "migrate", e.full)
+	d, rss, cpu, err := measure(ctx, e.runs, false, e.bin, "migrate", e.full)
 	if err != nil {
 		return nil, err
 	}
-	return []row{{Name: "full parse: migrate, every file rewritten", Wall: d, Lines: e.fullStats.Lines, RSS: rss,
+	return []row{{Name: "full parse: migrate, every file rewritten", Wall: d, Lines: e.fullStats.Lines, RSS: rss, CPU: cpu,
 		Note: fmt.Sprintf("%d files", e.fullStats.Files)}}, nil
 }
 
@@ -205,8 +208,8 @@ func printRows(w io.Writer, rows []row, e *env) {
 			}
 		}
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\twall\tlines/s\tpeak RSS\tvs grep\tnote\t")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "case\twall\tcpu\tlines/s\tpeak RSS\tvs grep\tnote")
 	for _, r := range rows {
 		lps, ratio := "-", "-"
 		if r.Lines > 0 && r.Wall > 0 {
@@ -219,7 +222,7 @@ func printRows(w io.Writer, rows []row, e *env) {
 		if r.RSS > 0 {
 			mem = fmt.Sprintf("%.1f MB", float64(r.RSS)/1e6)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Name, r.Wall.Round(time.Millisecond), lps, mem, ratio, r.Note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Wall.Round(time.Millisecond), r.CPU.Round(time.Millisecond), lps, mem, ratio, r.Note)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
