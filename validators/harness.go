@@ -81,3 +81,12 @@ func writeHarness(dir string) error {
 		return nil
 	})
 }
+
+// WriteHarness writes the embedded harness package under dir
+// (dir/pallasify_harness); the LLM static gate reuses its AST ban.
+func WriteHarness(dir string) error { return writeHarness(dir) }
+
+// FindPython returns the interpreter validation uses (explicit, else
+// $PALLASIFY_PYTHON, else .venv/bin/python above the working directory, else
+// python3).
+func FindPython(explicit string) (string, error) { return findPython(explicit) }

@@ -1,0 +1,120 @@
+package llm
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pallasify/pallasify/validators"
+	"github.com/pallasify/pallasify/validators/sandbox"
+)
+
+//go:embed gate.py
+var gateScript []byte
+
+// GateProblem is one reason a draft is refused before it runs.
+type GateProblem struct {
+	Line    int    `json:"line"`
+	Message string `json:"message"`
+}
+
+// GateResult is what the static gate found ([] problems: the draft may run).
+type GateResult struct {
+	JAXVersion string        `json:"jax_version"`
+	Problems   []GateProblem `json:"problems"`
+}
+
+// OK reports whether the draft passed.
+func (g *GateResult) OK() bool { return g != nil && len(g.Problems) == 0 }
+
+// String lists the problems, one per line.
+func (g *GateResult) String() string {
+	var b strings.Builder
+	for _, p := range g.Problems {
+		if p.Line > 0 {
+			fmt.Fprintf(&b, "line %d: %s\n", p.Line, p.Message)
+		} else {
+			fmt.Fprintf(&b, "%s\n", p.Message)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// Gate runs the static gate (llm/gate.py) with the validator's Python (the
+// pinned jax) inside the sandbox. The draft is parsed, never executed.
+type Gate struct {
+	// Python is the interpreter ("" finds it as validation does).
+	Python string
+	// NoSandbox runs unconfined (--no-sandbox).
+	NoSandbox bool
+	// Timeout bounds one run (default 60 s).
+	Timeout time.Duration
+}
+
+// Check gates one candidate of a kernel of class cls named name.
+func (g *Gate) Check(ctx context.Context, code []byte, cls, name string) (*GateResult, error) {
+	py, err := validators.FindPython(g.Python)
+	if err != nil {
+		return nil, err
+	}
+	sb := &sandbox.Sandbox{Disabled: g.NoSandbox}
+	if err := sb.Check(ctx); err != nil {
+		return nil, fmt.Errorf("llm gate: refusing to handle untrusted code: %w", err)
+	}
+	work, err := sandbox.MkdirTemp("pallasify-gate-")
+	if err != nil {
+		return nil, fmt.Errorf("llm gate: %w", err)
+	}
+	defer os.RemoveAll(work)
+	if err := validators.WriteHarness(filepath.Join(work, "harness")); err != nil {
+		return nil, fmt.Errorf("llm gate: %w", err)
+	}
+	for name, data := range map[string][]byte{"gate.py": gateScript, "candidate.py": code} {
+		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
+			return nil, fmt.Errorf("llm gate: %w", err)
+		}
+	}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	sb.Env = []string{
+		"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
+		"PYTHONPATH=" + filepath.Join(work, "harness"), "PYTHONDONTWRITEBYTECODE=1",
+		"PYTHONNOUSERSITE=1", "JAX_PLATFORMS=cpu", "TF_CPP_MIN_LOG_LEVEL=2",
+	}
+	lim := sandbox.Limits{Wall: timeout, CPUSeconds: int(2*timeout.Seconds()) + 10, MemoryMB: 4096, FileMB: 16}
+	out, err := sb.Run(ctx, work, lim, py, filepath.Join(work, "gate.py"), filepath.Join(work, "candidate.py"), cls, name)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	line := lastJSONLine(out)
+	var res GateResult
+	if line == "" || json.Unmarshal([]byte(line), &res) != nil {
+		return nil, fmt.Errorf("llm gate: no result (%v): %s", err, tailString(string(out), 400))
+	}
+	return &res, nil
+}
+
+func lastJSONLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "{") {
+			return l
+		}
+	}
+	return ""
+}
+
+func tailString(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
