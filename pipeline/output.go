@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -19,12 +20,25 @@ import (
 // new-file headers for generated files, so `git apply` takes it.
 func (r *Run) Patch() []byte {
 	var b bytes.Buffer
+	r.WritePatch(&b)
+	return b.Bytes()
+}
+
+// WritePatch streams the patch Patch returns, one file at a time, so a large
+// run never holds the whole diff in memory.
+func (r *Run) WritePatch(w io.Writer) error {
+	var b bytes.Buffer
 	for _, f := range r.Files {
-		if f.Changed() {
-			writeFileDiff(&b, f)
+		if !f.Changed() {
+			continue
+		}
+		b.Reset()
+		writeFileDiff(&b, f)
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
 		}
 	}
-	return b.Bytes()
+	return nil
 }
 
 // FileDiff returns the diff of one changed file ("" when unchanged).
@@ -223,6 +237,14 @@ func copyFile(src, dst string, mode fs.FileMode) error {
 // directory and a rename, so readers see the old or the new file, never half
 // of one. The file gets mode (permission bits).
 func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	return WriteAtomic(path, mode, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic is WriteFileAtomic for content produced by fill.
+func WriteAtomic(path string, mode fs.FileMode, fill func(io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".pallasify-*")
 	if err != nil {
@@ -234,7 +256,11 @@ func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
 		os.Remove(name)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err := fill(bw); err != nil {
+		return fail(err)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(err)
 	}
 	if err := tmp.Chmod(mode.Perm()); err != nil {

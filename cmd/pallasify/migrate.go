@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -129,6 +130,9 @@ type migrateOptions struct {
 	Getenv func(string) string
 	// Delivery: git URLs, pallasify.yaml, --branch/--push/--pr (deliver.go).
 	Delivery deliveryFlags
+	// Explicit names the flags pallasify.yaml can also set that were given on
+	// the command line (nil when none): those win over the file.
+	Explicit map[string]bool
 }
 
 func newMigrateCmd(io *streams, runF func(context.Context, *migrateOptions) error) *cobra.Command {
@@ -156,6 +160,15 @@ Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
+			// The flags pallasify.yaml can also set: an explicit one wins.
+			for _, name := range []string{"target", "select", "ignore", "include", "exclude", "unsafe-fixes", "mark"} {
+				if cmd.Flags().Changed(name) {
+					if opts.Explicit == nil {
+						opts.Explicit = map[string]bool{}
+					}
+					opts.Explicit[name] = true
+				}
+			}
 			switch opts.Color {
 			case "auto", "always", "never":
 			default:
@@ -190,7 +203,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	}
 	defer o.Delivery.close()
 	o.Path = root
-	o.Delivery.applyConfig(&o.Target, &o.Select, &o.Ignore, &o.Include, &o.Exclude, &o.UnsafeFixes, &o.Mark)
+	o.Delivery.applyConfig(o.Explicit, &o.Target, &o.Select, &o.Ignore, &o.Include, &o.Exclude, &o.UnsafeFixes, &o.Mark)
 	popts, format, err := o.options(o.Mark)
 	if err != nil {
 		return err
@@ -201,10 +214,9 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	}
 	rep := report.Build(run, "migrate", o.rules())
 	dry := !o.Write && o.Out == "" && o.Patch == ""
-	patch := run.Patch()
 	var outputs []string
 	if o.Patch != "" {
-		if err := pipeline.WriteFileAtomic(o.Patch, patch, 0o644); err != nil {
+		if err := pipeline.WriteAtomic(o.Patch, 0o644, run.WritePatch); err != nil {
 			return usageErr(err)
 		}
 		outputs = append(outputs, "patch written to "+o.Patch)
@@ -226,11 +238,19 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 		outputs = append(outputs, "dry run")
 	}
 	rep.Output = strings.Join(outputs, ", ")
-	if format == report.Text && dry && len(patch) > 0 {
-		if err := report.ColorDiff(o.IO.Out, patch, o.colour()); err != nil {
+	if format == report.Text && dry && rep.FilesChanged > 0 {
+		// One file at a time: a large run never holds the whole diff.
+		out := bufio.NewWriterSize(o.IO.Out, 64<<10)
+		colour := o.colour()
+		for _, f := range run.ChangedFiles() {
+			if err := report.ColorDiff(out, []byte(pipeline.FileDiff(f)), colour); err != nil {
+				return usageErr(err)
+			}
+		}
+		fmt.Fprintln(out)
+		if err := out.Flush(); err != nil {
 			return usageErr(err)
 		}
-		fmt.Fprintln(o.IO.Out)
 	}
 	if err := report.Write(o.IO.Out, rep, format); err != nil {
 		return usageErr(err)
