@@ -109,26 +109,29 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 }
 
 // applyConfig takes values from the config where the flag kept its default
-// (an explicit flag always wins over the file).
-func (d *deliveryFlags) applyConfig(target *string, sel, ign, inc, exc *[]string, unsafe, mark *bool) {
+// and was not given on the command line (explicit holds the names of the
+// flags that were, as cobra's Flags().Changed reports them): an explicit flag
+// always wins over the file, even when it repeats the default.
+func (d *deliveryFlags) applyConfig(explicit map[string]bool, target *string, sel, ign, inc, exc *[]string, unsafe, mark *bool) {
 	if d.cfg == nil {
 		return
 	}
-	if target != nil && (*target == "" || *target == "portable") {
+	if target != nil && !explicit["target"] && (*target == "" || *target == "portable") {
 		*target = d.cfg.Target
 	}
 	for _, p := range []struct {
+		name string
 		flag *[]string
 		cfg  []string
-	}{{sel, d.cfg.Select}, {ign, d.cfg.Ignore}, {inc, d.cfg.Include}, {exc, d.cfg.Exclude}} {
-		if p.flag != nil && len(*p.flag) == 0 {
+	}{{"select", sel, d.cfg.Select}, {"ignore", ign, d.cfg.Ignore}, {"include", inc, d.cfg.Include}, {"exclude", exc, d.cfg.Exclude}} {
+		if p.flag != nil && !explicit[p.name] && len(*p.flag) == 0 {
 			*p.flag = p.cfg
 		}
 	}
-	if unsafe != nil && !*unsafe {
+	if unsafe != nil && !explicit["unsafe-fixes"] && !*unsafe {
 		*unsafe = d.cfg.UnsafeFixes
 	}
-	if mark != nil && !*mark {
+	if mark != nil && !explicit["mark"] && !*mark {
 		*mark = d.cfg.Mark
 	}
 }

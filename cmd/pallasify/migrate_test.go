@@ -63,7 +63,11 @@ func TestMigrateFlags(t *testing.T) {
 			"--unsafe-fixes", "--mark", "--format", "sarif", "--check", "--write", "--patch", "p.patch", "-j", "3", "--color", "never", "repo"},
 			migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "tpu", Select: []string{"PDV", "PCA001"}, Ignore: []string{"PHF"},
 				Include: []string{"src/**"}, Exclude: []string{"tests"}, UnsafeFixes: true, Format: "sarif", Jobs: 3},
-				Mark: true, Check: true, Write: true, Patch: "p.patch", Color: "never"}, 0},
+				Mark: true, Check: true, Write: true, Patch: "p.patch", Color: "never",
+				Explicit: map[string]bool{"target": true, "select": true, "ignore": true, "include": true, "exclude": true,
+					"unsafe-fixes": true, "mark": true}}, 0},
+		{"explicit default target", []string{"--target", "portable", "repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text"},
+			Color: "auto", Explicit: map[string]bool{"target": true}}, 0},
 		{"out", []string{"--out", "dst", "repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text"}, Out: "dst", Color: "auto"}, 0},
 		{"no path", []string{}, migrateOptions{}, 2},
 		{"two paths", []string{"a", "b"}, migrateOptions{}, 2},
@@ -305,5 +309,65 @@ func TestAnalyzeAndRules(t *testing.T) {
 				t.Errorf("rules %s lacks %q:\n%s", c.code, w, out.String())
 			}
 		}
+	}
+}
+
+// targetRule rewrites the string "cuda" to the target's name, so the output
+// shows which target a run used.
+var targetRule = &rule.Rule{
+	Code: "PTT002", Name: "test-target", Doc: "Name the target\n\nLonger doc.", Safety: rule.Safe, Needles: []string{`"cuda"`},
+	Run: func(p *rule.Pass) {
+		ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+			if n.Type() == "string" && p.Text(n) == `"cuda"` {
+				p.Report(rule.Finding{Start: int(n.StartByte()), End: int(n.EndByte()), Message: "cuda device string",
+					Fix: &rule.Fix{Title: "name the target", Edits: []rule.Edit{{Start: int(n.StartByte()), End: int(n.EndByte()), New: `"` + string(p.Target) + `"`}}}})
+			}
+			return true
+		})
+	},
+}
+
+// TestMigrateExplicitFlagBeatsConfig: pallasify.yaml fills only the flags
+// the command line left unset; an explicit flag wins even when it repeats
+// the default.
+func TestMigrateExplicitFlagBeatsConfig(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		args       []string
+		want       string
+	}{
+		{"config fills an unset flag", "target: tpu\n", nil, `+x = "tpu"`},
+		{"explicit default wins", "target: tpu\n", []string{"--target", "portable"}, `+x = "portable"`},
+		{"explicit flag wins", "target: portable\n", []string{"--target=tpu"}, `+x = "tpu"`},
+		{"no config", "", []string{"--target", "tpu"}, `+x = "tpu"`},
+		{"explicit select wins", "target: tpu\nselect: [PZZ]\n", []string{"--select", "PTT"}, `+x = "tpu"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			if err := os.WriteFile(filepath.Join(root, "run.py"), []byte("x = \"cuda\"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if c.yaml != "" {
+				if err := os.WriteFile(filepath.Join(root, "pallasify.yaml"), []byte(c.yaml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			io, out, errOut := testStreams()
+			cmd := newMigrateCmd(io, func(ctx context.Context, o *migrateOptions) error {
+				o.Rules, o.Getenv = []*rule.Rule{targetRule}, func(string) string { return "" }
+				return migrateRun(ctx, o)
+			})
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			cmd.SetOut(io.Out)
+			cmd.SetErr(io.ErrOut)
+			cmd.SetArgs(append(append([]string{}, c.args...), root))
+			if err := cmd.Execute(); err != nil {
+				t.Fatalf("migrate: %v\n%s", err, errOut)
+			}
+			if !strings.Contains(out.String(), c.want+"\n") {
+				t.Errorf("output lacks %q:\n%s", c.want, out)
+			}
+		})
 	}
 }
