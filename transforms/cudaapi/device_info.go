@@ -16,8 +16,14 @@ total = torch.cuda.get_device_properties(local_rank).total_memory
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
-name = torch.get_device_module(DEVICE).get_device_name(0)
-total = torch.get_device_module(DEVICE).get_device_properties(local_rank).total_memory
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
+name = torch.get_device_module(DEVICE).get_device_name(0) if DEVICE.type != "cpu" else "cpu"
+total = torch.get_device_module(DEVICE).get_device_properties(device_at(local_rank)).total_memory
 `,
 	TPU: `import torch
 
@@ -35,22 +41,48 @@ var DeviceInfo = &rule.Rule{
 	Example: deviceInfoExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.get_device_name/get_device_properties` describe CUDA devices only",
-		What: "Portable: `torch.get_device_module(DEVICE).get_device_name(...)` (and `get_device_properties`), " +
-			"arguments kept. TPU: `torch.tpu.get_device_name()` / `torch.tpu.get_device_properties()`: an index " +
+		What: "Portable: `torch.get_device_module(DEVICE).get_device_name(...)` (and `get_device_properties`). " +
+			"`get_device_name` is guarded: `... if DEVICE.type != \"cpu\" else \"cpu\"`, since the CPU has no device " +
+			"module with names. An index argument other than 0 becomes `device_at(i)` (the CUDA device `i` on CUDA, " +
+			"`DEVICE` elsewhere; see cuda-device-string, PDV001). TPU: `torch.tpu.get_device_name()` / `torch.tpu.get_device_properties()`: an index " +
 			"argument is dropped (one chip per process).",
 		Why: "TorchTPU implements both (`get_device_properties()` has `name`, `total_memory` = HBM bytes, " +
 			"`multi_processor_count` = 1; torchtpu.md §3); `torch.get_device_module` returns the module of " +
 			"whichever backend `DEVICE` is.",
 		Safety: "Safe for 0, per-process indices and device values. Dropping any other index on the tpu target is " +
-			"unsafe (it asked about another device). On a CPU-only machine the portable call raises, as the " +
-			"original did.",
+			"unsafe (it asked about another device). On a CPU-only machine the portable name is \"cpu\"; " +
+			"`get_device_properties` raises there, as the original did (there is no value to stand in for it).",
 	}, deviceInfoExample),
 	Run: func(p *rule.Pass) {
 		dv := devkit.NewDev(p)
 		cudaCalls(p, []string{"get_device_name", "get_device_properties"}, func(c apiCall) {
 			f := c.finding(p, "describes a CUDA device only")
 			if p.Target != rule.TPU {
-				f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe, c.callee("torch.get_device_module("+dv.Name()+")."+c.name))
+				edits := []rule.Edit{c.callee("torch.get_device_module(" + dv.Name() + ")." + c.name)}
+				at := false
+				if len(c.args.All) == 1 && len(c.args.Positional) == 1 {
+					if t := p.Text(c.args.Positional[0]); devkit.IndexLike(t) && t != "0" {
+						arg := c.args.Positional[0]
+						edits = append(edits,
+							rule.Edit{Start: devkit.Start(arg), End: devkit.Start(arg), New: dv.AtName() + "("},
+							rule.Edit{Start: devkit.End(arg), End: devkit.End(arg), New: ")"})
+						at = true
+					}
+				}
+				if c.name == "get_device_name" {
+					// The CPU has no device module with a name: say "cpu".
+					guard := " if " + dv.Type() + ` != "cpu" else "cpu"`
+					if devkit.Paren(c.call, "x", true) != "x" {
+						edits = append(edits, rule.Edit{Start: devkit.Start(c.call), End: devkit.Start(c.call), New: "("})
+						guard += ")"
+					}
+					edits = append(edits, rule.Edit{Start: devkit.End(c.call), End: devkit.End(c.call), New: guard})
+				}
+				if at {
+					f.Fix = dv.AtFix("Ask DEVICE's backend", rule.Safe, edits...)
+				} else {
+					f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe, edits...)
+				}
 				devkit.Report(p, f)
 				return
 			}

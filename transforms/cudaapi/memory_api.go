@@ -63,6 +63,7 @@ torch.cuda.empty_cache()
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
 def _accelerator_memory(name, *args, **kwargs):
     """pallasify: torch.cuda's memory call ` + "`name`" + ` on DEVICE's backend; a neutral value where it has none."""
     if DEVICE.type != "cpu":
@@ -79,10 +80,12 @@ def _accelerator_memory(name, *args, **kwargs):
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )
 
+
 print(_accelerator_memory("max_memory_allocated") / 2**30)
 _accelerator_memory("empty_cache")
 `,
 	TPU: `import torch
+
 
 def _tpu_memory(name, *args, **kwargs):
     """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
@@ -96,6 +99,7 @@ def _tpu_memory(name, *args, **kwargs):
     return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )
+
 
 print(_tpu_memory("max_memory_allocated") / 2**30)
 _tpu_memory("empty_cache")

@@ -18,8 +18,11 @@ torch.cuda.set_device(local_rank)
 
 import torch
 
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
 local_rank = int(os.environ["LOCAL_RANK"])
-if torch.accelerator.is_available():
+if DEVICE.type == "cuda":
     torch.accelerator.set_device_index(local_rank)
 `,
 	TPU: `import os
@@ -39,15 +42,19 @@ var SetDevice = &rule.Rule{
 	Example: setDeviceExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.set_device(i)` selects a CUDA device",
-		What: "Portable: `torch.accelerator.set_device_index(i)`, put under `if torch.accelerator.is_available():` " +
-			"when the call is a statement of its own.\n\n" +
+		What: "Portable: `torch.accelerator.set_device_index(i)`, put under `if DEVICE.type == \"cuda\":` " +
+			"when the call is a statement of its own (elsewhere: `... if DEVICE.type == \"cuda\" else None`). Only " +
+			"CUDA has several devices per process to choose from; on TorchTPU the index of a rank other than 0 " +
+			"raises (each process sees its one chip as index 0), and the CPU has nothing to select. This is the " +
+			"same test as the device-index helper `device_at` of cuda-device-string (PDV001).\n\n" +
 			"TPU: the statement is removed when `i` is 0, a per-process index (a name about a rank or a GPU slot, " +
 			"such as `local_rank` or `args.gpu`) or a device value; `pass` replaces it when it was the only statement " +
 			"of its block. Any other index is reported and left for a human: it is a hazard (torchtpu.md §13.2).",
 		Why: "TorchTPU gives each process one chip, seen as `tpu:0`; `torch.tpu.set_device(i)` only validates and " +
 			"raises for any index but the current one (torchtpu.md §1), so the rank-indexed call of a torchrun " +
 			"script would fail on every rank but the first.",
-		Safety: "Safe: on CUDA the same device is selected; on TPU the removed call selected the process's only chip. " +
+		Safety: "Safe: on CUDA the same device is selected; elsewhere (and on TPU, where the call is removed) the " +
+			"process's only device is used. " +
 			"A literal non-zero index, or an index that is not per-process, gets no fix.",
 	}, setDeviceExample),
 	Run: runSetDevice,
@@ -82,13 +89,28 @@ func runSetDevice(p *rule.Pass) {
 			return
 		}
 		f := c.finding(p, "selects a CUDA device only")
+		dv := devkit.NewDev(p)
+		cond := dv.Type() + ` == "cuda"`
 		edits := []rule.Edit{c.callee("torch.accelerator.set_device_index")}
+		guarded := false
 		if stmt != nil {
-			if guard, ok := devkit.GuardStatement(p.Src, stmt, "torch.accelerator.is_available()"); ok {
+			var guard []rule.Edit
+			if guard, guarded = devkit.GuardStatement(p.Src, stmt, cond); guarded {
 				edits = append(guard, edits...)
+			} else {
+				guarded = devkit.Guarded(p.Src, stmt, cond)
 			}
 		}
-		f.Fix = devkit.TorchFix("Call torch.accelerator.set_device_index", rule.Safe, edits...)
+		if !guarded {
+			// An expression: set_device returns None, so does the guarded form.
+			text := " if " + cond + " else None"
+			edits = append(edits, rule.Edit{Start: devkit.End(c.call), End: devkit.End(c.call), New: text})
+			if devkit.Paren(c.call, "x", true) != "x" {
+				edits[len(edits)-1].New += ")"
+				edits = append(edits, rule.Edit{Start: devkit.Start(c.call), End: devkit.Start(c.call), New: "("})
+			}
+		}
+		f.Fix = dv.Fix("Call torch.accelerator.set_device_index on CUDA only", rule.Safe, edits...)
 		devkit.Report(p, f)
 	})
 }

@@ -58,7 +58,8 @@ var CudaDeviceDefault = &rule.Rule{
 			"default (`def f(device=\"cuda\")`), and the fallback of `cfg.get(\"device\", \"cuda\")`, " +
 			"`os.getenv(\"DEVICE\", \"cuda\")` and `getattr(args, \"device\", \"cuda\")`.\n\n" +
 			"Portable: the value becomes `DEVICE.type` (a `str`, as before: `\"cuda\"`, `\"tpu\"`, `\"cpu\"`...); " +
-			"an index stays in an f-string (`f\"{DEVICE.type}:1\"`). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).",
+			"an index becomes `str(device_at(i))` " +
+			"(`\"cuda:i\"` on CUDA, the plain device type elsewhere; see cuda-device-string, PDV001). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).",
 		Why: "A default of `\"cuda\"` makes the program fail before the user can say otherwise on a machine " +
 			"without CUDA; these values usually flow into `torch.device(...)` or `.to(...)` later.",
 		Safety: "Safe: the value keeps its type (`str`) and, on a CUDA machine, its value. The tpu target treats " +

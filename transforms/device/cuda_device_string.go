@@ -18,10 +18,16 @@ dev = torch.device(f"cuda:{local_rank}")
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 x = torch.zeros(4, device=DEVICE)
-model.to(torch.device(DEVICE.type, 1))
+model.to(device_at(1))
 state = torch.load(path, map_location=DEVICE)
-dev = torch.device(f"{DEVICE.type}:{local_rank}")
+dev = device_at(local_rank)
 `,
 	TPU: `import torch
 
@@ -49,8 +55,15 @@ var CudaDeviceString = &rule.Rule{
 			"(defined once after the imports: `torch.accelerator.current_accelerator()` when an accelerator " +
 			"is present, else the CPU; named `ACCEL_DEVICE` or `PALLASIFY_DEVICE` if the module already binds " +
 			"`DEVICE`). Arguments of functions that are not torch's get the string `DEVICE.type`, so their type " +
-			"stays `str`. An index is kept: `\"cuda:1\"` becomes `torch.device(DEVICE.type, 1)` and " +
-			"`f\"cuda:{rank}\"` becomes `f\"{DEVICE.type}:{rank}\"`.\n\n" +
+			"stays `str`.\n\n" +
+			"A device with an index (`\"cuda:1\"`, `f\"cuda:{rank}\"`, `torch.device(\"cuda\", i)`, " +
+			"`torch.device(\"cuda\", index=i)`) becomes `device_at(i)`, a helper defined once after `DEVICE`: " +
+			"`torch.device(DEVICE.type, i)` when `DEVICE` is CUDA, where one process may drive several GPUs and the " +
+			"index picks one, and `DEVICE` itself everywhere else: a TPU process sees its one chip as `tpu:0` " +
+			"whatever its rank (torchtpu.md §1), so `tpu:<rank>` would not exist, and the CPU has no indices. " +
+			"Where the value must stay a `str` it is `str(device_at(i))`. The helper is named `accel_device_at` or " +
+			"`pallasify_device_at` if the module already binds `device_at`. Every device-family rule uses this one " +
+			"form for an index (`.cuda(i)`, `get_device_properties(i)`, ...).\n\n" +
 			"TPU: the string becomes `\"tpu\"` (`\"tpu:0\"` for `\"cuda:N\"`).\n\n" +
 			"Comments, docstrings, log messages and dict keys are never touched: only a string that is " +
 			"exactly a CUDA device, in one of the contexts above (through parentheses and `a if c else b`), is.",

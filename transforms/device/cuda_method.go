@@ -18,9 +18,15 @@ y = t.cuda(args.gpu)
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 model = Net().to(DEVICE)
 x = batch.to(DEVICE, non_blocking=True)
-y = t.to(torch.device(DEVICE.type, args.gpu))
+y = t.to(device_at(args.gpu))
 `,
 	TPU: `model = Net().to("tpu")
 x = batch.to("tpu", non_blocking=True)
@@ -39,7 +45,8 @@ var CudaMethod = &rule.Rule{
 		Title: "`x.cuda()` moves a tensor or module to CUDA",
 		What: "Rewrites the method call `.cuda()`, `.cuda(i)`, `.cuda(device=i)` and `.cuda(non_blocking=True)` on " +
 			"tensors and modules to `.to(...)`, keeping `non_blocking=` and `memory_format=`.\n\n" +
-			"Portable: `.to(DEVICE)`; an index argument becomes `.to(torch.device(DEVICE.type, i))`, a device " +
+			"Portable: `.to(DEVICE)`; an index argument becomes `.to(device_at(i))` (the CUDA device `i` on CUDA, " +
+			"`DEVICE` elsewhere; see cuda-device-string, PDV001), a device " +
 			"argument (a name containing `device`) becomes `.to(device)`. TPU: `.to(\"tpu\")`, dropping the index " +
 			"(one chip per process).\n\n" +
 			"`.cuda` attributes that are not method calls (`args.cuda`, `torch.cuda`, `numba.cuda.jit`) and " +
@@ -116,8 +123,11 @@ func runCudaMethod(p *rule.Pass) {
 			edits = append(edits, al.InsertFirst(dv.Name()))
 		case devkit.IndexLike(p.Text(idx)):
 			edits = append(edits,
-				rule.Edit{Start: devkit.Start(idx), End: devkit.Start(idx), New: "torch.device(" + dv.Type() + ", "},
+				rule.Edit{Start: devkit.Start(idx), End: devkit.Start(idx), New: dv.AtName() + "("},
 				rule.Edit{Start: devkit.End(idx), End: devkit.End(idx), New: ")"})
+			f.Fix = dv.AtFix("Use .to("+dv.At(p.Text(idx))+")", rule.Safe, edits...)
+			devkit.Report(p, f)
+			return
 		}
 		f.Fix = dv.Fix("Use .to("+dv.Name()+")", rule.Safe, edits...)
 		devkit.Report(p, f)

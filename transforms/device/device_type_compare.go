@@ -14,9 +14,14 @@ device_type = "cuda" if "cuda" in device else "cpu"
 if args.device != "cuda":
     print("running on the CPU")
 `,
-	Portable: `pin = x.device.type != "cpu"
-device_type = "cuda" if "cpu" not in device else "cpu"
-if args.device == "cpu":
+	Portable: `import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+pin = DEVICE.type != "cpu" and x.device.type == DEVICE.type
+device_type = "cuda" if DEVICE.type != "cpu" and DEVICE.type in device else "cpu"
+if DEVICE.type == "cpu" or args.device != DEVICE.type:
     print("running on the CPU")
 `,
 	TPU: `pin = x.device.type == "tpu"
@@ -38,10 +43,17 @@ var DeviceTypeCompare = &rule.Rule{
 		What: "Finds `<device> == \"cuda\"`, `!=`, `\"cuda\" in <device>` and `not in`, where `<device>` is a name or " +
 			"attribute about a device (`device`, `args.device`, `device_type`, `x.device.type`, `dev`) or " +
 			"`str(<device>)`.\n\n" +
-			"Portable: the test asks \"is this the accelerator?\", which on every machine the portable code runs " +
-			"on means \"is this not the CPU?\": `== \"cuda\"` becomes `!= \"cpu\"`, `\"cuda\" in d` becomes " +
-			"`\"cpu\" not in d`, and the negations likewise. An `assert` of `==`/`!=` checks the configured device " +
-			"instead, so there `\"cuda\"` becomes `DEVICE.type` (the value the device rules give device settings). " +
+			"Portable: `\"cuda\"` becomes `DEVICE.type` (the value the device rules give device settings), and " +
+			"the test is true only when `DEVICE` is an accelerator: `d == \"cuda\"` becomes " +
+			"`DEVICE.type != \"cpu\" and d == DEVICE.type`, `\"cuda\" in d` becomes " +
+			"`DEVICE.type != \"cpu\" and DEVICE.type in d`, and the negations `d != \"cuda\"` / `not in` become " +
+			"`DEVICE.type == \"cpu\" or d != DEVICE.type` / `DEVICE.type == \"cpu\" or DEVICE.type not in d` " +
+			"(parenthesised where the context needs it). On a CUDA machine this is exactly the original test; on " +
+			"TPU it tests for `\"tpu\"`; on a CPU-only machine it is false, as the original was for a CPU run, so " +
+			"code gated on CUDA (pinned memory, AMP, synchronisation) stays off there. A plain `d == DEVICE.type` " +
+			"would be true on the CPU and switch that code on; `d != \"cpu\"` would be wrong for `\"cuda:0\"`, " +
+			"`\"meta\"` or `\"mps\"`. An `assert` checks the configured device rather than gating code, so " +
+			"there `\"cuda\"` becomes `DEVICE.type` alone (the assertion holds on every machine, as it did on CUDA). " +
 			"TPU: `\"cuda\"` becomes `\"tpu\"`.\n\n" +
 			"Other strings, comparisons of unrelated values (`name == \"cuda\"`), chained comparisons and the " +
 			"`DEVICE.type == \"cuda\"` tests pallasify itself writes are left alone. The `\"cuda\"` values such a " +
@@ -49,9 +61,9 @@ var DeviceTypeCompare = &rule.Rule{
 			"when they are assigned to a device setting.",
 		Why: "After the device strings are rewritten the device is `\"tpu\"` (or whatever accelerator is present), " +
 			"so a test for `\"cuda\"` silently takes the CPU branch: no pinned memory, no autocast, wrong dtype.",
-		Safety: "Safe: on a CUDA or CPU machine the portable test gives the same answer as before (devices other " +
-			"than `cpu` and the accelerator, such as `meta`, now count as accelerators). The tpu test is the literal " +
-			"counterpart of the original.",
+		Safety: "Safe: on a CUDA machine the portable test gives the same answer as before, on a CPU-only machine " +
+			"the answer a CPU run of the original gave (false), and on TPU the literal counterpart. The tpu test is " +
+			"the literal counterpart of the original.",
 	}, deviceTypeCompareExample),
 	Run: runDeviceTypeCompare,
 }
@@ -113,17 +125,39 @@ func compare(p *rule.Pass, n *ts.Node) {
 		Message: "`" + p.Text(n) + "` tests for CUDA; on another accelerator it takes the CPU branch"}
 	if p.Target == rule.TPU {
 		f.Fix = &rule.Fix{Title: `Compare with "tpu"`, Safety: rule.Safe, Edits: []rule.Edit{str.Replace(str.Literal("tpu"))}}
-	} else if par := n.Parent(); par != nil && par.Type() == "assert_statement" && (op == "==" || op == "!=") {
+		devkit.Report(p, f)
+		return
+	}
+	dv := devkit.NewDev(p)
+	typ := dv.Type()
+	if par := n.Parent(); par != nil && par.Type() == "assert_statement" {
 		// `assert cfg.device == "cuda"` checks the configured device, which
 		// the device rules make DEVICE.type: compare with that.
-		dv := devkit.NewDev(p)
-		f.Fix = dv.Fix("Compare with "+dv.Type(), rule.Safe, str.Replace(dv.Type()))
-	} else {
-		f.Fix = &rule.Fix{Title: "Test for a non-CPU device", Safety: rule.Safe, Edits: []rule.Edit{
-			str.Replace(str.Literal("cpu")),
-			{Start: opStart, End: opEnd, New: flip[op]},
-		}}
+		f.Fix = dv.Fix("Compare with "+typ, rule.Safe, str.Replace(typ))
+		devkit.Report(p, f)
+		return
 	}
+	// Elsewhere the test gates accelerator-only code: true for DEVICE's type
+	// when DEVICE is an accelerator, false on the CPU (as the original was
+	// for a CPU run).
+	var cmp rule.Edit
+	var guard string
+	if op == "==" || op == "in" {
+		guard, cmp = typ+` != "cpu" and `, str.Replace(typ)
+	} else {
+		guard, cmp = typ+` == "cpu" or `, str.Replace(typ)
+	}
+	edits := []rule.Edit{cmp}
+	paren := devkit.Paren(n, "x", op == "!=" || op == "not in") != "x"
+	pre, post := guard, ""
+	if paren {
+		pre, post = "("+guard, ")"
+	}
+	edits = append(edits, rule.Edit{Start: devkit.Start(n), End: devkit.Start(n), New: pre})
+	if post != "" {
+		edits = append(edits, rule.Edit{Start: devkit.End(n), End: devkit.End(n), New: post})
+	}
+	f.Fix = dv.Fix("Compare with "+typ+" when it is an accelerator", rule.Safe, edits...)
 	devkit.Report(p, f)
 }
 

@@ -106,6 +106,8 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 				st.use = useWholeCall
 			case !inCond && len(al.All) == 2 && len(al.Positional) == 2 && s.Index == "":
 				st.use, st.idx = useIndexed, al.Positional[1]
+			case !inCond && len(al.All) == 2 && al.KwValue("index") != nil && s.Index == "":
+				st.use, st.idx = useIndexed, al.KwValue("index")
 			default:
 				st.use = useString
 			}
@@ -221,26 +223,56 @@ func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
 		return &rule.Fix{Title: "Use the TPU device", Safety: safety, Edits: []rule.Edit{s.Replace(s.TPULiteral())}}, note
 	}
 	dev, typ := dv.Name(), dv.Type()
+	if s.Index != "" {
+		return indexFix(dv, st), ""
+	}
 	var e rule.Edit
 	switch {
 	case s.FString:
 		e = s.ReplaceWord("{" + typ + "}")
-	case st.use == useWholeCall && s.Index == "":
-		e = rule.Edit{Start: devkit.Start(st.call), End: devkit.End(st.call), New: dev}
 	case st.use == useWholeCall:
-		e = s.Replace(typ + ", " + s.Index)
+		e = rule.Edit{Start: devkit.Start(st.call), End: devkit.End(st.call), New: dev}
 	case st.use == useIndexed:
-		e = s.Replace(typ)
-	case st.use == useDevice && s.Index == "":
-		e = s.Replace(dev)
+		return indexFix(dv, st), ""
 	case st.use == useDevice:
-		e = s.Replace("torch.device(" + typ + ", " + s.Index + ")")
-	case s.Index == "":
-		e = s.Replace(typ)
+		e = s.Replace(dev)
 	default:
-		e = s.Replace("f" + s.Quote + "{" + typ + "}:" + s.Index + s.Quote)
+		e = s.Replace(typ)
 	}
 	return dv.Fix("Use "+dev, rule.Safe, e), ""
+}
+
+// indexFix is the portable rewrite of a device with an index ("cuda:1",
+// f"cuda:{rank}", torch.device("cuda", i)): the device-index helper
+// (devkit.AtPrelude), which keeps the index on CUDA and is DEVICE elsewhere;
+// wrapped in str() where the value must stay a string. The index expression
+// itself is never part of an edit, so fixes inside it still apply.
+func indexFix(dv *devkit.Dev, st site) *rule.Fix {
+	s := st.s
+	open, closing := dv.AtName()+"(", ")"
+	if st.use == useString {
+		open, closing = "str("+open, "))"
+	}
+	var edits []rule.Edit
+	whole := s.Node // the text the helper call replaces
+	if st.use == useWholeCall || st.use == useIndexed {
+		whole = st.call
+	}
+	switch {
+	case st.use == useIndexed:
+		edits = []rule.Edit{
+			{Start: devkit.Start(whole), End: devkit.Start(st.idx), New: open},
+			{Start: devkit.End(st.idx), End: devkit.End(whole), New: closing},
+		}
+	case s.IndexNode != nil:
+		edits = []rule.Edit{
+			{Start: devkit.Start(whole), End: devkit.Start(s.IndexNode), New: open},
+			{Start: devkit.End(s.IndexNode), End: devkit.End(whole), New: closing},
+		}
+	default:
+		edits = []rule.Edit{{Start: devkit.Start(whole), End: devkit.End(whole), New: open + s.Index + closing}}
+	}
+	return dv.AtFix("Use "+dv.AtName()+"(...)", rule.Safe, edits...)
 }
 
 func indexNote(idx string) string {

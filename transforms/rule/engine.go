@@ -301,16 +301,67 @@ func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]
 	for _, l := range missing {
 		b.WriteString(l + "\n")
 	}
-	if len(blocks) > 0 {
-		if im.LastTopLevel >= 0 || len(missing) > 0 {
+	// PEP 8: two blank lines around a block that defines a function or class.
+	for i, bl := range blocks {
+		switch {
+		case i > 0 && (definesTopLevel(bl) || definesTopLevel(blocks[i-1])):
+			b.WriteString("\n\n")
+		case i > 0:
 			b.WriteString("\n")
+		case im.LastTopLevel >= 0 || len(missing) > 0:
+			b.WriteString("\n")
+			if definesTopLevel(bl) {
+				b.WriteString("\n")
+			}
 		}
-		b.WriteString(strings.Join(blocks, "\n"))
+		b.WriteString(bl)
 	}
-	if im.LastTopLevel < 0 {
+	at := im.LastTopLevel
+	if at < 0 {
+		at = im.BodyStart
 		b.WriteString("\n")
 	}
+	if len(blocks) > 0 && definesTopLevel(blocks[len(blocks)-1]) {
+		for n := blankLinesAt(src, at) + boolInt(im.LastTopLevel < 0); n < 2 && at < len(src); n++ {
+			b.WriteString("\n")
+		}
+	}
 	return b.String()
+}
+
+// definesTopLevel reports whether a prelude block defines a function or a
+// class (its first line that is not a comment starts with def, class or @).
+func definesTopLevel(block string) bool {
+	for _, l := range strings.Split(block, "\n") {
+		if strings.HasPrefix(l, "#") || strings.TrimSpace(l) == "" {
+			continue
+		}
+		return strings.HasPrefix(l, "def ") || strings.HasPrefix(l, "class ") || strings.HasPrefix(l, "@") ||
+			strings.HasPrefix(l, "async def ")
+	}
+	return false
+}
+
+// blankLinesAt counts the blank lines starting at offset at; the end of the
+// file counts as enough.
+func blankLinesAt(src []byte, at int) int {
+	n := 0
+	for at < len(src) {
+		e := bytes.IndexByte(src[at:], '\n')
+		if e < 0 || strings.TrimSpace(string(src[at:at+e])) != "" {
+			return n
+		}
+		n++
+		at += e + 1
+	}
+	return 2
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // importSatisfied reports whether "import x" or "from m import n" is already

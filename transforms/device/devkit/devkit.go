@@ -77,11 +77,56 @@ func DevicePrelude(name string) rule.Prelude {
 	}
 }
 
+// AtPrelude is the module-level helper fn that names device index i of
+// DEVICE (dev): `torch.device(DEVICE.type, i)` on CUDA, where one process may
+// drive several devices and an index picks one, and DEVICE itself everywhere
+// else (a TPU process sees its one chip as tpu:0, so `tpu:<rank>` does not
+// exist; the CPU has no indices). It follows the DEVICE definition.
+func AtPrelude(fn, dev string) rule.Prelude {
+	return rule.Prelude{
+		Key:     "01-device-at",
+		Text:    atHelper(fn, dev),
+		Marker:  "def " + fn + "(",
+		Imports: []string{"import torch"},
+	}
+}
+
+func atHelper(fn, dev string) string {
+	return "def " + fn + "(index):\n" +
+		"    \"\"\"pallasify: the CUDA device with this index; elsewhere " + dev + " (a TPU process sees its one chip as tpu:0).\"\"\"\n" +
+		"    return torch.device(" + dev + ".type, index) if " + dev + ".type == \"cuda\" else " + dev + "\n"
+}
+
+// atNames are the names tried, in order, for the device-index helper.
+var atNames = [...]string{"device_at", "accel_device_at", "pallasify_device_at"}
+
+// At returns the name of this module's device-index helper (see AtPrelude)
+// for DEVICE name dev: the first of device_at, accel_device_at,
+// pallasify_device_at that the module does not bind, or binds only through
+// the pallasify helper itself.
+func At(p *rule.Pass, dev string) string {
+	bound := Bindings(p, "device_at")
+	free := func(n string) bool {
+		return bound[n] == 0 || bytes.Contains(p.Src, []byte(strings.TrimSpace(atHelper(n, dev))))
+	}
+	for _, n := range atNames {
+		if free(n) {
+			return n
+		}
+	}
+	for i := 2; ; i++ {
+		if n := "pallasify_device_at_" + strconv.Itoa(i); free(n) {
+			return n
+		}
+	}
+}
+
 // Dev memoises a module's DEVICE name for one rule run (finding it walks the
 // tree once).
 type Dev struct {
 	p    *rule.Pass
 	name string
+	at   string
 }
 
 // NewDev returns the lazy DEVICE name of p's module.
@@ -98,10 +143,31 @@ func (d *Dev) Name() string {
 // Type is "<DEVICE>.type".
 func (d *Dev) Type() string { return d.Name() + ".type" }
 
+// AtName is the name of the device-index helper (see At).
+func (d *Dev) AtName() string {
+	if d.at == "" {
+		d.at = At(d.p, d.Name())
+	}
+	return d.at
+}
+
+// At is the portable expression for device index idx (an expression's
+// text): "<helper>(idx)", a torch.device. Fixes using it must be made with
+// AtFix, which adds the helper.
+func (d *Dev) At(idx string) string { return d.AtName() + "(" + idx + ")" }
+
 // Fix returns a fix whose edits rely on DEVICE (and so on torch).
 func (d *Dev) Fix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 	return &rule.Fix{Title: title, Safety: safety, Edits: edits,
 		Preludes: []rule.Prelude{DevicePrelude(d.Name())}, Imports: []string{"import torch"}}
+}
+
+// AtFix returns a fix whose edits rely on DEVICE and on the device-index
+// helper (see At).
+func (d *Dev) AtFix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+	f := d.Fix(title, safety, edits...)
+	f.Preludes = append(f.Preludes, AtPrelude(d.AtName(), d.Name()))
+	return f
 }
 
 // TorchFix returns a fix whose edits rely on torch only.
@@ -625,9 +691,15 @@ func Guarded(src []byte, n *ts.Node, probe string) bool {
 
 // GuardStatement returns the edits that put a simple statement (alone on its
 // line) under "if cond:". The statement's text is not rewritten, so edits
-// inside it by other fixes still apply.
+// inside it by other fixes still apply. ok is false when the statement is
+// already under such a test (for an is_available() condition: under any
+// is_available() test).
 func GuardStatement(src []byte, stmt *ts.Node, cond string) ([]rule.Edit, bool) {
-	if !alone(src, stmt) || Guarded(src, stmt, "is_available()") {
+	probe := cond
+	if strings.Contains(cond, "is_available()") {
+		probe = "is_available()"
+	}
+	if !alone(src, stmt) || Guarded(src, stmt, probe) {
 		return nil, false
 	}
 	s := Start(stmt)

@@ -3,7 +3,13 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
-print(torch.get_device_module(DEVICE).get_device_name())
-print(torch.get_device_module(DEVICE).get_device_name(0))
-props = torch.get_device_module(DEVICE).get_device_properties(args.local_rank)
-other = torch.get_device_module(DEVICE).get_device_properties(1)
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
+print(torch.get_device_module(DEVICE).get_device_name() if DEVICE.type != "cpu" else "cpu")
+print(torch.get_device_module(DEVICE).get_device_name(0) if DEVICE.type != "cpu" else "cpu")
+props = torch.get_device_module(DEVICE).get_device_properties(device_at(args.local_rank))
+other = torch.get_device_module(DEVICE).get_device_properties(device_at(1))

@@ -3,6 +3,7 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 ACCEL_DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
 def _pallasify_accelerator_memory(name, *args, **kwargs):
     """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
     if ACCEL_DEVICE.type != "cpu":
@@ -18,6 +19,7 @@ def _pallasify_accelerator_memory(name, *args, **kwargs):
     return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )
+
 
 DEVICE = "cuda"
 

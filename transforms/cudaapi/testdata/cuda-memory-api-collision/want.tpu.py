@@ -1,5 +1,6 @@
 import torch
 
+
 def _tpu_memory(name, *args, **kwargs):
     """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
     memory = getattr(torch.accelerator, "memory", None)
@@ -12,6 +13,7 @@ def _tpu_memory(name, *args, **kwargs):
     return {"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 0)}.get(
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )
+
 
 DEVICE = "cuda"
 

@@ -4,6 +4,7 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
 def _accelerator_memory(name, *args, **kwargs):
     """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
     if DEVICE.type != "cpu":

@@ -1,6 +1,7 @@
 """Report memory."""
 import torch
 
+
 def _tpu_memory(name, *args, **kwargs):
     """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
     memory = getattr(torch.accelerator, "memory", None)

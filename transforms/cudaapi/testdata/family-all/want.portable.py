@@ -3,6 +3,7 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
 def _accelerator_memory(name, *args, **kwargs):
     """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
     if DEVICE.type != "cpu":
@@ -19,8 +20,10 @@ def _accelerator_memory(name, *args, **kwargs):
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )
 
+
 if torch.accelerator.is_available():
-    torch.accelerator.set_device_index(local_rank)
+    if DEVICE.type == "cuda":
+        torch.accelerator.set_device_index(local_rank)
     n = torch.accelerator.device_count()
     torch.accelerator.synchronize()
-    print(torch.get_device_module(DEVICE).get_device_name(), _accelerator_memory("memory_allocated"))
+    print(torch.get_device_module(DEVICE).get_device_name() if DEVICE.type != "cpu" else "cpu", _accelerator_memory("memory_allocated"))

@@ -3,6 +3,7 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
 def _accelerator_memory(name, *args, **kwargs):
     """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
     if DEVICE.type != "cpu":
@@ -19,6 +20,7 @@ def _accelerator_memory(name, *args, **kwargs):
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )
 
-print(f"peak {_accelerator_memory('max_memory_allocated') / 2**30:.2f} GiB on {torch.get_device_module(DEVICE).get_device_name()}")
+
+print(f"peak {_accelerator_memory('max_memory_allocated') / 2**30:.2f} GiB on {(torch.get_device_module(DEVICE).get_device_name() if DEVICE.type != 'cpu' else 'cpu')}")
 print(f'ok={torch.accelerator.is_available()} n={torch.accelerator.device_count()}')
 print(f"bf16={getattr(torch.get_device_module(DEVICE), 'is_bf16_supported', lambda *args, **kwargs: True)()}")

@@ -7,19 +7,25 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--device", type=str, default=DEVICE.type, help="device to use, e.g. cuda")
-parser.add_argument("-d", "--eval-device", default=f"{DEVICE.type}:1")
+parser.add_argument("-d", "--eval-device", default=str(device_at(1)))
 parser.add_argument("--gpu", dest="device", default=DEVICE.type)
 config = {"device": DEVICE.type, "backend": "cuda"}
 cfg = dict(device="cuda", lr=0.1)
 device = DEVICE.type if torch.cuda.is_available() else "cpu"
-DEVICE_NAME = f"{DEVICE.type}:0"
+DEVICE_NAME = str(device_at(0))
 dev = os.environ.get("DEVICE", DEVICE.type)
 dev2 = os.getenv("TRAIN_DEVICE", DEVICE.type)
 dev3 = getattr(args, "device", DEVICE.type)
 per_rank = f"cuda:{rank}"
-device_for_rank = f"{DEVICE.type}:{rank}"
+device_for_rank = str(device_at(rank))
 
 
 @dataclass
@@ -29,10 +35,10 @@ class TrainConfig:
 
 
 class Runner:
-    def __init__(self, model, device=DEVICE.type, *, eval_device: str = f"{DEVICE.type}:0"):
+    def __init__(self, model, device=DEVICE.type, *, eval_device: str = str(device_at(0))):
         self.device = device
         self.cache_device = DEVICE.type
 
 
-def load(path, map_device=f"{DEVICE.type}:1"):
+def load(path, map_device=str(device_at(1))):
     return path

@@ -7,18 +7,24 @@ from torch import nn
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 # move everything to "cuda" -- a comment, untouched
 x = torch.zeros(4, device=DEVICE)
-y = torch.randn(2, 3, device=torch.device(DEVICE.type, 0), dtype=torch.float32)
+y = torch.randn(2, 3, device=device_at(0), dtype=torch.float32)
 g = torch.Generator(device=DEVICE)
 model = nn.Linear(3, 3).to(DEVICE)
-model.to(torch.device(DEVICE.type, 1), non_blocking=True)
+model.to(device_at(1), non_blocking=True)
 z = x.new_zeros(3, device=DEVICE)
 dev = DEVICE
-dev0 = torch.device(DEVICE.type, 0)
-devr = torch.device(f"{DEVICE.type}:{local_rank}")
-devi = torch.device(DEVICE.type, local_rank)
-devj = torch.device(DEVICE.type, 1)
+dev0 = device_at(0)
+devr = device_at(local_rank)
+devi = device_at(local_rank)
+devj = device_at(1)
 devc = torch.device(DEVICE.type if torch.cuda.is_available() else "cpu")
 state = torch.load("ckpt.pt", map_location=DEVICE)
 state2 = torch.load("ckpt.pt", DEVICE)
@@ -26,4 +32,4 @@ with DEVICE:
     w = torch.empty(2)
 torch.set_default_device(DEVICE)
 helper(batch, device=DEVICE.type)
-t = x.to(f"{DEVICE.type}:{args.gpu}")
+t = x.to(device_at(args.gpu))

@@ -3,12 +3,18 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 model = Net().to(DEVICE)
 x = batch.to(DEVICE, non_blocking=True)
-y = t.to(torch.device(DEVICE.type, 0))
-z = t.to(torch.device(DEVICE.type, args.gpu), non_blocking=True)
-w = t.to(device=torch.device(DEVICE.type, local_rank))
-v = t.to(torch.device(DEVICE.type, 3))
+y = t.to(device_at(0))
+z = t.to(device_at(args.gpu), non_blocking=True)
+w = t.to(device=device_at(local_rank))
+v = t.to(device_at(3))
 u = t.to(device)
 s = t.to(DEVICE, memory_format=torch.channels_last)
 inputs = [b.to(DEVICE) for b in batch]

@@ -3,14 +3,14 @@ import torch
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
-if x.device.type != "cpu":
+if DEVICE.type != "cpu" and x.device.type == DEVICE.type:
     torch.cuda.synchronize()
-pin = device_type != 'cpu'
-use_amp = "cpu" not in args.device
-cpu_only = "cpu" in str(device)
-other = "cpu" == dev
-if self.device.type == "cpu":
+pin = DEVICE.type != "cpu" and device_type == DEVICE.type
+use_amp = DEVICE.type != "cpu" and DEVICE.type in args.device
+cpu_only = DEVICE.type == "cpu" or DEVICE.type not in str(device)
+other = DEVICE.type == "cpu" or DEVICE.type != dev
+if DEVICE.type == "cpu" or self.device.type != DEVICE.type:
     pass
-flag = cfg["device"] != "cpu"
+flag = DEVICE.type != "cpu" and cfg["device"] == DEVICE.type
 assert cfg.device == DEVICE.type
 assert x.device.type == DEVICE.type, "expected the model on the GPU"

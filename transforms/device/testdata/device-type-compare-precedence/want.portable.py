@@ -1,0 +1,13 @@
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+if not (DEVICE.type != "cpu" and x.device.type == DEVICE.type):
+    pass
+use = cond and (DEVICE.type == "cpu" or device.type != DEVICE.type)
+use2 = (DEVICE.type == "cpu" or device.type != DEVICE.type) and cond
+pick = (lambda d: d == "cuda")
+ok = a or (DEVICE.type == "cpu" or DEVICE.type not in str(device))
+y = 1 if DEVICE.type != "cpu" and device.type == DEVICE.type else 2
+flags = [DEVICE.type != "cpu" and device.type == DEVICE.type, DEVICE.type != "cpu" and DEVICE.type in device]

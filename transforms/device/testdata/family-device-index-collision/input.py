@@ -1,0 +1,9 @@
+import torch
+
+
+def device_at(index):
+    return "somewhere else"
+
+
+x = torch.zeros(2, device=f"cuda:{rank}")
+y = device_at(3)

@@ -1,0 +1,25 @@
+import os
+
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
+local_rank = int(os.environ.get("LOCAL_RANK", 0))
+state = torch.load("ckpt.pt", map_location=device_at(local_rank))
+dev = device_at(local_rank)
+dev_kw = device_at(local_rank)
+dev_cur = device_at(torch.cuda.current_device())
+batch = batch.to(device_at(local_rank), non_blocking=True)
+model = model.to(device_at(local_rank))
+label = f"cuda:{local_rank}"
+eval_device = str(device_at(local_rank))
+for i in range(torch.cuda.device_count()):
+    shards.append(weights[i].to(device_at(i)))
+print(f"running on {device_at(local_rank)}")
