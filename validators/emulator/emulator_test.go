@@ -54,7 +54,7 @@ func buildCase(t *testing.T, sb *sandbox.Sandbox, name string, flags ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	tu, probs := Prepare(string(kernel))
+	tu, probs := Prepare(StripHost(string(kernel)))
 	if HasErrors(probs) {
 		t.Fatalf("Prepare: %v", probs)
 	}
@@ -92,6 +92,7 @@ func TestKernels(t *testing.T) {
 			"ERR-STRICT: cudaemu: barrier deadlock in block (1,0,0)", "thread (0,0,0) waits at __syncthreads() but thread (44,0,0) has exited",
 			"ERR-MIXED: cudaemu: warp deadlock"}},
 		{name: "coop_groups", wantOK: true},
+		{name: "realworld", wantOK: true},
 		{name: "torch_compat", wantOK: true, wantOut: []string{"device printf: thread 1 sum 6.00"}},
 		{name: "faults", wantOK: true, wantOut: faultOut},
 		{name: "faults", flags: []string{"-DCUDAEMU_NOSYNC=1"}, wantOK: true, wantOut: faultOut},
