@@ -788,6 +788,7 @@ inline int launch_fn(dim3 g, dim3 b, size_t shmem, void (*fn)(void*), void* ctx,
   e.failed = 0;
   e.msg[0] = 0;
   e.timed_out = 0;
+  e.printed = 0;  // the device printf limit is per launch
   e.timeout_s = launch_timeout();
   e.owner = pthread_self();
   int rc = check_launch(g, b, shmem);
@@ -925,7 +926,7 @@ inline void dev_printf(const char* fmt, ...) {
   Emu& e = emu();
   if (e.printed > CUDAEMU_PRINTF_LIMIT) return;
   if (e.printed++ == CUDAEMU_PRINTF_LIMIT) {
-    fprintf(stderr, "[cudaemu] device printf: output limit (%d calls) reached, further output suppressed\n", CUDAEMU_PRINTF_LIMIT);
+    fprintf(stderr, "[cudaemu] device printf: output limit (%d calls per launch) reached, further output suppressed\n", CUDAEMU_PRINTF_LIMIT);
     return;
   }
   va_list ap;
