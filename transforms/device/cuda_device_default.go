@@ -52,7 +52,8 @@ var CudaDeviceDefault = &rule.Rule{
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "CUDA device as the default of a device setting",
 		What: "Finds `\"cuda\"`, `\"cuda:N\"` and `f\"cuda:{expr}\"` as the default of a device setting: " +
-			"`add_argument(\"--device\", default=...)` (argparse; also click's `option`), the value of a " +
+			"`add_argument(\"--device\", default=...)` (argparse; also click's `option`) and the entries of its " +
+			"`choices=[...]` (so the new default stays a valid choice and `--device tpu` is accepted), the value of a " +
 			"`\"device\"` key in a dict literal, an assignment to a name or attribute containing `device` " +
 			"(`device = \"cuda\"`, `self.device = ...`, dataclass fields `device: str = \"cuda\"`), a parameter " +
 			"default (`def f(device=\"cuda\")`), and the fallback of `cfg.get(\"device\", \"cuda\")`, " +

@@ -148,6 +148,19 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 				st.use, st.isDflt, st.context = useString, true, "the --device option's default"
 			}
 		}
+	case "list", "tuple", "set":
+		// choices=["cuda", "cpu"] of the --device option: the rewritten
+		// default must stay one of the choices.
+		kw := par.Parent()
+		if kw == nil || kw.Type() != "keyword_argument" || p.Text(kw.ChildByFieldName("name")) != "choices" {
+			return st, false
+		}
+		if args := kw.Parent(); args != nil && args.Parent() != nil && args.Parent().Type() == "call" {
+			call := args.Parent()
+			if last := devkit.LastName(p, call); (last == "add_argument" || last == "option") && optionIsDevice(p, call) {
+				st.use, st.isDflt, st.context = useString, true, "the --device option's choices"
+			}
+		}
 	case "pair":
 		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) {
 			if k, ok := devkit.PlainString(p, par.ChildByFieldName("key")); ok && devkit.DeviceName(k) {
