@@ -43,9 +43,15 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/time.h>
+// Fibers switch with a few instructions of x86-64 assembly; elsewhere (or
+// with -DCUDAEMU_UCONTEXT) with ucontext.
+#if defined(__x86_64__) && !defined(CUDAEMU_UCONTEXT)
+#define CUDAEMU_ASM_SWITCH 1
+#endif
 #if defined(__x86_64__)
 #include <xmmintrin.h>
-#else
+#endif
+#if !defined(CUDAEMU_ASM_SWITCH)
 #include <ucontext.h>
 #endif
 
@@ -140,7 +146,7 @@ alignas(256) inline unsigned char dyn_smem[CUDAEMU_MAX_DYN_SMEM];
 
 // ---------------------------------------------------------------------------
 // Context switching.
-#if defined(__x86_64__)
+#if defined(CUDAEMU_ASM_SWITCH)
 extern "C" void cudaemu_ctx_switch(void** save_sp, void* new_sp) __attribute__((visibility("hidden")));
 extern "C" void cudaemu_ctx_boot() __attribute__((visibility("hidden")));
 asm(R"(
@@ -182,7 +188,7 @@ enum : unsigned char { kNotStarted, kRunnable, kWaitBlock, kWaitWarp, kDone };
 enum WarpOp : unsigned char { kOpSync, kOpShfl, kOpBallot, kOpMatchAny, kOpMatchAll, kOpRedAdd, kOpRedMin, kOpRedMax, kOpRedUMin, kOpRedUMax, kOpRedAnd, kOpRedOr, kOpRedXor };
 
 struct Thread {
-#if defined(__x86_64__)
+#if defined(CUDAEMU_ASM_SWITCH)
   void* sp;
 #else
   ucontext_t uc;
@@ -206,7 +212,7 @@ struct Emu {
   int free_stacks[1024];
   int nfree = 0;
   int nstacks = 0;
-#if defined(__x86_64__)
+#if defined(CUDAEMU_ASM_SWITCH)
   void* sched_sp = nullptr;
 #else
   ucontext_t sched_uc;
@@ -275,7 +281,7 @@ inline void direct_main(Thread* t) {
   fiber_exit();
 }
 
-#if !defined(__x86_64__)
+#if !defined(CUDAEMU_ASM_SWITCH)
 inline void fiber_tramp(unsigned hi, unsigned lo) {
   Thread* t = reinterpret_cast<Thread*>((static_cast<uintptr_t>(hi) << 32) | static_cast<uintptr_t>(lo));
   emu().entry(t);
@@ -286,7 +292,7 @@ inline void fiber_tramp(unsigned hi, unsigned lo) {
 inline void yield_to_scheduler() {
   Emu& e = emu();
   Thread* t = e.cur;
-#if defined(__x86_64__)
+#if defined(CUDAEMU_ASM_SWITCH)
   cudaemu_ctx_switch(&t->sp, e.sched_sp);
 #else
   swapcontext(&t->uc, &e.sched_uc);
@@ -353,7 +359,7 @@ inline bool resume(Thread& t, void (*entry)(Thread*) = &fiber_main) {
       set_error("cudaemu: cannot allocate a fiber stack (%d threads alive)", e.nstacks);
       return false;
     }
-#if defined(__x86_64__)
+#if defined(CUDAEMU_ASM_SWITCH)
     uintptr_t top = (reinterpret_cast<uintptr_t>(base) + CUDAEMU_STACK_SIZE) & ~uintptr_t(15);
     void** sp = reinterpret_cast<void**>(top - 72);
     sp[0] = nullptr;                                                   // r15
@@ -376,7 +382,7 @@ inline bool resume(Thread& t, void (*entry)(Thread*) = &fiber_main) {
   t.state = kRunnable;
   e.cur = &t;
   set_thread_coords(t);
-#if defined(__x86_64__)
+#if defined(CUDAEMU_ASM_SWITCH)
   cudaemu_ctx_switch(&e.sched_sp, t.sp);
 #else
   swapcontext(&e.sched_uc, &t.uc);

@@ -93,6 +93,10 @@ func TestKernels(t *testing.T) {
 			"ERR-MIXED: cudaemu: warp deadlock"}},
 		{name: "coop_groups", wantOK: true},
 		{name: "realworld", wantOK: true},
+		// The portable ucontext fibers (used off x86-64).
+		{name: "warp_reduce", flags: []string{"-DCUDAEMU_UCONTEXT=1"}, wantOK: true},
+		{name: "coop_groups", flags: []string{"-DCUDAEMU_UCONTEXT=1"}, wantOK: true},
+		{name: "faults", flags: []string{"-DCUDAEMU_UCONTEXT=1"}, wantOK: true, wantOut: faultOut},
 		{name: "torch_compat", wantOK: true, wantOut: []string{"device printf: thread 1 sum 6.00"}},
 		{name: "faults", wantOK: true, wantOut: faultOut},
 		{name: "faults", flags: []string{"-DCUDAEMU_NOSYNC=1"}, wantOK: true, wantOut: faultOut},
