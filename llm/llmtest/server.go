@@ -121,6 +121,14 @@ func New(t testing.TB, root string, script Script) *Server {
 // URL is the base URL to configure (…/v1).
 func (s *Server) URL() string { return s.Server.URL + "/v1" }
 
+// Reset replaces the script and forgets the recorded requests (the URL
+// stays, so caches keyed by endpoint still apply).
+func (s *Server) Reset(script Script) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script, s.next, s.requests = script, 0, nil
+}
+
 // Requests returns the recorded requests.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()

@@ -123,7 +123,7 @@ func Defaults() *Config {
 			MaxBodyChars: MaxPRBody,
 			Fork:         "auto",
 		},
-		LLM:    LLMConfig{APIKeyEnv: "OPENAI_API_KEY", MaxRounds: 3, Timeout: 2 * time.Minute},
+		LLM:    LLMConfig{APIKeyEnv: "OPENAI_API_KEY", MaxRounds: 4, Timeout: 2 * time.Minute},
 		GitHub: GitHubConfig{APIURL: "https://api.github.com/", TokenEnv: "GITHUB_TOKEN", WebhookSecretEnv: "PALLASIFY_WEBHOOK_SECRET"},
 		Batch:  BatchConfig{Concurrency: 4, CloneConcurrency: 2, Timeout: 30 * time.Minute},
 		Bot:    BotConfig{Addr: ":8080", Workers: 2, Queue: 64, JobTimeout: 20 * time.Minute},
