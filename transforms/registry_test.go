@@ -258,9 +258,34 @@ t0 = time.time()
 torch.cuda.synchronize()
 `
 
+// ckptScript mixes device indices, the --device option's choices, legacy
+// tensor types, generator state and device contexts: rules that write into
+// one another's arguments.
+const ckptScript = `import argparse
+
+import torch
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+args = parser.parse_args()
+local_rank = args.local_rank
+torch.cuda.set_device(local_rank)
+dev = torch.device("cuda", torch.cuda.current_device())
+state = torch.load("ckpt.pt", map_location=f"cuda:{local_rank}")
+torch.cuda.set_rng_state(state["rng"], "cuda")
+rng = torch.cuda.get_rng_state(device="cuda")
+with torch.cuda.device(local_rank):
+    buf = torch.cuda.FloatTensor(4, 4)
+    ids = torch.cuda.LongTensor([1, 2]).to(f"cuda:{local_rank}")
+half = buf.type(torch.cuda.HalfTensor)
+print(torch.cuda.get_device_name(local_rank), torch.cuda.get_device_properties(local_rank).total_memory)
+if args.device == "cuda" and not dev.type != "cuda":
+    torch.cuda.synchronize()
+`
+
 func TestAllRulesTogether(t *testing.T) {
 	comp := devtest.NewCompiler(t)
-	for _, sample := range []struct{ name, src string }{{"train", trainScript}, {"nano", nanoScript}} {
+	for _, sample := range []struct{ name, src string }{{"train", trainScript}, {"nano", nanoScript}, {"ckpt", ckptScript}} {
 		for _, tg := range rule.Targets {
 			for _, unsafe := range []bool{false, true} {
 				checkTogether(t, comp, sample.name, sample.src, rule.Options{Target: tg, UnsafeFixes: unsafe})

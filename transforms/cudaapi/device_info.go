@@ -61,7 +61,7 @@ var DeviceInfo = &rule.Rule{
 				edits := []rule.Edit{c.callee("torch.get_device_module(" + dv.Name() + ")." + c.name)}
 				at := false
 				if len(c.args.All) == 1 && len(c.args.Positional) == 1 {
-					if t := p.Text(c.args.Positional[0]); devkit.IndexLike(t) && t != "0" {
+					if t := p.Text(c.args.Positional[0]); c.args.Positional[0].Type() != "string" && devkit.IndexLike(t) && t != "0" {
 						arg := c.args.Positional[0]
 						edits = append(edits,
 							rule.Edit{Start: devkit.Start(arg), End: devkit.Start(arg), New: dv.AtName() + "("},

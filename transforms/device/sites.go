@@ -137,6 +137,9 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 		case "map_location":
 			st.use, st.context = useDevice, "map_location="
 		case "device":
+			if q == "torch.cuda.get_rng_state" || q == "torch.cuda.set_rng_state" {
+				return st, false // cuda-rng-state (PCU010) rewrites or drops it
+			}
 			st.context = "device="
 			if strings.HasPrefix(q, "torch.") || (fn.Type() == "attribute" && q == "" && tensorMethods[last]) {
 				st.use = useDevice
@@ -224,6 +227,11 @@ func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
 		safety := rule.Safe
 		note := ""
 		switch {
+		case st.use == useIndexed && strings.Contains(p.Text(st.idx), "current_device"):
+			// torch.device("cuda", torch.cuda.current_device()): the current
+			// device is the process's chip (tpu:0); the index is kept for
+			// cuda-current-device (PCU003) to rewrite.
+			return &rule.Fix{Title: "Use the TPU device", Safety: rule.Safe, Edits: []rule.Edit{s.Replace(s.Literal("tpu"))}}, ""
 		case st.use == useIndexed:
 			if !devkit.PerProcessIndex(p.Text(st.idx)) {
 				safety, note = rule.Unsafe, indexNote(p.Text(st.idx))

@@ -6,7 +6,7 @@ local_rank = int(os.environ.get("LOCAL_RANK", 0))
 state = torch.load("ckpt.pt", map_location="tpu")
 dev = torch.device("tpu")
 dev_kw = torch.device("tpu")
-dev_cur = torch.device("tpu")
+dev_cur = torch.device("tpu", torch.cuda.current_device())
 batch = batch.to("tpu", non_blocking=True)
 model = model.to("tpu")
 label = f"cuda:{local_rank}"

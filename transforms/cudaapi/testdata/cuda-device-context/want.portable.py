@@ -1,0 +1,17 @@
+import torch
+from torch import cuda
+import contextlib
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+
+def fill(local_rank, i):
+    with torch.cuda.device(local_rank) if DEVICE.type == "cuda" else contextlib.nullcontext():
+        a = torch.zeros(4)
+    with (cuda.device(i) if DEVICE.type == "cuda" else contextlib.nullcontext()) as d, open("log") as fh:
+        fh.write(str(d))
+    ctx = torch.cuda.device(0) if DEVICE.type == "cuda" else contextlib.nullcontext()
+    with ctx:
+        pass
+    return [torch.cuda.device(args.gpu) if DEVICE.type == "cuda" else contextlib.nullcontext()]

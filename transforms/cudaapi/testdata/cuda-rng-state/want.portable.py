@@ -1,0 +1,29 @@
+import torch
+
+# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
+DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+
+
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
+def save(local_rank):
+    return {
+        "cpu": torch.get_rng_state(),
+        "cuda": torch.get_device_module(DEVICE).get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state(),
+        "mine": torch.get_device_module(DEVICE).get_rng_state(device_at(local_rank)) if DEVICE.type != "cpu" else torch.get_rng_state(),
+        "other": torch.get_device_module(DEVICE).get_rng_state(device=device_at(2)) if DEVICE.type != "cpu" else torch.get_rng_state(),
+    }
+
+
+def load(state, local_rank):
+    torch.set_rng_state(state["cpu"])
+    if DEVICE.type != "cpu":
+        torch.get_device_module(DEVICE).set_rng_state(state["cuda"])
+    if DEVICE.type != "cpu":
+        torch.get_device_module(DEVICE).set_rng_state(state["mine"], device_at(local_rank))
+    ok = (torch.get_device_module(DEVICE).set_rng_state(state["cuda"]) if DEVICE.type != "cpu" else None) is None
+    if torch.cuda.is_available(): torch.get_device_module(DEVICE).set_rng_state(state["cuda"]) if DEVICE.type != "cpu" else None
+    return not (torch.get_device_module(DEVICE).get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state()).numel()

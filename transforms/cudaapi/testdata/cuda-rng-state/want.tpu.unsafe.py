@@ -1,0 +1,19 @@
+import torch
+
+
+def save(local_rank):
+    return {
+        "cpu": torch.get_rng_state(),
+        "cuda": torch.tpu.get_rng_state(),
+        "mine": torch.tpu.get_rng_state(),
+        "other": torch.tpu.get_rng_state(),
+    }
+
+
+def load(state, local_rank):
+    torch.set_rng_state(state["cpu"])
+    torch.tpu.set_rng_state(state["cuda"])
+    torch.tpu.set_rng_state(state["mine"])
+    ok = torch.tpu.set_rng_state(state["cuda"]) is None
+    if torch.cuda.is_available(): torch.tpu.set_rng_state(state["cuda"])
+    return not torch.tpu.get_rng_state().numel()
