@@ -892,13 +892,17 @@ template <class... P>
 inline int invoke(void (*k)(P...), void** args, const long long* launch_cfg, char* err, int errlen) {
   return invoke_impl(k, args, launch_cfg, err, errlen, std::index_sequence_for<P...>{});
 }
-template <class P> constexpr size_t elem_size() {
+// is_vector marks CUDA vector types (float4, int2, half2, ...): a pointer to
+// one may address a buffer of its component dtype.
+template <class E> struct is_vector : std::false_type {};
+// elem_ok: the pointee (or scalar) of P fits a dtype of n bytes.
+template <class P> constexpr bool elem_ok(size_t n) {
   if constexpr (std::is_pointer_v<P>) {
     using E = std::remove_cv_t<std::remove_pointer_t<P>>;
-    if constexpr (std::is_void_v<E>) return 0;
-    else return sizeof(E);
+    if constexpr (std::is_void_v<E>) return true;
+    else return sizeof(E) == n || (is_vector<E>::value && sizeof(E) % n == 0);
   } else {
-    return sizeof(P);
+    return sizeof(P) == n;
   }
 }
 }  // namespace abi
@@ -1487,6 +1491,56 @@ struct __attribute__((aligned(4))) __nv_bfloat162 {
 };
 typedef __half2 half2;
 typedef __nv_bfloat162 nv_bfloat162;
+template <> struct cudaemu::abi::is_vector<float1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<float2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<float3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<float4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<int1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<int2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<int3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<int4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uint1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uint2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uint4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<char1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<char2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<char3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<char4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uchar1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uchar2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uchar3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uchar4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<short1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<short2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<short3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<short4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ushort1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ushort2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ushort3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ushort4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<longlong1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<longlong2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<longlong3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<longlong4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulonglong1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulonglong2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulonglong3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulonglong4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<double1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<double2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<double3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<double4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<long1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<long2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<long3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<long4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulong1> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulong2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulong3> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<ulong4> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<uint_3_> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<__half2> : std::true_type {};
+template <> struct cudaemu::abi::is_vector<__nv_bfloat162> : std::true_type {};
 
 // Conversions.
 inline __half __float2half(float f) { return __half(f); }

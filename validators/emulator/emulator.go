@@ -136,17 +136,19 @@ func Wrapper(kernelName string, params []Param) string {
 			len(params), q, len(params))
 		for i, p := range params {
 			name := cString(p.Name)
-			pt := fmt.Sprintf("::cudaemu::abi::sig<K>::param<%d>", i)
 			b.WriteString("// parameter #" + fmt.Sprint(i) + " " + name + "\n")
 			switch p.Kind {
 			case "pointer":
-				fmt.Fprintf(&b, "static_assert(%d >= ::cudaemu::abi::sig<K>::arity || std::is_pointer_v<%s>, \"pallasify: parameter #%d '%s' is a pointer in the spec but not in the kernel\");\n", i, guard(i, pt), i, name)
+				fmt.Fprintf(&b, "static_assert(%d >= ::cudaemu::abi::sig<K>::arity || std::is_pointer_v<%s>, \"pallasify: parameter #%d '%s' is a pointer in the spec but not in the kernel\");\n", i, guard(i), i, name)
 			case "scalar":
-				fmt.Fprintf(&b, "static_assert(%d >= ::cudaemu::abi::sig<K>::arity || !std::is_pointer_v<%s>, \"pallasify: parameter #%d '%s' is a scalar in the spec but a pointer in the kernel\");\n", i, guard(i, pt), i, name)
+				fmt.Fprintf(&b, "static_assert(%d >= ::cudaemu::abi::sig<K>::arity || !std::is_pointer_v<%s>, \"pallasify: parameter #%d '%s' is a scalar in the spec but a pointer in the kernel\");\n", i, guard(i), i, name)
 			}
 			if n, ok := dtypeSize[p.DType]; ok {
-				fmt.Fprintf(&b, "static_assert(%d >= ::cudaemu::abi::sig<K>::arity || ::cudaemu::abi::elem_size<%s>() == 0 || ::cudaemu::abi::elem_size<%s>() == %d, \"pallasify: parameter #%d '%s': the kernel's element type is not %d bytes as dtype %s needs\");\n",
-					i, guard(i, pt), guard(i, pt), n, i, name, n, cString(p.DType))
+				// A pointer's element may be a vector of the dtype (float4 over
+				// float32 data): its size must be a multiple. A scalar must match.
+				fmt.Fprintf(&b, "static_assert(%d >= ::cudaemu::abi::sig<K>::arity || ::cudaemu::abi::elem_ok<%s>(%d), "+
+					"\"pallasify: parameter #%d '%s': the kernel's element type is not %d bytes (or a vector of them) as dtype %s needs\");\n",
+					i, guard(i), n, i, name, n, cString(p.DType))
 			}
 		}
 	}
@@ -162,7 +164,7 @@ func Wrapper(kernelName string, params []Param) string {
 
 // guard keeps a parameter-type lookup from failing to compile when the
 // count is wrong (the arity assert reports that): it clamps the index.
-func guard(i int, pt string) string {
+func guard(i int) string {
 	return fmt.Sprintf("::cudaemu::abi::sig<K>::param<(%d < ::cudaemu::abi::sig<K>::arity ? %d : 0)>", i, i)
 }
 

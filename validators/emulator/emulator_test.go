@@ -362,10 +362,10 @@ func TestABI(t *testing.T) {
 	}
 
 	t.Run("spec mismatch", func(t *testing.T) {
-		wrong := []Param{{Name: "x", Kind: "pointer", DType: "float32"}, {Name: "y", Kind: "pointer", DType: "float64"},
+		wrong := []Param{{Name: "x", Kind: "pointer", DType: "uint8"}, {Name: "y", Kind: "pointer", DType: "float64"},
 			{Name: "alpha", Kind: "pointer"}, {Name: "n", Kind: "scalar", DType: "int32"}}
 		_, log, err := Compile(ctx, sb, t.TempDir(), abiKernel, Kernel{Name: "scale_kernel", TemplateArgs: args, Params: wrong})
-		if err == nil || !strings.Contains(log, "parameter #1 'y'") || !strings.Contains(log, "parameter #2 'alpha' is a pointer in the spec") {
+		if err == nil || !strings.Contains(log, "parameter #0 'x'") || !strings.Contains(log, "parameter #1 'y'") || !strings.Contains(log, "parameter #2 'alpha' is a pointer in the spec") {
 			t.Errorf("err=%v log:\n%s", err, log)
 		}
 		_, log, err = Compile(ctx, sb, t.TempDir(), abiKernel, Kernel{Name: "scale_kernel", TemplateArgs: args, Params: wrong[:3]})
