@@ -102,12 +102,22 @@ var atNames = [...]string{"device_at", "accel_device_at", "pallasify_device_at"}
 
 // At returns the name of this module's device-index helper (see AtPrelude)
 // for DEVICE name dev: the first of device_at, accel_device_at,
-// pallasify_device_at that the module does not bind, or binds only through
-// the pallasify helper itself.
+// pallasify_device_at that the module neither binds nor uses (a name used but
+// not bound may come from a star import), unless the module holds the
+// pallasify helper of that name itself.
 func At(p *rule.Pass, dev string) string {
-	bound := Bindings(p, "device_at")
+	taken := Bindings(p, "device_at")
+	WalkHits(p, []string{"device_at"}, func(n *ts.Node) bool {
+		switch n.Type() {
+		case "comment":
+			return false
+		case "identifier":
+			taken[p.Text(n)] = 1
+		}
+		return true
+	})
 	free := func(n string) bool {
-		return bound[n] == 0 || bytes.Contains(p.Src, []byte(strings.TrimSpace(atHelper(n, dev))))
+		return taken[n] == 0 || bytes.Contains(p.Src, []byte(strings.TrimSpace(atHelper(n, dev))))
 	}
 	for _, n := range atNames {
 		if free(n) {

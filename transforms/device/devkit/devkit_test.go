@@ -103,6 +103,31 @@ func TestDeviceName(t *testing.T) {
 	}
 }
 
+func TestAtName(t *testing.T) {
+	own := func(fn, dev string) string { return devkit.AtPrelude(fn, dev).Text }
+	cases := []struct{ name, src, dev, want string }{
+		{"free", "import torch\nx = 1\n", "DEVICE", "device_at"},
+		{"ours", "import torch\n" + own("device_at", "DEVICE"), "DEVICE", "device_at"},
+		{"ours for another DEVICE name is not ours", "import torch\n" + own("device_at", "DEVICE"), "ACCEL_DEVICE", "accel_device_at"},
+		{"user def", "def device_at(i):\n    return i\n", "DEVICE", "accel_device_at"},
+		{"user assignment", "device_at = {}\n", "DEVICE", "accel_device_at"},
+		{"import", "from helpers import device_at\n", "DEVICE", "accel_device_at"},
+		{"user and ours", "device_at = 1\n" + own("accel_device_at", "DEVICE"), "DEVICE", "accel_device_at"},
+		{"all taken", "device_at = 1\naccel_device_at = 2\npallasify_device_at = 3\n", "DEVICE", "pallasify_device_at_2"},
+		{"a use may come from a star import", "from utils import *\nx = device_at(3)\n", "DEVICE", "accel_device_at"},
+		{"in a string or comment", "x = 'device_at'  # device_at\n", "DEVICE", "device_at"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			withPass(t, c.src, func(p *rule.Pass) {
+				if got := devkit.At(p, c.dev); got != c.want {
+					t.Errorf("At() = %q; want %q", got, c.want)
+				}
+			})
+		})
+	}
+}
+
 func TestReportRequotes(t *testing.T) {
 	src := "x = f\"{a}\"\ny = f'{b}'\nz = c\n"
 	offsets := map[string]int{"a": 7, "b": 18, "c": 26}
