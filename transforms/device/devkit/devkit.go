@@ -1,7 +1,8 @@
 // Package devkit holds the syntax helpers the device, cudaapi, amp and
 // distributed rule families share: the module-level DEVICE definition (its
 // name, chosen so it never collides with a binding of the module, and its
-// prelude), Python string-literal parsing for device strings, call and
+// prelude), the device-index helper device_at(i) that every portable rewrite
+// of an indexed device uses (see AtPrelude), Python string-literal parsing for device strings, call and
 // argument helpers, and edits that add, remove or guard statements.
 //
 // Everything here is a pure function of a rule.Pass; nothing is cached
