@@ -124,6 +124,7 @@ func writeText(w io.Writer, rep *Report) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%s:%d\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Path, k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
 		}
 		tw.Flush()
+		writeLLMText(b, rep)
 	}
 	if len(rep.KernelNotes) > 0 {
 		b.WriteString("\nKernel notes:\n")
@@ -239,6 +240,19 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 			fmt.Fprintf(b, "| `%s` | `%s:%d` | %s | %s | %s | %s | %s |\n", mdEscape(k.Name), mdEscape(k.Path), k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
 		}
 		b.WriteString("\n")
+		if t := rep.LLM; t != nil {
+			fmt.Fprintf(b, "LLM drafting: %d kernels (%d proven), %d calls, %d tokens", t.Kernels, t.Proven, t.Calls, t.Tokens)
+			for _, k := range rep.Kernels {
+				if k.Drafter == "llm" {
+					fmt.Fprintf(b, "; `%s` %s in %d rounds, %d tokens", mdEscape(k.Name), k.Verdict, k.Rounds, k.Tokens)
+				}
+			}
+			b.WriteString(".\n")
+			if t.NeedsLLM > 0 {
+				fmt.Fprintf(b, "%d kernels need an LLM: %s\n", t.NeedsLLM, mdEscape(t.Fix))
+			}
+			b.WriteString("\n")
+		}
 	}
 	if len(rep.KernelNotes) > 0 {
 		b.WriteString("### Kernel notes\n\n")
@@ -313,4 +327,29 @@ func ColorDiff(w io.Writer, patch []byte, enabled bool) error {
 // terminal, and never when NO_COLOR is set to anything non-empty.
 func ColorEnabled(isTTY bool, getenv func(string) string) bool {
 	return isTTY && getenv("NO_COLOR") == ""
+}
+
+// writeLLMText adds the LLM drafter's per-kernel rounds, tokens and verdicts
+// and the run's totals under the kernel table.
+func writeLLMText(b *bufio.Writer, rep *Report) {
+	t := rep.LLM
+	if t == nil {
+		return
+	}
+	for _, k := range rep.Kernels {
+		if k.Drafter != "llm" {
+			continue
+		}
+		fmt.Fprintf(b, "  %s: llm draft %s after %d rounds, %d tokens, %d calls", k.Name, k.Verdict, k.Rounds, k.Tokens, k.Calls)
+		if k.Reason != "" && k.Verdict != "proven" {
+			fmt.Fprintf(b, " (%s)", k.Reason)
+		}
+		b.WriteString("\n")
+	}
+	if t.Kernels > 0 || t.Calls > 0 {
+		fmt.Fprintf(b, "  LLM total: %d calls, %d tokens; %d of %d drafted kernels proven\n", t.Calls, t.Tokens, t.Proven, t.Kernels)
+	}
+	if t.NeedsLLM > 0 {
+		fmt.Fprintf(b, "  needs-llm: %d kernels; %s\n", t.NeedsLLM, t.Fix)
+	}
 }

@@ -69,6 +69,7 @@ type Report struct {
 	// needed, unsupported construct, ...).
 	KernelNotes []pipeline.Diagnostic `json:"kernel_notes"`
 	Kernels     []KernelRow           `json:"kernels"`
+	LLM         *LLMTotals            `json:"llm,omitempty"`
 	Timings     []Timing              `json:"timings"`
 
 	rules map[string]*rule.Rule
@@ -119,6 +120,22 @@ type KernelRow struct {
 	Verdict string               `json:"verdict"` // "-" until the validate stage ran
 	Reason  string               `json:"reason,omitempty"`
 	Stats   *pipeline.ErrorStats `json:"stats,omitempty"`
+	// Rounds, Tokens and Calls are the LLM drafter's repair rounds, tokens
+	// and calls for this kernel (0 for rule drafts and cache hits).
+	Rounds int `json:"rounds,omitempty"`
+	Tokens int `json:"tokens,omitempty"`
+	Calls  int `json:"calls,omitempty"`
+}
+
+// LLMTotals are the run's LLM drafting totals (present when any kernel was
+// drafted by the LLM or needs one).
+type LLMTotals struct {
+	Kernels  int    `json:"kernels"`   // kernels drafted by the LLM
+	Proven   int    `json:"proven"`    // of which proven
+	NeedsLLM int    `json:"needs_llm"` // kernels left for an LLM (none configured)
+	Calls    int    `json:"calls"`
+	Tokens   int    `json:"tokens"`
+	Fix      string `json:"fix,omitempty"` // how to configure an LLM, when NeedsLLM > 0
 }
 
 // Timing is a stage's duration.
@@ -204,6 +221,25 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			Spec: k.SpecStatus, Drafter: "-", Verdict: "-"}
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
+			row.Rounds, row.Tokens, row.Calls = k.Draft.Rounds, k.Draft.Tokens, k.Draft.Calls
+			if k.Draft.Drafter == "llm" || k.Draft.Verdict == "needs-llm" {
+				if rep.LLM == nil {
+					rep.LLM = &LLMTotals{}
+				}
+				t := rep.LLM
+				t.Calls += k.Draft.Calls
+				t.Tokens += k.Draft.Tokens
+				switch {
+				case k.Draft.Verdict == "needs-llm":
+					t.NeedsLLM++
+					t.Fix = k.Draft.Reason
+				case k.Draft.Verdict == "proven":
+					t.Kernels++
+					t.Proven++
+				default:
+					t.Kernels++
+				}
+			}
 		}
 		rep.Kernels = append(rep.Kernels, row)
 	}
