@@ -1,0 +1,132 @@
+package pallas_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/validators"
+)
+
+func testPython(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PALLASIFY_PYTHON"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs("../../.venv/bin/python")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("no Python venv (make venv)")
+	}
+	return p
+}
+
+// fixtureKernel discovers the kernel of one fixture and gives it the
+// fixture's hand-checked spec.
+func fixtureKernel(t *testing.T, f validators.Fixture) *kernels.Kernel {
+	t.Helper()
+	inv, _ := kernels.Discover(context.Background(), f.Dir, []string{"kernel.cu"})
+	for _, k := range inv.Kernels {
+		if k.Name == f.Spec.Name {
+			spec := *f.Spec
+			k.Spec = &spec
+			return k
+		}
+	}
+	t.Fatalf("%s: kernel %s not discovered", f.Name, f.Spec.Name)
+	return nil
+}
+
+var drafted = map[string]bool{"gelu": true, "vec_add_scale": true, "bias_gelu": true, "lstm_cell": true, "softmax_rows": true, "sum_reduce": true, "leaky_relu_vec4": true}
+
+// TestFixtureDrafts drafts every fixture kernel: elementwise and
+// row-reduction kernels must be drafted and proven by the real validator;
+// every other class must be refused with a coded reason.
+func TestFixtureDrafts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	py := testPython(t)
+	fs, err := validators.LoadFixtures("../../fixtures/kernels")
+	if err != nil || len(fs) == 0 {
+		t.Fatalf("fixtures: %v", err)
+	}
+	ctx := context.Background()
+	var reqs []validators.Request
+	var names []string
+	var mods []string
+	modDir := t.TempDir()
+	for _, f := range fs {
+		if only := os.Getenv("FIXTURE"); only != "" && only != f.Name {
+			continue
+		}
+		k := fixtureKernel(t, f)
+		res, err := pallas.Draft(ctx, k, pallas.Options{})
+		if !drafted[f.Name] {
+			r, ok := pallas.AsRefusal(err)
+			if !ok {
+				t.Errorf("%s (%s): want a coded refusal, got %v", f.Name, k.Class, err)
+			} else {
+				t.Logf("%s: not drafted: %s", f.Name, r)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f.Name, err)
+			continue
+		}
+		if dir := os.Getenv("DUMP"); dir != "" {
+			os.WriteFile(filepath.Join(dir, f.Name+".py"), []byte(res.Module), 0o644)
+		}
+		mod := filepath.Join(modDir, f.Name+".py")
+		if err := os.WriteFile(mod, []byte(res.Module), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mods = append(mods, mod)
+		req, how, err := validators.FixtureReference(ctx, f, false, t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		if how != "emulator" {
+			t.Logf("%s: reference via %s", f.Name, how)
+		}
+		req.Candidate = []byte(res.Module)
+		reqs = append(reqs, req)
+		names = append(names, f.Name)
+	}
+	// Every module imports and uses only attributes the pinned JAX has.
+	if len(mods) > 0 {
+		out, err := exec.Command(py, append([]string{"testdata/check_api.py"}, mods...)...).CombinedOutput()
+		if err != nil {
+			t.Errorf("API check: %v\n%s", err, out)
+		} else {
+			t.Logf("API check:\n%s", out)
+		}
+	}
+	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 240 * time.Second}, 0) {
+		if r.Err != nil {
+			t.Errorf("%s: %v", names[i], r.Err)
+			continue
+		}
+		if !r.Verdict.Proven() {
+			t.Errorf("%s: %s %s\n%s", names[i], r.Verdict.Verdict, r.Verdict.Reason, tail(r.Verdict.Output))
+			continue
+		}
+		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS)
+	}
+}
+
+func tail(s string) string {
+	if i := strings.LastIndex(s, "Traceback"); i >= 0 {
+		s = s[i:]
+	}
+	if len(s) > 3000 {
+		s = s[len(s)-3000:]
+	}
+	return s
+}

@@ -1,0 +1,965 @@
+package pallas
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// space is where a row-reduction value lives.
+type space int
+
+const (
+	spUniform space = iota // the same for the whole block (one row): (BR, 1)
+	spThread               // one per thread: (BR, T)
+	spRow                  // one per element of the row loop: (BR, LP)
+)
+
+func maxSpace(vs ...val) space {
+	s := spUniform
+	for _, v := range vs {
+		if v.sp > s {
+			s = v.sp
+		}
+	}
+	return s
+}
+
+// mixable refuses combining per-thread and per-row-element values (their
+// shapes differ) and using a partial accumulator outside a block reduction.
+func mixable(vs ...val) error {
+	var th, row bool
+	for _, v := range vs {
+		if v.acc != nil {
+			return refuse(CodeUnsupported, "a per-thread partial is used before its block reduction")
+		}
+		th = th || v.sp == spThread
+		row = row || v.sp == spRow
+	}
+	if th && row {
+		return refuse(CodeUnsupported, "per-thread and per-row-element values are combined")
+	}
+	return nil
+}
+
+// rowMode translates kernels where one block handles one row: every value
+// is vectorised over a batch of BR rows (one per block) and either the
+// block's threads (T), the elements a row loop visits (the row), or neither
+// (uniform per row). Row loops, shared-memory row caches, per-thread partial
+// accumulators, warp-shuffle and shared-memory tree reductions are
+// recognised by structure and become whole-row jnp reductions.
+type rowMode struct {
+	T       int64 // threads per block (a constant)
+	L       *val  // bound of the row loops
+	views   []*rowView
+	shared  map[string]val
+	reduced map[string]string // shared array -> op after a tree reduction
+	outs    []*rowOut
+	inLoop  int    // env depth at the current row loop (0: none)
+	jmask   string // the current row loop's mask
+	elected bool   // inside if (threadIdx.x == c)
+	helpers map[string]*reduceInfo
+}
+
+type rowView struct {
+	name  string
+	param string
+	S     poly // row stride (0: one row broadcast to every block)
+	spy   string
+}
+
+type rowOut struct {
+	name  string
+	param string
+	S     poly
+	spy   string
+	blk   string // Python name of the block value being built
+}
+
+type reduceInfo struct {
+	op    string
+	bcast bool // every thread gets the result
+	block bool // reduces across warps (or the block is one warp)
+}
+
+func newRowMode() *rowMode {
+	return &rowMode{shared: map[string]val{}, reduced: map[string]string{}, helpers: map[string]*reduceInfo{}}
+}
+
+func (m *rowMode) prepare(t *tr) error {
+	l := t.spec.Launch
+	for i := 1; i < 3; i++ {
+		for _, s := range []string{l.Grid[i], l.Block[i]} {
+			if e, err := kernels.ParseExpr(s); err != nil || exprPoly(e) == nil || !exprPoly(e).equal(pconst(1)) {
+				return refuse(CodeUnsupported, "row reductions need a 1-D launch (one block per row); grid/block %s is %s", []string{"x", "y", "z"}[i], s)
+			}
+		}
+	}
+	e, err := kernels.ParseExpr(l.Block[0])
+	if err != nil {
+		return refuse(CodeUnsupported, "block size %q", l.Block[0])
+	}
+	c, ok := exprPoly(e).constant()
+	if !ok || c <= 0 || c > 1024 {
+		return refuse(CodeUnsupported, "row reductions need a constant block size (got %s)", l.Block[0])
+	}
+	m.T = c
+	return nil
+}
+
+func (m *rowMode) ident(t *tr, name string) (val, bool, error) {
+	if t.u.shared[name] {
+		return val{ct: "ptr", k: kUniform, ptr: &ptrv{base: name, shared: true, off: zeroIdx()}}, true, nil
+	}
+	return paramVal(t, name)
+}
+
+func (m *rowMode) field(t *tr, obj, fld string) (val, error) {
+	if fld != "x" {
+		if obj == "threadIdx" || obj == "blockIdx" {
+			return val{py: "0", ct: "uint", k: kUniform, poly: pconst(0)}, nil
+		}
+		return val{py: "1", ct: "uint", k: kUniform, poly: pconst(1)}, nil
+	}
+	switch obj {
+	case "threadIdx":
+		return val{py: "tid", ct: "uint", k: kIndex, sp: spThread, poly: patom("v:t")}, nil
+	case "blockIdx":
+		return val{py: "B", ct: "uint", k: kIndex, poly: patom("v:b")}, nil
+	case "blockDim":
+		return val{py: strconv.FormatInt(m.T, 10), ct: "uint", k: kUniform, poly: pconst(m.T)}, nil
+	case "gridDim":
+		return launchVal(t, "grid", "x"), nil
+	}
+	return val{}, refuse(CodeUnsupported, "%s.%s", obj, fld)
+}
+
+// split returns (S, C) with idx = v:b * S + C.
+func splitB(p poly) (poly, poly) {
+	if p == nil {
+		return nil, nil
+	}
+	s, c := poly{}, poly{}
+	for k, v := range p {
+		parts := strings.Split(k, "*")
+		found := -1
+		for i, a := range parts {
+			if a == "v:b" {
+				found = i
+			}
+		}
+		if found < 0 {
+			c[k] = v
+			continue
+		}
+		rest := append(append([]string{}, parts[:found]...), parts[found+1:]...)
+		s[strings.Join(rest, "*")] += v
+	}
+	return s, c
+}
+
+func polyPy(p poly) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	if len(p) == 0 {
+		return "0", true
+	}
+	var terms []string
+	for _, k := range sortedKeys(p) {
+		coef := p[k]
+		var fs []string
+		if k != "" {
+			for _, a := range strings.Split(k, "*") {
+				switch {
+				case strings.HasPrefix(a, "s:"):
+					fs = append(fs, "s_"+a[2:])
+				case strings.HasPrefix(a, "p:"):
+					fs = append(fs, "p_"+a[2:])
+				case strings.HasPrefix(a, "o:"):
+					if strings.Contains(a, "iv_") || strings.Contains(a, "tid") || strings.Contains(a, "jj") || strings.Contains(a, "B") && strings.Contains(a, "(B") {
+						return "", false
+					}
+					fs = append(fs, "("+a[2:]+")")
+				default:
+					return "", false
+				}
+			}
+		}
+		if coef != 1 || len(fs) == 0 {
+			fs = append([]string{strconv.FormatInt(coef, 10)}, fs...)
+		}
+		terms = append(terms, strings.Join(fs, " * "))
+	}
+	return "(" + strings.Join(terms, " + ") + ")", true
+}
+
+func (m *rowMode) view(t *tr, param string, S poly) (*rowView, error) {
+	for _, v := range m.views {
+		if v.param == param && v.S.equal(S) {
+			return v, nil
+		}
+	}
+	spy, ok := polyPy(S)
+	if !ok {
+		return nil, refuse(CodeUnsupported, "row stride of %s cannot be computed from the sizes", param)
+	}
+	v := &rowView{name: fmt.Sprintf("vw%d", len(m.views)), param: param, S: S, spy: spy}
+	m.views = append(m.views, v)
+	return v, nil
+}
+
+func (m *rowMode) load(t *tr, p ptrv, idx val) (val, error) {
+	if idx.k == kData {
+		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index", p.base)
+	}
+	if p.shared {
+		sv, ok := m.shared[p.base]
+		if !ok {
+			return val{}, refuse(CodeUnsupported, "shared %s is read before it is written", p.base)
+		}
+		if op, red := m.reduced[p.base]; red {
+			if c, ok := idx.poly.constant(); ok && c == 0 {
+				return m.reduceThreads(t, sv, op, false)
+			}
+			return val{}, refuse(CodeUnsupported, "shared %s is read at %s after its tree reduction", p.base, idx.py)
+		}
+		switch {
+		case sv.sp == spRow && idx.poly.equal(patom("v:j")), sv.sp == spThread && idx.poly.equal(patom("v:t")):
+			return sv, nil
+		}
+		return val{}, refuse(CodeUnsupported, "shared %s is read at %s (only the thread's or the loop's own slot is understood)", p.base, idx.py)
+	}
+	prm := t.params[p.base]
+	if prm == nil || prm.Role == "output" {
+		return val{}, refuse(CodeUnsupported, "load from %s", p.base)
+	}
+	ct, err := elemCT(prm)
+	if err != nil {
+		return val{}, err
+	}
+	S, C := splitB(idx.poly)
+	if S == nil {
+		return val{}, refuse(CodeUnsupported, "the address of %s is not affine in the block index", p.base)
+	}
+	vw, err := m.view(t, p.base, S)
+	if err != nil {
+		return val{}, err
+	}
+	ref := vw.name + "_ref"
+	cast := computeType(prm)
+	switch {
+	case C.equal(patom("v:j")):
+		if m.L == nil || !S.equal(m.L.poly) && len(S) != 0 {
+			return val{}, refuse(CodeUnsupported, "%s rows (stride %s) differ from the row loop", p.base, vw.spy)
+		}
+		return t.bind(val{py: ref + "[...].astype(" + cast + ")", ct: ct, k: kData, sp: spRow}, "r"), nil
+	case len(C) <= 2 && C["v:t"] == 1:
+		c := C[""]
+		if len(C) == 2 && c == 0 {
+			return val{}, refuse(CodeUnsupported, "address of %s", p.base)
+		}
+		sc, ok := S.constant()
+		if !ok || c < 0 || c+m.T > sc {
+			return val{}, refuse(CodeUnsupported, "per-thread reads of %s leave the block's row", p.base)
+		}
+		return t.bind(val{py: fmt.Sprintf("%s[:, %d:%d].astype(%s)", ref, c, c+m.T, cast), ct: ct, k: kData, sp: spThread}, "r"), nil
+	}
+	if c, ok := C.constant(); ok && c >= 0 {
+		return t.bind(val{py: fmt.Sprintf("%s[:, %d:%d].astype(%s)", ref, c, c+1, cast), ct: ct, k: kData}, "r"), nil
+	}
+	return val{}, refuse(CodeUnsupported, "address of %s is not a row, thread or fixed column position", p.base)
+}
+
+func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
+	if idx.k == kData {
+		return refuse(CodeDataIndex, "%s is written at a data-dependent index", p.base)
+	}
+	if err := mixable(v); err != nil {
+		return err
+	}
+	if p.shared {
+		if !isTrue(t.path) && t.path.py != m.jmask {
+			return refuse(CodeUnsupported, "shared %s is written under a condition", p.base)
+		}
+		switch {
+		case m.inLoop > 0 && idx.poly.equal(patom("v:j")) && v.sp != spThread:
+			v.sp = spRow
+			m.shared[p.base] = v
+		case idx.poly.equal(patom("v:t")) && v.sp != spRow && !m.elected:
+			if v.sp == spUniform {
+				v = t.bind(val{py: fmt.Sprintf("jnp.broadcast_to(%s, (BR, %d))", v.py, m.T), ct: v.ct, k: v.k, sp: spThread}, "v")
+			}
+			v.sp = spThread
+			m.shared[p.base] = v
+			delete(m.reduced, p.base)
+		default:
+			return refuse(CodeUnsupported, "shared %s is written at %s", p.base, idx.py)
+		}
+		return nil
+	}
+	prm := t.params[p.base]
+	if prm == nil || (prm.Role != "output" && prm.Role != "inout") {
+		return refuse(CodeUnsupported, "store to %s (not an output)", p.base)
+	}
+	if v.lane0 && !m.elected {
+		return refuse(CodeUnsupported, "%s is written by every thread with a value only thread 0 holds", p.base)
+	}
+	ct, err := elemCT(prm)
+	if err != nil {
+		return err
+	}
+	cv, err := t.castTo(v, ct)
+	if err != nil {
+		return err
+	}
+	S, C := splitB(idx.poly)
+	if S == nil {
+		return refuse(CodeUnsupported, "the address of %s is not affine in the block index", p.base)
+	}
+	var o *rowOut
+	for _, x := range m.outs {
+		if x.param == p.base {
+			o = x
+		}
+	}
+	if o == nil {
+		spy, ok := polyPy(S)
+		if !ok {
+			return refuse(CodeUnsupported, "row stride of %s cannot be computed from the sizes", p.base)
+		}
+		o = &rowOut{name: fmt.Sprintf("o%d", len(m.outs)), param: p.base, S: S, spy: spy}
+		m.outs = append(m.outs, o)
+	} else if !o.S.equal(S) {
+		return refuse(CodeUnsupported, "%s is written with two row strides", p.base)
+	}
+	cond := t.path
+	if m.inLoop > 0 && cond.py == m.jmask {
+		cond = truth()
+	}
+	if !isTrue(cond) {
+		return refuse(CodeUnsupported, "%s is written under a condition other than the row loop or an elected thread", p.base)
+	}
+	blk := t.fresh("ob")
+	switch {
+	case C.equal(patom("v:j")) && m.inLoop > 0:
+		if !S.equal(m.L.poly) {
+			return refuse(CodeUnsupported, "%s rows differ from the row loop", p.base)
+		}
+		t.emit("%s = jnp.broadcast_to(%s, (BR, LP))", blk, cv.py)
+	default:
+		c, ok := C.constant()
+		if !ok || c < 0 || cv.sp != spUniform {
+			return refuse(CodeUnsupported, "%s is written at a position that is not the row loop's or a fixed column", p.base)
+		}
+		prev := "jnp.zeros((BR, " + o.name + "_cols), " + jnpType(ct) + ")"
+		if o.blk != "" {
+			prev = o.blk
+		}
+		t.emit("%s = jnp.where(lax.broadcasted_iota(jnp.int32, (BR, %s_cols), 1) == %d, %s, %s)", blk, o.name, c, cv.py, prev)
+	}
+	o.blk = blk
+	return nil
+}
+
+// reduceThreads reduces a per-thread value (or a partial accumulator) over
+// the block.
+func (m *rowMode) reduceThreads(t *tr, v val, op string, lane0 bool) (val, error) {
+	ident := map[string]string{"sum": "0.0", "fmax": "-jnp.inf", "fmin": "jnp.inf"}[op]
+	red := map[string]string{"sum": "jnp.sum", "fmax": "jnp.max", "fmin": "jnp.min"}[op]
+	if ident == "" {
+		return val{}, refuse(CodeUnsupported, "reduction operator %s", op)
+	}
+	if !isFloat(v.ct) && v.acc == nil {
+		return val{}, refuse(CodeUnsupported, "integer reductions are not supported by TPU kernels")
+	}
+	nanFree := func(x string) string {
+		if op == "sum" {
+			return x
+		}
+		return "jnp.where(jnp.isnan(" + x + "), " + ident + ", " + x + ")"
+	}
+	var py string
+	switch {
+	case v.acc != nil:
+		if v.acc.op != op {
+			return val{}, refuse(CodeUnsupported, "a %s accumulator is reduced with %s", v.acc.op, op)
+		}
+		r := t.bind(v.acc.row, "r")
+		body := red + "(" + nanFree(r.py) + ", axis=1, keepdims=True)"
+		init := conv(v.acc.init, "float")
+		switch op {
+		case "sum":
+			if strings.TrimSpace(v.acc.init.py) == "jnp.float32(0.0)" {
+				py = body
+			} else {
+				py = fmt.Sprintf("(%s * %d + %s)", init, m.T, body)
+			}
+		case "fmax":
+			py = "jnp.fmax(" + init + ", " + body + ")"
+		case "fmin":
+			py = "jnp.fmin(" + init + ", " + body + ")"
+		}
+	case v.sp == spThread:
+		py = red + "(" + nanFree(conv(v, "float")) + ", axis=1, keepdims=True)"
+	default:
+		return val{}, refuse(CodeUnsupported, "block reduction of a value that is not per-thread")
+	}
+	out := t.bind(val{py: py, ct: "float", k: kData, sp: spUniform}, "u")
+	out.lane0 = lane0
+	return out, nil
+}
+
+var reShflCall = regexp.MustCompile(`__shfl(_xor|_down)?(_sync)?\s*\(`)
+
+// reduction recognises a __device__ helper that reduces its first argument
+// across threads: shuffle loops (xor or down) and shared-memory trees, the
+// combining operator read from the loop body, helpers it calls included.
+func (m *rowMode) reduction(t *tr, name string) *reduceInfo {
+	if ri, ok := m.helpers[name]; ok {
+		return ri
+	}
+	m.helpers[name] = nil
+	fn := t.u.funcs[name]
+	if fn == nil {
+		return nil
+	}
+	var ops []string
+	xorOnly, shfl, sync := true, false, false
+	var visit func(fn *ts.Node, depth int)
+	visit = func(fn *ts.Node, depth int) {
+		if depth > 4 {
+			return
+		}
+		ts.Walk(fn, func(n *ts.Node) bool {
+			switch n.Type() {
+			case "call_expression":
+				callee := t.u.text(n.ChildByFieldName("function"))
+				if callee == "__syncthreads" {
+					sync = true
+				}
+				if strings.HasPrefix(callee, "__shfl") {
+					shfl = true
+					if !strings.Contains(callee, "xor") {
+						xorOnly = false
+					}
+				}
+				if g := t.u.funcs[callee]; g != nil && g != fn {
+					visit(g, depth+1)
+				}
+			case "assignment_expression":
+				rhs := t.u.text(n.ChildByFieldName("right"))
+				if !reShflCall.MatchString(rhs) {
+					return true
+				}
+				switch op := t.u.text(n.ChildByFieldName("operator")); {
+				case op == "+=":
+					ops = append(ops, "sum")
+				case op == "=" && regexp.MustCompile(`^\s*(fmaxf|fmax|max)\s*\(`).MatchString(rhs):
+					ops = append(ops, "fmax")
+				case op == "=" && regexp.MustCompile(`^\s*(fminf|fmin|min)\s*\(`).MatchString(rhs):
+					ops = append(ops, "fmin")
+				default:
+					ops = append(ops, "?")
+				}
+			}
+			return true
+		})
+	}
+	visit(fn, 0)
+	if !shfl || len(ops) == 0 {
+		return nil
+	}
+	for _, o := range ops {
+		if o != ops[0] || o == "?" {
+			return nil
+		}
+	}
+	text := t.u.text(fn)
+	for _, g := range t.u.funcs {
+		if strings.Contains(text, funcName(g, t.u.src)+"(") {
+			text += t.u.text(g)
+		}
+	}
+	ri := &reduceInfo{op: ops[0], block: sync || m.T <= 32, bcast: xorOnly || regexp.MustCompile(`=\s*\w+\s*\[\s*0\s*\]\s*;`).MatchString(text)}
+	m.helpers[name] = ri
+	return ri
+}
+
+func (m *rowMode) call(t *tr, name string, args []*ts.Node) (val, bool, error) {
+	switch {
+	case name == "__syncthreads" || name == "__syncwarp":
+		return val{py: "None", ct: "void"}, true, nil
+	case strings.HasPrefix(name, "atomic"):
+		return val{}, true, refuse(CodeUnsupported, "%s: atomics have no TPU equivalent", name)
+	case strings.HasPrefix(name, "__shfl"):
+		return val{}, true, refuse(CodeUnsupported, "%s outside a recognised reduction helper", name)
+	}
+	ri := m.reduction(t, name)
+	if ri == nil {
+		return val{}, false, nil
+	}
+	if len(args) == 0 {
+		return val{}, true, refuse(CodeUnsupported, "reduction helper %s without arguments", name)
+	}
+	if !ri.block {
+		return val{}, true, refuse(CodeUnsupported, "%s reduces within a warp only, but blocks have %d threads", name, m.T)
+	}
+	if m.T%32 != 0 && m.T > 32 {
+		return val{}, true, refuse(CodeUnsupported, "shuffle reductions over %d threads (not a multiple of 32)", m.T)
+	}
+	name0 := strings.TrimSpace(t.u.text(strip(args[0])))
+	v, err := t.expr(args[0])
+	if err != nil {
+		return val{}, true, err
+	}
+	if v.acc == nil && v.sp != spThread {
+		// an uninitialised or uniform input: reduce its per-thread copies
+		if v.sp == spUniform && ri.op != "sum" {
+			return v, true, nil
+		}
+		return val{}, true, refuse(CodeUnsupported, "%s is applied to %s, which is not a per-thread partial", name, name0)
+	}
+	out, err := m.reduceThreads(t, v, ri.op, !ri.bcast)
+	return out, true, err
+}
+
+// stmt handles row loops, elected-thread branches, shared-memory tree loops
+// and accumulations inside row loops.
+func (m *rowMode) stmt(t *tr, n *ts.Node) (bool, error) {
+	switch n.Type() {
+	case "for_statement":
+		if ok, err := m.treeLoop(t, n); ok || err != nil {
+			return ok, err
+		}
+		return m.rowLoop(t, n)
+	case "if_statement":
+		c := strip(n.ChildByFieldName("condition"))
+		if c.Type() == "binary_expression" && t.u.text(c.ChildByFieldName("operator")) == "==" && n.ChildByFieldName("alternative") == nil && t.depth == 0 {
+			l, err1 := t.expr(c.ChildByFieldName("left"))
+			r, err2 := t.expr(c.ChildByFieldName("right"))
+			if err1 == nil && err2 == nil && l.poly.equal(patom("v:t")) {
+				if k, ok := r.poly.constant(); ok && k >= 0 && k < m.T && r.k == kUniform && !m.elected {
+					m.elected = true
+					err := t.block(n.ChildByFieldName("consequence"))
+					m.elected = false
+					return true, err
+				}
+			}
+		}
+	case "expression_statement":
+		if m.inLoop == 0 {
+			return false, nil
+		}
+		cs := ts.Children(n)
+		if len(cs) == 0 || strip(cs[0]).Type() != "assignment_expression" {
+			return false, nil
+		}
+		a := strip(cs[0])
+		lhs := strip(a.ChildByFieldName("left"))
+		if lhs.Type() != "identifier" {
+			return false, nil
+		}
+		name := t.u.text(lhs)
+		if si := t.env.scopeOf(name); si < 0 || si >= m.inLoop {
+			return false, nil
+		}
+		return true, m.accumulate(t, name, t.u.text(a.ChildByFieldName("operator")), a.ChildByFieldName("right"))
+	}
+	return false, nil
+}
+
+// accumulate reads "acc += e", "acc = acc + e", "acc = fmaxf(acc, e)" (and
+// fminf/max/min) inside a row loop.
+func (m *rowMode) accumulate(t *tr, name, op string, rhs *ts.Node) error {
+	old, _ := t.env.lookup(name)
+	if old.acc != nil {
+		return refuse(CodeUnsupported, "%s accumulates twice in one row loop", name)
+	}
+	if old.sp != spUniform {
+		return refuse(CodeUnsupported, "accumulator %s does not start uniform", name)
+	}
+	var rop string
+	var e *ts.Node
+	rhs = strip(rhs)
+	switch {
+	case op == "+=":
+		rop, e = "sum", rhs
+	case op == "=" && rhs.Type() == "binary_expression" && t.u.text(rhs.ChildByFieldName("operator")) == "+":
+		l, r := strip(rhs.ChildByFieldName("left")), strip(rhs.ChildByFieldName("right"))
+		switch name {
+		case t.u.text(l):
+			rop, e = "sum", r
+		case t.u.text(r):
+			rop, e = "sum", l
+		}
+	case op == "=" && rhs.Type() == "call_expression":
+		fn := t.u.text(rhs.ChildByFieldName("function"))
+		args := ts.Children(rhs.ChildByFieldName("arguments"))
+		switch fn {
+		case "fmaxf", "fmax", "max", "std::max":
+			rop = "fmax"
+		case "fminf", "fmin", "min", "std::min":
+			rop = "fmin"
+		}
+		if rop != "" && len(args) == 2 {
+			switch name {
+			case t.u.text(strip(args[0])):
+				e = args[1]
+			case t.u.text(strip(args[1])):
+				e = args[0]
+			}
+		}
+	}
+	if rop == "" || e == nil {
+		return refuse(CodeUnsupported, "%s is updated in a row loop in a way that is not a sum, max or min", name)
+	}
+	if !isFloat(old.ct) {
+		return refuse(CodeUnsupported, "integer accumulator %s (integer reductions are not supported by TPU kernels)", name)
+	}
+	ev, err := t.expr(e)
+	if err != nil {
+		return err
+	}
+	if err := mixable(ev); err != nil {
+		return err
+	}
+	ident := map[string]string{"sum": "jnp.float32(0.0)", "fmax": "jnp.float32(-jnp.inf)", "fmin": "jnp.float32(jnp.inf)"}[rop]
+	mask := t.path
+	row := val{py: "jnp.where(" + mask.py + ", " + conv(ev, "float") + ", " + ident + ")", ct: "float", k: kData, sp: spRow}
+	if isTrue(mask) {
+		row.py = "jnp.broadcast_to(" + conv(ev, "float") + ", (BR, LP))"
+	}
+	t.env.set(name, val{py: "None", ct: old.ct, k: kData, sp: spThread, acc: &accum{op: rop, row: row, init: old}})
+	return nil
+}
+
+// rowLoop: for (int j = threadIdx.x; j < L; j += blockDim.x) body.
+func (m *rowMode) rowLoop(t *tr, n *ts.Node) (bool, error) {
+	init, cond, upd := n.ChildByFieldName("initializer"), strip(n.ChildByFieldName("condition")), strip(n.ChildByFieldName("update"))
+	if init == nil || cond == nil || upd == nil || init.Type() != "declaration" {
+		return false, nil
+	}
+	var name string
+	var iv val
+	for _, d := range ts.Children(init) {
+		if d.Type() == "init_declarator" {
+			name = declName(d.ChildByFieldName("declarator"), t.u)
+			v, err := t.expr(d.ChildByFieldName("value"))
+			if err != nil {
+				return false, nil
+			}
+			iv = v
+		}
+	}
+	if !iv.poly.equal(patom("v:t")) {
+		return false, nil
+	}
+	if upd.Type() != "assignment_expression" || t.u.text(upd.ChildByFieldName("operator")) != "+=" || t.u.text(upd.ChildByFieldName("left")) != name {
+		return true, refuse(CodeUnsupported, "row loop %s does not step by the block size", name)
+	}
+	st, err := t.expr(upd.ChildByFieldName("right"))
+	if err != nil {
+		return true, err
+	}
+	if c, ok := st.poly.constant(); !ok || c != m.T {
+		return true, refuse(CodeUnsupported, "row loop %s does not step by the block size", name)
+	}
+	if cond.Type() != "binary_expression" || t.u.text(cond.ChildByFieldName("operator")) != "<" || t.u.text(strip(cond.ChildByFieldName("left"))) != name {
+		return true, refuse(CodeUnsupported, "row loop %s has no plain bound", name)
+	}
+	L, err := t.expr(cond.ChildByFieldName("right"))
+	if err != nil {
+		return true, err
+	}
+	if L.k != kUniform || L.poly == nil {
+		return true, refuse(CodeUnsupported, "row loop bound is not uniform")
+	}
+	if m.L == nil {
+		m.L = &L
+	} else if !m.L.poly.equal(L.poly) {
+		return true, refuse(CodeUnsupported, "row loops with different bounds")
+	}
+	if m.inLoop > 0 || !isTrue(t.path) || m.elected {
+		return true, refuse(CodeUnsupported, "nested or conditional row loop")
+	}
+	savedPath := t.path
+	t.env.push()
+	m.inLoop = len(t.env.scopes) - 1
+	m.jmask = "jm"
+	t.path = val{py: "jm", ct: "bool", k: kIndex, sp: spRow}
+	t.env.declare(name, val{py: "jj", ct: "int", k: kIndex, sp: spRow, poly: patom("v:j")})
+	err = t.block(n.ChildByFieldName("body"))
+	t.env.pop()
+	m.inLoop = 0
+	t.path = savedPath
+	return true, err
+}
+
+// treeLoop: for (s = T/2; s > 0; s >>= 1) { if (tid < s) A[tid] op= A[tid + s]; __syncthreads(); }
+func (m *rowMode) treeLoop(t *tr, n *ts.Node) (bool, error) {
+	init, cond, upd := n.ChildByFieldName("initializer"), strip(n.ChildByFieldName("condition")), strip(n.ChildByFieldName("update"))
+	if init == nil || cond == nil || upd == nil || init.Type() != "declaration" {
+		return false, nil
+	}
+	u := strings.Join(strings.Fields(t.u.text(upd)), "")
+	var name string
+	var start val
+	for _, d := range ts.Children(init) {
+		if d.Type() == "init_declarator" {
+			name = declName(d.ChildByFieldName("declarator"), t.u)
+			v, err := t.expr(d.ChildByFieldName("value"))
+			if err != nil {
+				return false, nil
+			}
+			start = v
+		}
+	}
+	if u != name+">>=1" && u != name+"/=2" && u != name+"="+name+"/2" && u != name+"="+name+">>1" {
+		return false, nil
+	}
+	if c, ok := start.poly.constant(); !ok || c != m.T/2 || m.T&(m.T-1) != 0 {
+		return true, refuse(CodeUnsupported, "tree reduction loop does not start at half the (power-of-two) block size")
+	}
+	if strings.Join(strings.Fields(t.u.text(cond)), "") != name+">0" {
+		return true, refuse(CodeUnsupported, "tree reduction loop bound")
+	}
+	var stmts []*ts.Node
+	var flatten func(x *ts.Node)
+	flatten = func(x *ts.Node) {
+		if x.Type() == "compound_statement" {
+			for _, c := range ts.Children(x) {
+				flatten(c)
+			}
+			return
+		}
+		if x.Type() == "comment" {
+			return
+		}
+		if x.Type() == "expression_statement" && strings.HasPrefix(strings.TrimSpace(t.u.text(x)), "__syncthreads") {
+			return
+		}
+		stmts = append(stmts, x)
+	}
+	flatten(n.ChildByFieldName("body"))
+	if len(stmts) != 1 || stmts[0].Type() != "if_statement" || stmts[0].ChildByFieldName("alternative") != nil {
+		return true, refuse(CodeUnsupported, "tree reduction loop body is not one guarded update")
+	}
+	t.env.push()
+	defer t.env.pop()
+	t.env.declare(name, val{py: "s_tree", ct: "int", k: kUniform, poly: patom("v:s")})
+	g := strip(stmts[0].ChildByFieldName("condition"))
+	if g.Type() != "binary_expression" || t.u.text(g.ChildByFieldName("operator")) != "<" {
+		return true, refuse(CodeUnsupported, "tree reduction guard")
+	}
+	gl, err1 := t.expr(g.ChildByFieldName("left"))
+	gr, err2 := t.expr(g.ChildByFieldName("right"))
+	if err1 != nil || err2 != nil || !gl.poly.equal(patom("v:t")) || !gr.poly.equal(patom("v:s")) {
+		return true, refuse(CodeUnsupported, "tree reduction guard is not threadIdx < stride")
+	}
+	ifn := stmts[0]
+	stmts = nil
+	flatten(ifn.ChildByFieldName("consequence"))
+	if len(stmts) != 1 || stmts[0].Type() != "expression_statement" {
+		return true, refuse(CodeUnsupported, "tree reduction update")
+	}
+	a := strip(ts.Children(stmts[0])[0])
+	if a.Type() != "assignment_expression" {
+		return true, refuse(CodeUnsupported, "tree reduction update")
+	}
+	lhs := strip(a.ChildByFieldName("left"))
+	if lhs.Type() != "subscript_expression" {
+		return true, refuse(CodeUnsupported, "tree reduction update")
+	}
+	base, li, err := t.address(lhs)
+	if err != nil || !base.ptr.shared || !li.poly.equal(patom("v:t")) {
+		return true, refuse(CodeUnsupported, "tree reduction does not update the thread's shared slot")
+	}
+	arr := base.ptr.base
+	isOther := func(x *ts.Node) bool {
+		x = strip(x)
+		if x.Type() != "subscript_expression" {
+			return false
+		}
+		b, i, err := t.address(x)
+		return err == nil && b.ptr.base == arr && i.poly.equal(patom("v:t").add(patom("v:s"), 1))
+	}
+	isSelf := func(x *ts.Node) bool {
+		x = strip(x)
+		if x.Type() != "subscript_expression" {
+			return false
+		}
+		b, i, err := t.address(x)
+		return err == nil && b.ptr.base == arr && i.poly.equal(patom("v:t"))
+	}
+	op := ""
+	rhs := strip(a.ChildByFieldName("right"))
+	switch aop := t.u.text(a.ChildByFieldName("operator")); {
+	case aop == "+=" && isOther(rhs):
+		op = "sum"
+	case aop == "=" && rhs.Type() == "binary_expression" && t.u.text(rhs.ChildByFieldName("operator")) == "+" &&
+		(isSelf(rhs.ChildByFieldName("left")) && isOther(rhs.ChildByFieldName("right")) || isOther(rhs.ChildByFieldName("left")) && isSelf(rhs.ChildByFieldName("right"))):
+		op = "sum"
+	case aop == "=" && rhs.Type() == "call_expression":
+		fn := t.u.text(rhs.ChildByFieldName("function"))
+		args := ts.Children(rhs.ChildByFieldName("arguments"))
+		if len(args) == 2 && (isSelf(args[0]) && isOther(args[1]) || isOther(args[0]) && isSelf(args[1])) {
+			switch fn {
+			case "fmaxf", "fmax", "max":
+				op = "fmax"
+			case "fminf", "fmin", "min":
+				op = "fmin"
+			}
+		}
+	}
+	if op == "" {
+		return true, refuse(CodeUnsupported, "tree reduction update is not a sum, max or min of two slots")
+	}
+	sv, ok := m.shared[arr]
+	if !ok || sv.sp != spThread {
+		return true, refuse(CodeUnsupported, "tree reduction over shared %s, which does not hold one value per thread", arr)
+	}
+	m.reduced[arr] = op
+	return true, nil
+}
+
+func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
+	if len(m.outs) == 0 {
+		return "", refuse(CodeUnsupported, "the kernel writes no output")
+	}
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	var refs []string
+	for _, v := range m.views {
+		refs = append(refs, v.name+"_ref")
+	}
+	for _, o := range m.outs {
+		refs = append(refs, o.name+"_ref")
+	}
+	uniforms := t.uniformNames(nil)
+	w("def _kernel(*refs, U):")
+	w("    %s, = refs", strings.Join(refs, ", "))
+	for _, u := range uniforms {
+		w("    %s = U[%q]", u, u)
+	}
+	w("    BR, LP = U[\"BR\"], U[\"LP\"]")
+	for _, o := range m.outs {
+		w("    %s_cols = U[%q]", o.name, o.name+"_cols")
+	}
+	w("    B = pl.program_id(0) * BR + lax.broadcasted_iota(jnp.int32, (BR, 1), 0)")
+	w("    tid = lax.broadcasted_iota(jnp.int32, (BR, %d), 1)", m.T)
+	w("    jj = lax.broadcasted_iota(jnp.int32, (BR, LP), 1)")
+	Lpy := "1"
+	if m.L != nil {
+		Lpy = m.L.py
+	}
+	w("    jm = jj < %s", Lpy)
+	for _, line := range t.lines {
+		w("    %s", line)
+	}
+	for _, o := range m.outs {
+		if o.blk == "" {
+			return "", refuse(CodeUnsupported, "output %s is not written", o.param)
+		}
+		w("    %s_ref[...] = _fill(%s, %s_ref)", o.name, o.blk, o.name)
+	}
+	w("")
+	w("")
+	w("def run(args, *, interpret):")
+	t.writeArgs(w)
+	w("    R = gd_x")
+	w("    L = %s", Lpy)
+	outs := t.outputParams()
+	w("    if R <= 0:")
+	w("        return {%s}", t.emptyResult(outs))
+	w("    LP = _round_up(max(L, 1), 128)")
+	var widths []string
+	for _, v := range m.views {
+		widths = append(widths, "_round_up(max("+v.spy+", 1), 128)")
+	}
+	for _, o := range m.outs {
+		if m.L != nil && o.S.equal(m.L.poly) {
+			w("    %s_cols = LP", o.name)
+			widths = append(widths, o.name+"_cols")
+			continue
+		}
+		w("    %s_cols = 1 if %s == 1 else _round_up(max(%s, 1), 128)", o.name, o.spy, o.spy)
+		widths = append(widths, o.name+"_cols")
+	}
+	w("    width = max([LP, %d, %s])", m.T, strings.Join(widths, ", "))
+	w("    BR = max(%d, min(256, (1 << 19) // (width * %d)) // %d * %d)", t.sublanes(), len(m.views)+len(m.outs)+1, t.sublanes(), t.sublanes())
+	w("    BR = min(BR, _round_up(R, %d))", t.sublanes())
+	w("    RP = _round_up(R, BR)")
+	w("    ins, in_specs = [], []")
+	for _, v := range m.views {
+		if len(v.S) == 0 {
+			w("    ins.append(_rows(p_%s, 1, L, LP, 1))", v.param)
+			w("    in_specs.append(pl.BlockSpec((1, LP), lambda i: (0, 0)))")
+			continue
+		}
+		w("    c = _round_up(max(%s, 1), 128)", v.spy)
+		w("    ins.append(_rows(p_%s, R, %s, c, RP))", v.param, v.spy)
+		w("    in_specs.append(pl.BlockSpec((BR, c), lambda i: (i, 0)))")
+	}
+	var ushow []string
+	for _, u := range uniforms {
+		ushow = append(ushow, fmt.Sprintf("%q: %s", u, u))
+	}
+	ushow = append(ushow, `"BR": BR`, `"LP": LP`)
+	for _, o := range m.outs {
+		ushow = append(ushow, fmt.Sprintf("%q: %s_cols", o.name+"_cols", o.name))
+	}
+	w("    U = {%s}", strings.Join(ushow, ", "))
+	var ospecs, oshapes []string
+	for _, o := range m.outs {
+		ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", o.name))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((RP, %s_cols), %s)", o.name, blockDType(t.params[o.param])))
+	}
+	w("    outs = pl.pallas_call(")
+	w("        functools.partial(_kernel, U=U),")
+	w("        grid=(RP // BR,),")
+	w("        in_specs=in_specs,")
+	w("        out_specs=[%s],", strings.Join(ospecs, ", "))
+	w("        out_shape=[%s],", strings.Join(oshapes, ", "))
+	w("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	w("        interpret=interpret,")
+	w("    )(*ins)")
+	var res []string
+	for i, o := range m.outs {
+		p := t.params[o.param]
+		shape := t.shapePy(p)
+		w("    r_%s = _unrows(outs[%d], R, %s, %s, %s)", o.param, i, o.spy, shape, dtypePy(p.DType))
+		res = append(res, fmt.Sprintf("%q: r_%s", o.param, o.param))
+	}
+	for _, p := range outs {
+		found := false
+		for _, o := range m.outs {
+			found = found || o.param == p.Name
+		}
+		if !found {
+			return "", refuse(CodeUnsupported, "output %s is never written", p.Name)
+		}
+	}
+	w("    return {%s}", strings.Join(res, ", "))
+	w("")
+	w("")
+	w(`def _rows(a, rows, stride, cols, rows_p):
+    """a viewed as rows of stride elements, padded to (rows_p, cols)."""
+    flat = a.reshape(-1)[: rows * stride]
+    flat = jnp.pad(flat, (0, rows * stride - flat.shape[0]))
+    return jnp.pad(flat.reshape(rows, stride), ((0, rows_p - rows), (0, cols - stride)))
+
+
+def _unrows(o, rows, stride, shape, dt):
+    n = 1
+    for s in shape:
+        n *= s
+    flat = o[:rows, :stride].reshape(-1)
+    flat = jnp.pad(flat, (0, max(0, n - flat.shape[0])))
+    return flat[:n].reshape(shape).astype(dt)`)
+	return b.String(), nil
+}
