@@ -115,3 +115,44 @@ func TestEngineSelfOverlappingFix(t *testing.T) {
 		t.Fatalf("got output %q findings %+v", r.Output, r.Findings)
 	}
 }
+
+// defRule adds two preludes, a value and a function, for x = 1 lines.
+var defRule = &rule.Rule{
+	Code: "PXX005", Name: "def-prelude", Doc: "Defs.", Safety: rule.Safe,
+	Run: func(p *rule.Pass) {
+		ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
+			if n.Type() == "integer" && p.Text(n) == "1" {
+				p.Report(rule.Finding{Start: int(n.StartByte()), End: int(n.EndByte()), Message: "one",
+					Fix: &rule.Fix{Title: "use f", Edits: []rule.Edit{{Start: int(n.StartByte()), End: int(n.EndByte()), New: "f()"}},
+						Preludes: []rule.Prelude{{Key: "0", Text: "V = 2\n", Marker: "V = "},
+							{Key: "1", Text: "def f():\n    return V * 3\n", Marker: "def f("}}}})
+			}
+			return true
+		})
+	},
+}
+
+// TestEnginePreludeDefSpacing: PEP 8's two blank lines around a prelude
+// that defines a function, whatever the spacing after the imports, and a
+// second pass changes nothing.
+func TestEnginePreludeDefSpacing(t *testing.T) {
+	body := "V = 2\n\n\ndef f():\n    return V * 3\n\n\n"
+	cases := []struct{ name, in, want string }{
+		{"code right after imports", "import os\nx = 1\n", "import os\n\n" + body + "x = f()\n"},
+		{"one blank line", "import os\n\nx = 1\n", "import os\n\n" + body + "x = f()\n"},
+		{"two blank lines", "import os\n\n\nx = 1\n", "import os\n\n" + body + "x = f()\n"},
+		{"no imports", "x = 1\n", body + "x = f()\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &rule.Engine{Rules: []*rule.Rule{defRule}, Opts: rule.Options{Target: rule.Portable}}
+			r := run(t, e, c.in)
+			if string(r.Output) != c.want {
+				t.Fatalf("got\n%q\nwant\n%q", r.Output, c.want)
+			}
+			if r2 := run(t, e, string(r.Output)); r2.Output != nil {
+				t.Errorf("second pass changed the output:\n%s", r2.Output)
+			}
+		})
+	}
+}
