@@ -11,7 +11,7 @@ import (
 
 // genVersion changes whenever the generator's output changes, so a stale
 // tree under .bench is regenerated.
-const genVersion = "4"
+const genVersion = "5"
 
 // treeStats describes a generated tree.
 type treeStats struct {
@@ -115,7 +115,7 @@ func (g *gen) take() string {
 func (g *gen) header(torch bool) {
 	g.line(`"""%s %s utilities.`, strings.ToUpper(g.word()[:1])+g.word()[1:], g.word())
 	g.line("")
-	g.line("This module is part of the proj package; see the docs for the %s pipeline.", g.word())
+	g.line("This module is part of the proj package; see the docs for the %s workflow.", g.word())
 	g.line(`"""`)
 	g.line("from __future__ import annotations")
 	g.line("")
