@@ -131,8 +131,16 @@ func (c *Client) Usage() Usage {
 // (the client then retries once without it and remembers).
 var ErrSchemaUnsupported = errors.New("server refused response_format json_schema")
 
+// ErrBudget is returned once the run's token budget is spent.
+var ErrBudget = errors.New("the run's LLM token budget is spent")
+
 // Chat sends one completion request under the per-call deadline.
 func (c *Client) Chat(ctx context.Context, msgs []Message, sp Sampling) (Reply, error) {
+	if b := c.s.Budget; b > 0 {
+		if used := c.Usage().Tokens(); used >= b {
+			return Reply{}, fmt.Errorf("llm: %w (%d of %d tokens; %s)", ErrBudget, used, b, EnvBudget)
+		}
+	}
 	if err := c.wait(ctx, msgs, sp); err != nil {
 		return Reply{}, err
 	}

@@ -60,7 +60,7 @@ type Outcome struct {
 // PipelineDraft converts the outcome for the run model.
 func (o *Outcome) PipelineDraft() *pipeline.Draft {
 	d := &pipeline.Draft{Drafter: "llm", Verdict: o.Status, Reason: o.Reason, Rounds: o.Rounds,
-		Tokens: o.Usage.Tokens(), Calls: o.Usage.Calls, Duration: o.Duration}
+		Tokens: o.Usage.Tokens(), Calls: o.Usage.Calls, CostUSD: o.Usage.CostUSD, Duration: o.Duration}
 	if o.Verdict != nil {
 		st := o.Verdict.ErrorStats()
 		d.Stats = &st

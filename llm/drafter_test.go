@@ -373,6 +373,23 @@ func TestRequestBodyTemperatureZeroSent(t *testing.T) {
 	}
 }
 
+func TestTokenBudget(t *testing.T) {
+	srv := llmtest.New(t, root, llmtest.Script{Steps: []llmtest.Step{{Content: "a"}, {Content: "b"}, {Content: "c"}}})
+	c, err := NewClient(Settings{BaseURL: srv.URL(), Model: "m", Timeout: 5 * time.Second, Budget: 250}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		_, err := c.Chat(context.Background(), []Message{{Role: "user", Content: "x"}}, Sampling{})
+		if (i < 2) != (err == nil) || (i == 2 && !errors.Is(err, ErrBudget)) {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d requests after the budget was spent", n)
+	}
+}
+
 func TestRateLimiterRPM(t *testing.T) {
 	steps := make([]llmtest.Step, 8)
 	for i := range steps {

@@ -27,6 +27,8 @@ const (
 	EnvTPM = "PALLASIFY_LLM_TPM"
 	// EnvPrice is "IN,OUT": USD per million prompt and completion tokens.
 	EnvPrice = "PALLASIFY_LLM_PRICE"
+	// EnvBudget caps the tokens one run may spend (prompt + completion).
+	EnvBudget = "PALLASIFY_LLM_BUDGET"
 )
 
 // OpenAIBaseURL is used when a key is set and no base URL is.
@@ -63,7 +65,9 @@ type Settings struct {
 	Retries int
 	// RPM and TPM bound requests and tokens per minute (0: unbounded).
 	RPM, TPM int
-	Seed     int
+	// Budget caps the run's total tokens (0: none); once spent, calls fail.
+	Budget int
+	Seed   int
 	// PriceIn/PriceOut are USD per million prompt/completion tokens (0: unknown).
 	PriceIn, PriceOut float64
 	// SampleTemperature is the temperature of samples after the first.
@@ -139,6 +143,9 @@ func Resolve(cfg config.LLMConfig, fl Flags, getenv func(string) string) (Settin
 		return s, err
 	}
 	if s.TPM, err = envInt(getenv, EnvTPM); err != nil {
+		return s, err
+	}
+	if s.Budget, err = envInt(getenv, EnvBudget); err != nil {
 		return s, err
 	}
 	if v := getenv(EnvPrice); v != "" {

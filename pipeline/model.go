@@ -90,6 +90,7 @@ type Draft struct {
 	Rounds   int           `json:"rounds,omitempty"`
 	Tokens   int           `json:"tokens,omitempty"`
 	Calls    int           `json:"calls,omitempty"`
+	CostUSD  float64       `json:"cost_usd,omitempty"` // LLM cost, when prices are configured
 	Stats    *ErrorStats   `json:"stats,omitempty"`
 	Shapes   []string      `json:"shapes,omitempty"`
 	Duration time.Duration `json:"duration_ns"`

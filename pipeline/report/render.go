@@ -347,7 +347,11 @@ func writeLLMText(b *bufio.Writer, rep *Report) {
 		b.WriteString("\n")
 	}
 	if t.Kernels > 0 || t.Calls > 0 {
-		fmt.Fprintf(b, "  LLM total: %d calls, %d tokens; %d of %d drafted kernels proven\n", t.Calls, t.Tokens, t.Proven, t.Kernels)
+		fmt.Fprintf(b, "  LLM total: %d calls, %d tokens", t.Calls, t.Tokens)
+		if t.CostUSD > 0 {
+			fmt.Fprintf(b, " (~$%.4f)", t.CostUSD)
+		}
+		fmt.Fprintf(b, "; %d of %d drafted kernels proven\n", t.Proven, t.Kernels)
 	}
 	if t.NeedsLLM > 0 {
 		fmt.Fprintf(b, "  needs-llm: %d kernels; %s\n", t.NeedsLLM, t.Fix)

@@ -130,12 +130,13 @@ type KernelRow struct {
 // LLMTotals are the run's LLM drafting totals (present when any kernel was
 // drafted by the LLM or needs one).
 type LLMTotals struct {
-	Kernels  int    `json:"kernels"`   // kernels drafted by the LLM
-	Proven   int    `json:"proven"`    // of which proven
-	NeedsLLM int    `json:"needs_llm"` // kernels left for an LLM (none configured)
-	Calls    int    `json:"calls"`
-	Tokens   int    `json:"tokens"`
-	Fix      string `json:"fix,omitempty"` // how to configure an LLM, when NeedsLLM > 0
+	Kernels  int     `json:"kernels"`   // kernels drafted by the LLM
+	Proven   int     `json:"proven"`    // of which proven
+	NeedsLLM int     `json:"needs_llm"` // kernels left for an LLM (none configured)
+	Calls    int     `json:"calls"`
+	Tokens   int     `json:"tokens"`
+	CostUSD  float64 `json:"cost_usd,omitempty"`
+	Fix      string  `json:"fix,omitempty"` // how to configure an LLM, when NeedsLLM > 0
 }
 
 // Timing is a stage's duration.
@@ -229,6 +230,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 				t := rep.LLM
 				t.Calls += k.Draft.Calls
 				t.Tokens += k.Draft.Tokens
+				t.CostUSD += k.Draft.CostUSD
 				switch {
 				case k.Draft.Verdict == "needs-llm":
 					t.NeedsLLM++
