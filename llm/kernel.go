@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/prompts"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/validators"
@@ -89,50 +88,3 @@ func LaunchSites(root string, k *kernels.Kernel) []string {
 // ValidateFunc proves a candidate for one kernel (the caller owns the
 // reference build).
 type ValidateFunc = func(ctx context.Context, candidate []byte) (*validators.Verdict, error)
-
-// Hook is what the pipeline's draft stage calls for a kernel the rules could
-// not draft. With no endpoint configured (Drafter nil) every such kernel is
-// reported needs-llm with Fix, and nothing is called.
-type Hook struct {
-	Drafter *Drafter
-	// Fix is the one-line "how to configure an LLM" (Settings.Configured).
-	Fix  string
-	Root string
-}
-
-// NewHook resolves the hook for s: a drafter when s is configured, else a
-// needs-llm reporter.
-func NewHook(root string, s Settings, gate *Gate) (*Hook, error) {
-	if ok, fix := s.Configured(); !ok {
-		return &Hook{Fix: fix, Root: root}, nil
-	}
-	d, _, err := New(s, gate)
-	if err != nil {
-		return nil, err
-	}
-	return &Hook{Drafter: d, Root: root}, nil
-}
-
-// Draft drafts k. It returns the run model's draft and, when proven, the
-// module source. The error is non-nil only when ctx ends.
-func (h *Hook) Draft(ctx context.Context, k *kernels.Kernel, validate ValidateFunc) (*pipeline.Draft, string, error) {
-	if h == nil || h.Drafter == nil {
-		fix := ""
-		if h != nil {
-			fix = h.Fix
-		}
-		return NeedsLLM(fix), "", nil
-	}
-	if k.Spec == nil {
-		return &pipeline.Draft{Drafter: "llm", Verdict: "needs-spec", Reason: "no KernelSpec: write " + kernels.UserSpecPath(k.ID)}, "", nil
-	}
-	o, err := h.Drafter.Draft(ctx, Job{Kernel: FromKernel(h.Root, k), Validate: validate})
-	if err != nil {
-		return nil, "", err
-	}
-	module := ""
-	if o.Status == StatusProven {
-		module = o.Code
-	}
-	return o.PipelineDraft(), module, nil
-}

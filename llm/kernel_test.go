@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,23 +35,5 @@ void host(float* a, float* b, int n) {
 	}
 	if !strings.HasPrefix(got[2], "use.py:5: add_k((4,)") {
 		t.Errorf("python launch: %q", got[2])
-	}
-}
-
-func TestHookWithoutEndpointReportsNeedsLLM(t *testing.T) {
-	s, err := Resolve(configLLM(), Flags{}, func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := NewHook(t.TempDir(), s, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, module, err := h.Draft(context.Background(), &kernels.Kernel{ID: "k-1", Name: "k"}, nil)
-	if err != nil || module != "" {
-		t.Fatal(err, module)
-	}
-	if d.Verdict != StatusNeedsLLM || !strings.Contains(d.Reason, EnvBaseURL) || d.Calls != 0 {
-		t.Errorf("%+v", d)
 	}
 }
