@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -336,7 +337,7 @@ func VerdictFeedback(v *validators.Verdict) prompts.Feedback {
 	switch v.Code() {
 	case "V-MISMATCH", "V-NAN":
 	default:
-		f.Detail = lastLines(v.Output, 30, 2500)
+		f.Detail = scrubPaths(lastLines(v.Output, 30, 2500))
 	}
 	return f
 }
@@ -353,6 +354,12 @@ func lastLines(s string, n, maxBytes int) string {
 	}
 	return s
 }
+
+// workPathRE matches the validator's per-run work directories, which would
+// make otherwise identical feedback (and so the reply cache key) differ.
+var workPathRE = regexp.MustCompile(`(?:/[\w.-]+)*/pallasify-[\w]+-[\w]+/`)
+
+func scrubPaths(s string) string { return workPathRE.ReplaceAllString(s, "") }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")

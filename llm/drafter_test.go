@@ -478,13 +478,14 @@ func TestGateOnFixtureCandidates(t *testing.T) {
 
 func TestVerdictFeedbackNonNumericCarriesOutput(t *testing.T) {
 	v := &validators.Verdict{Verdict: validators.Rejected, Reason: "V-COMPILE: candidate does not trace",
-		Output: "Traceback (most recent call last):\n  ...\nValueError: block shape (7, 100) is not divisible"}
+		Output: "Traceback (most recent call last):\n  File \"/tmp/pallasify-validate-123abc/candidate.py\", line 9\nValueError: block shape (7, 100) is not divisible"}
 	f := VerdictFeedback(v)
 	text, err := f.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text, "V-COMPILE") || !strings.Contains(text, "block shape (7, 100)") || !strings.Contains(text, "BEGIN validator output") {
+	if !strings.Contains(text, "V-COMPILE") || !strings.Contains(text, "block shape (7, 100)") || !strings.Contains(text, "BEGIN validator output") ||
+		!strings.Contains(text, `File "candidate.py", line 9`) {
 		t.Errorf("feedback:\n%s", text)
 	}
 }
