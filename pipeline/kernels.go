@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sourcegraph/conc/pool"
+
 	"github.com/pallasify/pallasify/transforms/kernels"
 )
 
@@ -25,6 +27,8 @@ type KernelStage struct {
 	// When nil, EmuStatus is "not-run" (or "unsupported: …" when isolation
 	// already found a construct it cannot give the unit).
 	Emulate func(ctx context.Context, k *kernels.Kernel) string
+	// EmulateConcurrency bounds Emulate calls at once (default 2).
+	EmulateConcurrency int
 
 	// Inventory is what the last Run found.
 	Inventory *kernels.Inventory
@@ -64,6 +68,11 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 	}
 	s.Inventory = inv
 	r.Kernels = r.Kernels[:0]
+	limit := s.EmulateConcurrency
+	if limit <= 0 {
+		limit = 2
+	}
+	emu := pool.New().WithMaxGoroutines(limit)
 	for _, k := range inv.Kernels {
 		pk := &Kernel{ID: k.ID, Name: k.Name, Path: k.Path, Line: k.Line, Origin: k.Origin, Class: k.Class, SpecStatus: k.SpecStatus}
 		switch {
@@ -72,12 +81,13 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		case k.Unit != nil && len(k.Unit.Unsupported) > 0:
 			pk.EmuStatus = "unsupported: " + k.Unit.Unsupported[0]
 		case s.Emulate != nil:
-			pk.EmuStatus = s.Emulate(ctx, k)
+			emu.Go(func() { pk.EmuStatus = s.Emulate(ctx, k) })
 		default:
 			pk.EmuStatus = "not-run"
 		}
 		r.Kernels = append(r.Kernels, pk)
 	}
+	emu.Wait()
 	for _, p := range probs {
 		d := Diagnostic{Code: p.Code, Severity: Severity(p.Severity), Path: p.Path, Line: p.Line, Message: p.Message, Safety: "diagnostic"}
 		if f := byPath[p.Path]; f != nil {

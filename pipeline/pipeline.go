@@ -50,6 +50,11 @@ type Options struct {
 	// one), Draft drafts Pallas replacements, Validate proves them, Deliver
 	// ships the result.
 	Discover, Draft, Validate, Deliver Stage
+	// Emulator, when set, compiles every discovered kernel's isolated unit
+	// against the CUDA-on-CPU emulator so the report gives its emulator
+	// status (compiled, unsupported: …, compile-error: …); when nil the
+	// status is not-run. It applies to a *KernelStage Discover stage.
+	Emulator *EmulatorCheck
 }
 
 // ErrNotDir is returned when Options.Root is not a directory.
@@ -86,6 +91,7 @@ func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
 	if opts.Discover == nil {
 		opts.Discover = kernelStage(opts)
 	}
+	attachEmulator(opts)
 	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate, opts.Deliver} {
 		if s != nil {
 			stages = append(stages, s)

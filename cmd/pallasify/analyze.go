@@ -14,6 +14,10 @@ import (
 type analyzeOptions struct {
 	IO *streams
 	treeFlags
+	// NoEmulator skips compiling each kernel against the CUDA-on-CPU
+	// emulator (its status is then not-run); NoSandbox compiles without
+	// bubblewrap.
+	NoEmulator, NoSandbox bool
 }
 
 func newAnalyzeCmd(io *streams, runF func(context.Context, *analyzeOptions) error) *cobra.Command {
@@ -43,6 +47,8 @@ human must handle, the custom kernels found, and an effort estimate
 		},
 	}
 	opts.treeFlags.bind(cmd)
+	cmd.Flags().BoolVar(&opts.NoEmulator, "no-emulator", false, "do not compile kernels against the CUDA-on-CPU emulator (emulator status not-run)")
+	cmd.Flags().BoolVar(&opts.NoSandbox, "no-sandbox", false, "compile kernels for the emulator without bubblewrap (untrusted code runs unconfined)")
 	return cmd
 }
 
@@ -50,6 +56,9 @@ func analyzeRun(ctx context.Context, o *analyzeOptions) error {
 	popts, format, err := o.options(false)
 	if err != nil {
 		return err
+	}
+	if !o.NoEmulator {
+		popts.Emulator = &pipeline.EmulatorCheck{NoSandbox: o.NoSandbox}
 	}
 	run, err := runPipeline(ctx, o.IO, popts, pipeline.Analyze)
 	if err != nil {

@@ -119,9 +119,9 @@ func writeText(w io.Writer, rep *Report) error {
 	if len(rep.Kernels) > 0 {
 		b.WriteString("\nKernels:\n")
 		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  ID\tNAME\tWHERE\tORIGIN\tCLASS\tSPEC\tDRAFT\tVERDICT")
+		fmt.Fprintln(tw, "  ID\tNAME\tWHERE\tORIGIN\tCLASS\tSPEC\tEMULATOR\tDRAFT\tVERDICT")
 		for _, k := range rep.Kernels {
-			fmt.Fprintf(tw, "  %s\t%s\t%s:%d\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Path, k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
+			fmt.Fprintf(tw, "  %s\t%s\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Path, k.Line, k.Origin, k.Class, k.Spec, k.Emulator, k.Drafter, k.Verdict)
 		}
 		tw.Flush()
 		writeLLMText(b, rep)
@@ -235,9 +235,9 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 		b.WriteString("\n")
 	}
 	if len(rep.Kernels) > 0 {
-		b.WriteString("### Kernels\n\n| Kernel | Where | Origin | Class | Spec | Draft | Verdict |\n|---|---|---|---|---|---|---|\n")
+		b.WriteString("### Kernels\n\n| Kernel | Where | Origin | Class | Spec | Emulator | Draft | Verdict |\n|---|---|---|---|---|---|---|---|\n")
 		for _, k := range rep.Kernels {
-			fmt.Fprintf(b, "| `%s` | `%s:%d` | %s | %s | %s | %s | %s |\n", mdEscape(k.Name), mdEscape(k.Path), k.Line, k.Origin, k.Class, k.Spec, k.Drafter, k.Verdict)
+			fmt.Fprintf(b, "| `%s` | `%s:%d` | %s | %s | %s | %s | %s | %s |\n", mdEscape(k.Name), mdEscape(k.Path), k.Line, k.Origin, k.Class, k.Spec, mdEscape(k.Emulator), k.Drafter, k.Verdict)
 		}
 		b.WriteString("\n")
 		if t := rep.LLM; t != nil {

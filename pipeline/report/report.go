@@ -109,17 +109,20 @@ type FileRow struct {
 
 // KernelRow is one kernel and, once the kernel stages ran, its verdict.
 type KernelRow struct {
-	ID      string               `json:"id"`
-	Name    string               `json:"name"`
-	Path    string               `json:"path"`
-	Line    int                  `json:"line"`
-	Origin  string               `json:"origin"`
-	Class   string               `json:"class"`
-	Spec    string               `json:"spec_status"`
-	Drafter string               `json:"drafter"` // "-" until the draft stage ran
-	Verdict string               `json:"verdict"` // "-" until the validate stage ran
-	Reason  string               `json:"reason,omitempty"`
-	Stats   *pipeline.ErrorStats `json:"stats,omitempty"`
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Line   int    `json:"line"`
+	Origin string `json:"origin"`
+	Class  string `json:"class"`
+	Spec   string `json:"spec_status"`
+	// Emulator is the emulator status: compiled, unsupported: <construct>,
+	// compile-error: <first error>, needs-spec or not-run[: <why>].
+	Emulator string               `json:"emulator_status"`
+	Drafter  string               `json:"drafter"` // "-" until the draft stage ran
+	Verdict  string               `json:"verdict"` // "-" until the validate stage ran
+	Reason   string               `json:"reason,omitempty"`
+	Stats    *pipeline.ErrorStats `json:"stats,omitempty"`
 	// Rounds, Tokens and Calls are the LLM drafter's repair rounds, tokens
 	// and calls for this kernel (0 for rule drafts and cache hits).
 	Rounds int `json:"rounds,omitempty"`
@@ -219,7 +222,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	sort.Slice(rep.ByRule, func(i, j int) bool { return rep.ByRule[i].Code < rep.ByRule[j].Code })
 	for _, k := range run.Kernels {
 		row := KernelRow{ID: k.ID, Name: k.Name, Path: k.Path, Line: k.Line, Origin: k.Origin, Class: k.Class,
-			Spec: k.SpecStatus, Drafter: "-", Verdict: "-"}
+			Spec: k.SpecStatus, Emulator: k.EmuStatus, Drafter: "-", Verdict: "-"}
+		if row.Emulator == "" {
+			row.Emulator = "not-run"
+		}
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
 			row.Rounds, row.Tokens, row.Calls = k.Draft.Rounds, k.Draft.Tokens, k.Draft.Calls

@@ -37,7 +37,7 @@ func sampleRun() *pipeline.Run {
 			{Path: "link.py", Lang: pipeline.LangPython, Mode: os.ModeSymlink | 0o777, Skipped: pipeline.CodeSymlinkOut, Diagnostics: []pipeline.Diagnostic{
 				{Code: pipeline.CodeSymlinkOut, Severity: pipeline.SevWarning, Path: "link.py", Message: "symlink points outside the tree"}}},
 		},
-		Kernels: []*pipeline.Kernel{{ID: "k1", Name: "add_kernel", Path: "csrc/add.cu", Line: 4, Origin: "cu-file", Class: "elementwise", SpecStatus: "inferred"}},
+		Kernels: []*pipeline.Kernel{{ID: "k1", Name: "add_kernel", Path: "csrc/add.cu", Line: 4, Origin: "cu-file", Class: "elementwise", SpecStatus: "inferred", EmuStatus: "compiled"}},
 		Timings: []pipeline.Timing{{Stage: "acquire", Duration: time.Millisecond}, {Stage: "analyze", Duration: 1500 * time.Millisecond}},
 	}
 }

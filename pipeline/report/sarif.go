@@ -2,8 +2,10 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/pallasify/pallasify/pipeline"
 )
@@ -65,6 +67,11 @@ type sarifResultExt struct {
 	Applied bool   `json:"applied"`
 	Fix     string `json:"fix,omitempty"`
 	Skipped string `json:"skipped,omitempty"`
+	// Kernel fields, on the kernel stage's notes about a kernel.
+	KernelID       string `json:"kernel_id,omitempty"`
+	KernelClass    string `json:"kernel_class,omitempty"`
+	SpecStatus     string `json:"spec_status,omitempty"`
+	EmulatorStatus string `json:"emulator_status,omitempty"`
 }
 
 type sarifLocation struct {
@@ -123,6 +130,10 @@ func writeSARIF(w io.Writer, rep *Report) error {
 		driver.Rules = append(driver.Rules, sr)
 	}
 	run := sarifRun{Tool: sarifTool{Driver: driver}, Results: []sarifResult{}}
+	kernelAt := map[string]KernelRow{}
+	for _, k := range rep.Kernels {
+		kernelAt[fmt.Sprintf("%s:%d", k.Path, k.Line)] = k
+	}
 	for _, d := range all {
 		line, col := d.Line, d.Col
 		if line < 1 {
@@ -136,6 +147,13 @@ func writeSARIF(w io.Writer, rep *Report) error {
 				Region: sarifRegion{StartLine: line, StartColumn: col}}}}}
 		if d.Fix != "" || d.Applied || d.Skipped != "" {
 			res.Properties = &sarifResultExt{Applied: d.Applied, Fix: d.Fix, Skipped: d.Skipped}
+		}
+		if k, ok := kernelAt[fmt.Sprintf("%s:%d", d.Path, d.Line)]; ok && strings.HasPrefix(d.Code, "PKN") {
+			if res.Properties == nil {
+				res.Properties = &sarifResultExt{}
+			}
+			res.Properties.KernelID, res.Properties.KernelClass = k.ID, k.Class
+			res.Properties.SpecStatus, res.Properties.EmulatorStatus = k.Spec, k.Emulator
 		}
 		run.Results = append(run.Results, res)
 	}
