@@ -2,6 +2,7 @@
 attribute chain it uses exists in the installed JAX. Prints one line per
 missing attribute and exits 1 if there is any."""
 import ast
+import os
 import importlib.util
 import sys
 
@@ -31,6 +32,7 @@ def main(paths):
     for path in paths:
         src = open(path).read()
         tree = ast.parse(src)
+        sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
         spec = importlib.util.spec_from_file_location("m_" + str(abs(hash(path))), path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)

@@ -1,0 +1,137 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/validators"
+)
+
+var updateE2E = flag.Bool("update-e2e", false, "rewrite fixtures/e2e/*/want.patch")
+
+func e2ePython(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("PALLASIFY_PYTHON"); p != "" {
+		return p
+	}
+	p, _ := filepath.Abs("../.venv/bin/python")
+	if _, err := os.Stat(p); err != nil {
+		t.Skip("no Python venv (make venv)")
+	}
+	return p
+}
+
+func migrateKernels(t *testing.T, root string, drafters ...pipeline.KernelDrafter) *pipeline.Run {
+	t.Helper()
+	py := e2ePython(t)
+	sv := validators.NewStageValidator(validators.Options{Python: py, Timeout: 240 * time.Second})
+	t.Cleanup(func() { sv.Close() })
+	w := pipeline.NewKernelWork(sv, drafters...)
+	w.Wire = true
+	opts := pipeline.Options{Root: root, Version: "test"}
+	w.Install(&opts)
+	run, err := pipeline.Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// TestE2EFixtures migrates the two end-to-end projects with drafting,
+// validation and wiring: every kernel must be proven and wired, the patch
+// must equal want.patch, and the migrated tree must compile, import its
+// generated modules without torch or CUDA and match the documented
+// reference when the JAX functions run in interpret mode.
+func TestE2EFixtures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	py := e2ePython(t)
+	for _, name := range []string{"inline_act", "torchlib_act"} {
+		t.Run(name, func(t *testing.T) {
+			root := filepath.Join("..", "fixtures", "e2e", name)
+			run := migrateKernels(t, root)
+			if len(run.Kernels) == 0 {
+				t.Fatal("no kernels found")
+			}
+			for _, k := range run.Kernels {
+				if k.Draft == nil || k.Draft.Verdict != pipeline.VerdictProven || k.Draft.Module == "" {
+					t.Errorf("kernel %s: %+v", k.Name, k.Draft)
+				}
+			}
+			for _, f := range run.Files {
+				for _, d := range f.Diagnostics {
+					if strings.HasPrefix(d.Code, "PDR") && d.Code != pipeline.CodeDraftProven {
+						t.Errorf("%s: %s %s", f.Path, d.Code, d.Message)
+					}
+				}
+			}
+			patch := run.Patch()
+			wantFile := filepath.Join("..", "fixtures", "e2e", name+".want.patch")
+			if *updateE2E {
+				if err := os.WriteFile(wantFile, patch, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(wantFile)
+			if err != nil {
+				t.Fatalf("%v (go test ./pipeline -run E2E -update-e2e)", err)
+			}
+			if !bytes.Equal(patch, want) {
+				t.Errorf("patch differs from %s (go test ./pipeline -run E2E -update-e2e):\n%s", wantFile, patch)
+			}
+			dir := t.TempDir()
+			if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(py, "../fixtures/e2e/check_e2e.py", dir, name).CombinedOutput()
+			if err != nil {
+				t.Fatalf("migrated tree check: %v\n%s", err, out)
+			}
+			t.Logf("%s", out)
+			var mods []string
+			for _, f := range run.Files {
+				if f.Generated {
+					mods = append(mods, filepath.Join(dir, f.Path))
+				}
+			}
+			out, err = exec.Command(py, append([]string{"../transforms/pallas/testdata/check_api.py"}, mods...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("API check: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestBrokenDraftNeverWired breaks every rule translation through the
+// test-only hook: the validator rejects it and nothing is written.
+func TestBrokenDraftNeverWired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	breakIt := func(m string) string {
+		return strings.ReplaceAll(m, "jnp.exp(", "jnp.exp2(")
+	}
+	run := migrateKernels(t, filepath.Join("..", "fixtures", "e2e", "inline_act"), pipeline.RuleDrafter{Mutate: breakIt})
+	if len(run.Kernels) != 1 {
+		t.Fatalf("%d kernels", len(run.Kernels))
+	}
+	d := run.Kernels[0].Draft
+	if d == nil || d.Verdict != pipeline.VerdictRejected || d.Module != "" {
+		t.Fatalf("broken draft: %+v", d)
+	}
+	for _, f := range run.Files {
+		if f.Generated || (f.Changed() && strings.Contains(string(f.Updated), "_pallas_")) {
+			t.Errorf("%s was written from a rejected draft", f.Path)
+		}
+	}
+	t.Logf("rejected: %s", d.Reason)
+}
