@@ -130,6 +130,10 @@ type Verdict struct {
 	Seeds           int                `json:"seeds,omitempty"`
 	Distributions   []string           `json:"distributions,omitempty"`
 	SpecialValues   bool               `json:"special_values,omitempty"`
+	// Failures lists the first failure on each failing shape (the reason is
+	// the most specific of them).
+	Failures  []string `json:"failures,omitempty"`
+	Precision string   `json:"precision,omitempty"`
 	// Sandboxed says whether the harness ran under bubblewrap.
 	Sandboxed bool `json:"sandboxed"`
 	// Cached is true when the verdict came from the cache.

@@ -70,7 +70,7 @@ func TestSandboxStopsCandidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req := axpyRequest(t, tc.src+"\n\ndef run(args, *, interpret):\n    return {}\n")
+			req := axpyRequest(t, tc.src+stubRun)
 			opt := Options{Python: py, UnsafeSkipASTBan: tc.skipBan, NoSandbox: tc.noSandbox, Timeout: 6 * time.Second, Quick: true}
 			v, err := Validate(context.Background(), req, opt)
 			if err != nil {
@@ -86,7 +86,7 @@ func TestSandboxStopsCandidates(t *testing.T) {
 	}
 	// Control: without the sandbox (and the ban) the same write succeeds, so
 	// it is the sandbox that stopped it above.
-	req := axpyRequest(t, fmt.Sprintf("with open(%q, 'w') as f:\n    f.write('x')\n\ndef run(args, *, interpret):\n    return {}\n", target))
+	req := axpyRequest(t, fmt.Sprintf("with open(%q, 'w') as f:\n    f.write('x')\n", target)+stubRun)
 	if _, err := Validate(context.Background(), req, Options{Python: py, UnsafeSkipASTBan: true, NoSandbox: true, Quick: true, Timeout: 30 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
@@ -94,6 +94,10 @@ func TestSandboxStopsCandidates(t *testing.T) {
 		t.Fatalf("control: unsandboxed write did not happen: %v", err)
 	}
 }
+
+// stubRun completes a misbehaving candidate (it must mention pallas_call to
+// get past the static launch check and be imported).
+const stubRun = "\nfrom jax.experimental import pallas as pl\n\n\ndef run(args, *, interpret):\n    return {'out': pl.pallas_call}\n"
 
 type sandboxCheck struct{}
 

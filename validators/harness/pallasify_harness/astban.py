@@ -31,17 +31,21 @@ CACHE_DECORATORS = {"lru_cache", "cache", "cached_property"}
 
 _MATMUL = {f"jax.numpy.{n}" for n in ("matmul", "dot", "einsum", "tensordot", "inner", "vdot")} | {
     f"jax.lax.{n}" for n in ("dot", "dot_general", "batch_matmul")}
+# Per class: (calls banned anywhere — they do the whole kernel's job —,
+# calls banned outside the Pallas kernel body — building blocks inside it —,
+# attribute/method names banned outside the kernel body).
 _BANS_BY_CLASS = {
-    "matmul-tile": (_MATMUL, set()),
-    "transpose": ({"jax.numpy.transpose", "jax.numpy.swapaxes", "jax.numpy.moveaxis", "jax.numpy.permute_dims",
-                   "jax.numpy.matrix_transpose", "jax.lax.transpose"}, {"T", "transpose", "swapaxes", "mT"}),
-    "scan": ({"jax.numpy.cumsum", "jax.numpy.cumprod", "jax.numpy.cumulative_sum", "jax.lax.cumsum",
-              "jax.lax.cumprod", "jax.lax.associative_scan", "jax.lax.cummax", "jax.lax.cummin"}, {"cumsum", "cumprod"}),
+    "matmul-tile": (set(), _MATMUL, set()),
+    "transpose": (set(), {"jax.numpy.transpose", "jax.numpy.swapaxes", "jax.numpy.moveaxis", "jax.numpy.permute_dims",
+                          "jax.numpy.matrix_transpose", "jax.lax.transpose"}, {"T", "transpose", "swapaxes", "mT"}),
+    "scan": ({"jax.numpy.cumsum", "jax.numpy.cumprod", "jax.numpy.cumulative_sum", "jax.numpy.cumulative_prod",
+              "jax.lax.cumsum", "jax.lax.cumprod", "jax.lax.associative_scan", "jax.lax.cummax", "jax.lax.cummin"},
+             set(), {"cumsum", "cumprod"}),
     "histogram": ({"jax.numpy.histogram", "jax.numpy.bincount", "jax.numpy.histogramdd", "jax.numpy.histogram2d",
-                   "jax.ops.segment_sum"}, {"at"}),
+                   "jax.ops.segment_sum"}, set(), {"at"}),
     "stencil": ({"jax.numpy.convolve", "jax.numpy.correlate", "jax.lax.conv", "jax.lax.conv_general_dilated",
                  "jax.lax.conv_with_general_padding", "jax.lax.reduce_window", "jax.scipy.signal.convolve",
-                 "jax.scipy.signal.correlate"}, set()),
+                 "jax.scipy.signal.correlate"}, set(), set()),
 }
 _ACTIVATIONS = ["gelu", "relu", "relu6", "silu", "swish", "sigmoid", "softplus", "elu", "selu", "celu", "mish",
                 "leaky_relu", "hard_tanh", "log_sigmoid", "tanh", "softmax", "log_softmax", "logsumexp"]
@@ -51,40 +55,50 @@ _ACTIVATIONS = ["gelu", "relu", "relu6", "silu", "swish", "sigmoid", "softplus",
 class Ban:
     line: int
     message: str
+    # "security" (imports, I/O, dynamic code, caches, callbacks) or
+    # "reference" (calls the op the kernel replaces).
+    kind: str = "security"
 
     def __str__(self):
         return f"line {self.line}: {self.message}"
 
 
 def reference_bans(cls: str, name: str):
-    """(banned dotted call names, banned attribute/method names) outside the kernel."""
-    calls, attrs = set(), set()
+    """(calls banned anywhere, calls banned outside the kernel body,
+    attribute/method names banned outside the kernel body) for the op a
+    kernel of this class and name replaces."""
+    anywhere, outside, attrs = set(), set(), set()
     if cls in _BANS_BY_CLASS:
-        c, a = _BANS_BY_CLASS[cls]
-        calls |= c
-        attrs |= a
-    low = (name or "").lower()
+        a, o, at = _BANS_BY_CLASS[cls]
+        anywhere |= a
+        outside |= o
+        attrs |= at
+    low = (name or "").lower().replace("-", "_")
     for act in _ACTIVATIONS:
-        if act in low.replace("-", "_"):
-            calls |= {f"jax.nn.{act}", f"jax.numpy.{act}", f"jax.lax.{act}", f"jax.scipy.special.{act}",
-                      f"jax.scipy.special.{'expit' if act == 'sigmoid' else act}"}
+        if act in low:
+            anywhere |= {f"jax.nn.{act}", f"jax.scipy.special.{act}"}
+            if act == "sigmoid":
+                anywhere.add("jax.scipy.special.expit")
+            outside |= {f"jax.numpy.{act}", f"jax.lax.{act}"}
             if act in ("softmax", "log_softmax"):
-                calls.add("jax.scipy.special.logsumexp")
+                anywhere |= {"jax.scipy.special.logsumexp", "jax.nn.logsumexp"}
     if "matmul" in low or "gemm" in low:
-        calls |= _MATMUL
-    return calls, attrs
+        outside |= _MATMUL
+    if "cumsum" in low or "scan" in low:
+        anywhere |= _BANS_BY_CLASS["scan"][0]
+    return anywhere, outside, attrs
 
 
 class _Checker(ast.NodeVisitor):
     def __init__(self, cls: str, name: str):
         self.bans: list[Ban] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted module/object
-        self.ref_calls, self.ref_attrs = reference_bans(cls, name)
+        self.ref_anywhere, self.ref_calls, self.ref_attrs = reference_bans(cls, name)
         self.kernel_depth = 0
         self.kernel_names: set[str] = set()
 
-    def ban(self, node, msg):
-        self.bans.append(Ban(getattr(node, "lineno", 0), msg))
+    def ban(self, node, msg, kind="security"):
+        self.bans.append(Ban(getattr(node, "lineno", 0), msg, kind))
 
     # -- imports ---------------------------------------------------------
     def _check_module(self, node, mod: str):
@@ -146,7 +160,8 @@ class _Checker(ast.NodeVisitor):
             full = self.dotted(node) or a
             self.ban(node, f"use of {full} (host callbacks, config changes and raw pointers are not allowed)")
         elif self.kernel_depth == 0 and a in self.ref_attrs:
-            self.ban(node, f"use of .{a} outside the Pallas kernel: the candidate must not fall back to the op it replaces")
+            self.ban(node, f"use of .{a} outside the Pallas kernel: the candidate must not fall back to the op it replaces",
+                     "reference")
         self.generic_visit(node)
 
     # -- calls -----------------------------------------------------------
@@ -162,8 +177,11 @@ class _Checker(ast.NodeVisitor):
                     self.ban(node, "dynamic getattr (on a module or with a computed name)")
         else:
             target = self.dotted(f)
-        if target and self.kernel_depth == 0 and target in self.ref_calls:
-            self.ban(node, f"call to {target} outside the Pallas kernel: the candidate must not fall back to the op it replaces")
+        if target and target in self.ref_anywhere:
+            self.ban(node, f"call to {target}: the candidate must not call the op it replaces", "reference")
+        elif target and self.kernel_depth == 0 and target in self.ref_calls:
+            self.ban(node, f"call to {target} outside the Pallas kernel: the candidate must not fall back to the op it replaces",
+                     "reference")
         if target and target.endswith("pallas_call") and node.args:
             k = node.args[0]
             if isinstance(k, ast.Call) and node.args and k.args and isinstance(k.args[0], ast.Name):
@@ -174,7 +192,8 @@ class _Checker(ast.NodeVisitor):
 
     def visit_BinOp(self, node):
         if isinstance(node.op, ast.MatMult) and self.kernel_depth == 0 and "jax.numpy.matmul" in self.ref_calls:
-            self.ban(node, "matrix product (@) outside the Pallas kernel: the candidate must not fall back to the op it replaces")
+            self.ban(node, "matrix product (@) outside the Pallas kernel: the candidate must not fall back to the op it replaces",
+                     "reference")
         self.generic_visit(node)
 
     # -- control flow and state -----------------------------------------
@@ -286,3 +305,17 @@ def check_source(src: str, cls: str = "", name: str = "", filename: str = "candi
             c.ban(node, "module-level mutable container (a result cache is not allowed)")
     c.visit(tree)
     return c.bans
+
+
+def mentions_pallas_call(src: str) -> bool:
+    """Whether the source refers to pallas_call at all (a static launch check;
+    the dynamic one traces the candidate)."""
+    tree = ast.parse(src)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "pallas_call":
+            return True
+        if isinstance(node, ast.Name) and node.id == "pallas_call":
+            return True
+        if isinstance(node, ast.alias) and node.name.split(".")[-1] == "pallas_call":
+            return True
+    return False

@@ -16,6 +16,7 @@ def code(v):
     ("offbyone.py", "V-MISMATCH"),     # shifted index
     ("nolaunch.py", "V-NOLAUNCH"),     # no pallas_call at all
     ("ghost.py", "V-NOLAUNCH"),        # dummy pallas_call, result from jnp (ghost replay)
+    ("deadcode.py", "V-NOLAUNCH"),     # mentions pallas_call but never runs it (traced launch check)
     ("shape.py", "V-SHAPE"),
     ("nan.py", "V-NAN"),               # special values: NaN/Inf replaced
     ("nondet.py", "V-NONDET"),         # reads uninitialised scratch: runs differ by 1 ulp
@@ -64,7 +65,7 @@ def test_histogram_int_outputs(tmp_path, refs):
 
 
 def test_timeout(tmp_path, refs):
-    v = run_harness(tmp_path, "axpy", "loop.py", "--timeout", "4", reference=refs["axpy"])
+    v = run_harness(tmp_path, "axpy", "loop.py", "--timeout", "4", reference=refs["axpy"], subprocess_run=True)
     assert code(v) == "V-TIMEOUT" and v["_rc"] == 124
 
 
