@@ -66,7 +66,9 @@ func classify(p *rule.Pass, v *ts.Node, allowDict bool) (placement, int) {
 }
 
 // deviceExpr is the device expression for the target: the TPU literal, or
-// the module's DEVICE (with an index kept as torch.device(DEVICE.type, N)).
+// the module's DEVICE (an index N > 0 through the device-index helper,
+// device_at(N): that device on CUDA, DEVICE elsewhere). Portable fixes using
+// it must be made with devFix.
 func deviceExpr(p *rule.Pass, dev *devkit.Dev, torch string, index int, literal bool) string {
 	if p.Target == rule.TPU {
 		if literal {
@@ -75,9 +77,18 @@ func deviceExpr(p *rule.Pass, dev *devkit.Dev, torch string, index int, literal 
 		return torch + `.device("tpu")`
 	}
 	if index > 0 {
-		return torch + ".device(" + dev.Type() + ", " + strconv.Itoa(index) + ")"
+		return dev.At(strconv.Itoa(index))
 	}
 	return dev.Name()
+}
+
+// devFix is the portable fix for edits using deviceExpr(…, index, …): it
+// relies on DEVICE, and on the device-index helper when index > 0.
+func devFix(dev *devkit.Dev, index int, title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+	if index > 0 {
+		return dev.AtFix(title, safety, edits...)
+	}
+	return dev.Fix(title, safety, edits...)
 }
 
 // torchName is how the module spells torch in new code.

@@ -46,7 +46,7 @@ var DeviceMap = &rule.Rule{
 			"(transformers reads it as `cuda:N`), a dict that sends every module to one such device, or a placement " +
 			"strategy (`\"auto\"`, `\"balanced\"`, `\"balanced_low_0\"`, `\"sequential\"`). It removes `device_map` and " +
 			"wraps the statement in `with torch.device(\"tpu\"):` (tpu) or `with DEVICE:` (portable; " +
-			"`with torch.device(DEVICE.type, N):` for an index N > 0). A statement that cannot hold a `with` " +
+			"`with device_at(N):` for an index N > 0: device N on CUDA, DEVICE elsewhere). A statement that cannot hold a `with` " +
 			"(inside a lambda or comprehension, sharing its line, or loading several models) and dicts that " +
 			"spread a model over several devices or offload it are reported without a fix. `\"cpu\"` and " +
 			"computed values are left alone.",
@@ -130,7 +130,7 @@ func runDeviceMap(p *rule.Pass) {
 		safety := safetyFor(p, c.kind, c.index)
 		var fix *rule.Fix
 		if p.Target == rule.Portable {
-			fix = dev.Fix("Load the model inside a device context", safety, edits...)
+			fix = devFix(dev, c.index, "Load the model inside a device context", safety, edits...)
 		} else {
 			fix = devkit.TorchFix("Load the model inside a device context", safety, edits...)
 		}

@@ -38,7 +38,7 @@ var PipelineDevice = &rule.Rule{
 		Title: "pipeline(..., device=0 / \"cuda\" / \"cuda:N\") or pipeline(..., device_map=...)",
 		What: "Rewrites the `device=` of a Hugging Face `pipeline(...)` call when it is an int `N >= 0` (which " +
 			"transformers reads as `cuda:N`), `\"cuda\"` or `\"cuda:N\"`: to `\"tpu\"` for the tpu target, to `DEVICE` " +
-			"(or `torch.device(DEVICE.type, N)` for N > 0) for the portable target. A `device_map=` naming one CUDA " +
+			"(or `device_at(N)` for N > 0: device N on CUDA, DEVICE elsewhere) for the portable target. A `device_map=` naming one CUDA " +
 			"device or a strategy such as `\"auto\"` becomes the same `device=`. `device=-1` (the CPU), `\"cpu\"` " +
 			"and computed values are left alone.",
 		Why: "An int device is a CUDA ordinal to transformers, so `device=0` fails or lands on the CPU on a TPU host. " +
@@ -61,9 +61,9 @@ func runPipelineDevice(p *rule.Pass) {
 		args := pyq.Args(call)
 		devKw := pyq.Kwarg(p, args, "device")
 		mapKw := pyq.Kwarg(p, args, "device_map")
-		fix := func(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+		fix := func(index int, title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 			if p.Target == rule.Portable {
-				return dev.Fix(title, safety, edits...)
+				return devFix(dev, index, title, safety, edits...)
 			}
 			return &rule.Fix{Title: title, Safety: safety, Edits: edits}
 		}
@@ -81,7 +81,7 @@ func runPipelineDevice(p *rule.Pass) {
 				what += " names a CUDA device"
 			}
 			p.Report(pyq.Finding(devKw, what+"; pass the TPU/portable device instead",
-				fix("Pass a torch device", safetyFor(p, kind, index),
+				fix(index, "Pass a torch device", safetyFor(p, kind, index),
 					rule.Edit{Start: pyq.Start(v), End: pyq.End(v), New: deviceExpr(p, dev, torchName(p), index, true)})))
 			if mapKw != nil {
 				p.Report(pyq.Finding(mapKw, "pipeline() given both device= and device_map=; keep only device=", nil))
@@ -105,7 +105,7 @@ func runPipelineDevice(p *rule.Pass) {
 		if kind == placeStrategy {
 			msg += " (all of the model must fit one device)"
 		}
-		p.Report(pyq.Finding(mapKw, msg, fix("Pass a torch device", safetyFor(p, kind, index),
+		p.Report(pyq.Finding(mapKw, msg, fix(index, "Pass a torch device", safetyFor(p, kind, index),
 			rule.Edit{Start: pyq.Start(mapKw), End: pyq.End(mapKw), New: "device=" + deviceExpr(p, dev, torchName(p), index, true)})))
 	})
 }

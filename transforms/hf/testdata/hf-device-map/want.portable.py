@@ -5,6 +5,11 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
 
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 def load(name):
     tok = AutoTokenizer.from_pretrained(name)
     with DEVICE:
@@ -28,7 +33,7 @@ def load_multiline(name, revision):
 
 
 def load_second_gpu(name):
-    with torch.device(DEVICE.type, 1):
+    with device_at(1):
         return AutoModelForCausalLM.from_pretrained(name)  # want:tpu "PHF001: device_map=\"cuda:1\" asks for CUDA"
 
 

@@ -6,11 +6,16 @@ import torch
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
 
+def device_at(index):
+    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
+    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+
+
 def build(name):
     clf = pipeline("sentiment-analysis", model=name, device=DEVICE)
     gen = transformers.pipeline("text-generation", model=name, device=DEVICE)
     ner = pipeline("ner", model=name, device=DEVICE)
-    asr = pipeline("automatic-speech-recognition", model=name, device=torch.device(DEVICE.type, 1))  # want:tpu "PHF002: pipeline\\(device=1\\) is a CUDA ordinal"
+    asr = pipeline("automatic-speech-recognition", model=name, device=device_at(1))  # want:tpu "PHF002: pipeline\\(device=1\\) is a CUDA ordinal"
     big = pipeline("text-generation", model=name, device_map="auto")  # want "PHF002: .*does not place weights on TPU"
     one = pipeline("text-generation", model=name, device=DEVICE)
     return clf, gen, ner, asr, big, one
