@@ -47,7 +47,7 @@ type Attempt struct {
 type Outcome struct {
 	Status  string              `json:"status"`
 	Reason  string              `json:"reason,omitempty"`
-	Code    string              `json:"code,omitempty"` // the proven (or last) module
+	Code    string              `json:"code,omitempty"` // the proven (or last validated) module
 	Verdict *validators.Verdict `json:"verdict,omitempty"`
 	// Rounds used by the winning sample (or the most by any sample).
 	Rounds   int           `json:"rounds"`
@@ -232,7 +232,6 @@ func (d *Drafter) sample(ctx context.Context, s Settings, job Job, i int, msgs [
 			fb = prompts.Feedback{Kind: prompts.KindUnreadable, Detail: strings.TrimPrefix(perr.Error(), ErrUnreadable.Error()+": ")}
 			o.Reason = "L-UNREADABLE: " + att.Result
 		default:
-			o.Code = code
 			g, gerr := d.Gate.Check(ctx, []byte(code), k.Class, k.Name)
 			if gerr != nil {
 				if ctx.Err() != nil {
@@ -250,6 +249,7 @@ func (d *Drafter) sample(ctx context.Context, s Settings, job Job, i int, msgs [
 				o.Reason = "L-GATE: " + firstLine(g.String())
 				break
 			}
+			o.Code = code // only drafts that reach the validator are kept
 			v, verr := job.Validate(ctx, []byte(code))
 			if verr != nil {
 				if ctx.Err() != nil {
