@@ -43,6 +43,8 @@ test: deps venv lint
 
 demo: build
 	./$(BIN) migrate fixtures/projects/ddp_amp_train
+	@echo; echo "=== kernel stage: a load_inline CUDA kernel drafted by rules, proven, wired in ==="
+	./$(BIN) migrate --color never fixtures/e2e/inline_act
 
 # Generates ~1M lines of Python under .bench/ (cached) and measures analyze and
 # migrate (lines/s, peak RSS) against the grep/rg floor; see cmd/pallasify-bench.

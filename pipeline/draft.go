@@ -269,14 +269,16 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 	if err := p.Wait(); err != nil {
 		return err
 	}
+	if w.Wire {
+		if err := w.wire(ctx, r); err != nil {
+			return err
+		}
+	}
 	for _, pk := range r.Kernels {
 		if pk.Draft == nil {
 			continue
 		}
 		addKernelDiag(r, pk)
-	}
-	if w.Wire {
-		return w.wire(ctx, r)
 	}
 	return nil
 }
@@ -330,6 +332,9 @@ func addKernelDiag(r *Run, pk *Kernel) {
 	case VerdictProven:
 		d.Code, d.Severity = CodeDraftProven, SevInfo
 		d.Message = fmt.Sprintf("kernel %s: Pallas draft (%s) proven by the validator", pk.Name, pk.Draft.Drafter)
+		if pk.Draft.Module != "" {
+			d.Applied, d.Safety, d.Fix = true, "safe", "wire the proven Pallas kernel: "+pk.Draft.Module
+		}
 		if s := pk.Draft.Stats; s != nil {
 			d.Message += fmt.Sprintf(" over %d cases (max abs %.3g, ULP max %.0f)", s.Cases, s.MaxAbs, s.ULPMax)
 		}

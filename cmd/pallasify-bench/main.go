@@ -104,6 +104,7 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 		pallasifyCase("pallasify analyze", "analyze"),
 		pallasifyCase("pallasify migrate (dry run)", "migrate"),
 		fullParse,
+		draftValidate,
 		// Add rows here: kernel protocol time per fixture kernel, drafting +
 		// validation time, ... (each a benchCase).
 	}

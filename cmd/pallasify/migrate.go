@@ -130,6 +130,8 @@ type migrateOptions struct {
 	Getenv func(string) string
 	// Delivery: git URLs, pallasify.yaml, --branch/--push/--pr (deliver.go).
 	Delivery deliveryFlags
+	// Kernels: draft, validate and wire custom kernels (kernels.go).
+	Kernels kernelFlags
 	// Explicit names the flags pallasify.yaml can also set that were given on
 	// the command line (nil when none): those win over the file.
 	Explicit map[string]bool
@@ -185,6 +187,7 @@ Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
 	}
 	opts.treeFlags.bind(cmd)
 	opts.Delivery.bind(cmd)
+	opts.Kernels.bind(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Mark, "mark", false, "insert a '# pallasify: CODE …' comment above each site left to a human")
 	fl.BoolVar(&opts.Check, "check", false, "exit 1 when files would change")
@@ -208,6 +211,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	if err != nil {
 		return err
 	}
+	defer o.Kernels.install(&popts)()
 	run, err := runPipeline(ctx, o.IO, popts, pipeline.Migrate)
 	if err != nil {
 		return err

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/validators"
+)
+
+// draftValidate measures, per fixture kernel the rules draft, the time to
+// draft it and to validate the draft (full protocol, uncached, one at a
+// time). Kernels the rules refuse get a row with the refusal.
+func draftValidate(ctx context.Context, e *env) ([]row, error) {
+	fs, err := validators.LoadFixtures(filepath.Join("fixtures", "kernels"))
+	if err != nil {
+		return nil, err
+	}
+	var rows []row
+	for _, f := range fs {
+		inv, _ := kernels.Discover(ctx, f.Dir, []string{"kernel.cu"})
+		var k *kernels.Kernel
+		for _, kk := range inv.Kernels {
+			if kk.Name == f.Spec.Name {
+				k = kk
+			}
+		}
+		if k == nil {
+			continue
+		}
+		spec := *f.Spec
+		k.Spec = &spec
+		name := "draft+validate " + f.Name
+		t0 := time.Now()
+		res, err := pallas.Draft(ctx, k, pallas.Options{})
+		td := time.Since(t0)
+		if err != nil {
+			rows = append(rows, row{Name: name, Wall: td, Note: "not drafted: " + err.Error()})
+			continue
+		}
+		work, err := os.MkdirTemp("", "pallasify-bench-ref-")
+		if err != nil {
+			return nil, err
+		}
+		req, _, err := validators.FixtureReference(ctx, f, false, work)
+		if err != nil {
+			os.RemoveAll(work)
+			return nil, err
+		}
+		req.Candidate = []byte(res.Module)
+		t1 := time.Now()
+		v, err := validators.Validate(ctx, req, validators.Options{Timeout: 300 * time.Second})
+		tv := time.Since(t1)
+		os.RemoveAll(work)
+		note := ""
+		if err != nil {
+			note = "validation failed: " + err.Error()
+		} else {
+			note = fmt.Sprintf("%s (%s), %d cases", v.Verdict, res.Class, v.Stats.Cases)
+		}
+		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
+	}
+	return rows, nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/validators"
+)
+
+// kernelFlags are migrate's flags for the kernel stages (draft, validate,
+// wire).
+type kernelFlags struct {
+	Enabled   bool
+	NoSandbox bool
+	NoCache   bool
+	Timeout   time.Duration
+	// Drafters run after the rule drafter (the LLM drafter plugs in here).
+	Drafters []pipeline.KernelDrafter
+	// Validator overrides the real validator (tests).
+	Validator pipeline.KernelValidator
+	// LLMHint is the one-line fix shown on kernels only an LLM could draft.
+	LLMHint string
+}
+
+func (k *kernelFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&k.Enabled, "kernels", true, "draft Pallas replacements for custom CUDA kernels, validate them, and wire in the proven ones")
+	fl.BoolVar(&k.NoSandbox, "no-sandbox", false, "run kernel validation without bubblewrap (untrusted code runs unconfined)")
+	fl.BoolVar(&k.NoCache, "no-verdict-cache", false, "do not reuse cached validation verdicts")
+	fl.DurationVar(&k.Timeout, "kernel-timeout", 240*time.Second, "wall limit of one kernel validation")
+}
+
+// install adds the kernel stages to opts; the returned function releases
+// what validation built.
+func (k *kernelFlags) install(opts *pipeline.Options) func() {
+	if !k.Enabled {
+		return func() {}
+	}
+	v := k.Validator
+	cleanup := func() {}
+	if v == nil {
+		vo := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout}
+		if !k.NoCache {
+			vo.CacheDir = validators.DefaultCacheDir()
+		}
+		sv := validators.NewStageValidator(vo)
+		v, cleanup = sv, func() { sv.Close() }
+	}
+	drafters := append([]pipeline.KernelDrafter{pipeline.RuleDrafter{}}, k.Drafters...)
+	w := pipeline.NewKernelWork(v, drafters...)
+	w.Wire = true
+	w.LLMHint = k.LLMHint
+	w.Install(opts)
+	return cleanup
+}
