@@ -124,6 +124,7 @@ func writeText(w io.Writer, rep *Report) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%s:%d\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Path, k.Line, k.Origin, k.Class, k.Spec, k.Emulator, k.Drafter, k.Verdict)
 		}
 		tw.Flush()
+		writeDraftLines(b, rep, "  ", false)
 		writeLLMText(b, rep)
 	}
 	if len(rep.KernelNotes) > 0 {
@@ -240,6 +241,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 			fmt.Fprintf(b, "| `%s` | `%s:%d` | %s | %s | %s | %s | %s | %s |\n", mdEscape(k.Name), mdEscape(k.Path), k.Line, k.Origin, k.Class, k.Spec, mdEscape(k.Emulator), k.Drafter, k.Verdict)
 		}
 		b.WriteString("\n")
+		writeDraftLines(b, rep, "- ", true)
 		if t := rep.LLM; t != nil {
 			fmt.Fprintf(b, "LLM drafting: %d kernels (%d proven), %d calls, %d tokens", t.Kernels, t.Proven, t.Calls, t.Tokens)
 			for _, k := range rep.Kernels {
@@ -355,5 +357,54 @@ func writeLLMText(b *bufio.Writer, rep *Report) {
 	}
 	if t.NeedsLLM > 0 {
 		fmt.Fprintf(b, "  needs-llm: %d kernels; %s\n", t.NeedsLLM, t.Fix)
+	}
+}
+
+// writeDraftLines lists what the draft and validate stages did per kernel:
+// the verdict with its error statistics, shapes and time, the generated
+// module, or why there is no proven draft.
+func writeDraftLines(b io.StringWriter, rep *Report, prefix string, md bool) {
+	any := false
+	for _, k := range rep.Kernels {
+		any = any || k.Verdict != "-"
+	}
+	if !any {
+		return
+	}
+	esc := func(s string) string {
+		if md {
+			return mdEscape(s)
+		}
+		return s
+	}
+	if md {
+		b.WriteString("**Kernel drafts**\n\n")
+	} else {
+		b.WriteString("\nKernel drafts:\n")
+	}
+	for _, k := range rep.Kernels {
+		if k.Verdict == "-" {
+			continue
+		}
+		line := fmt.Sprintf("%s: %s", k.Name, k.Verdict)
+		if k.Drafter != "" && k.Drafter != "none" {
+			line += " (" + k.Drafter + " draft, " + k.Class + ")"
+		}
+		if s := k.Stats; s != nil && s.Cases > 0 {
+			line += fmt.Sprintf(", %d cases over %s: max abs %.3g, max rel %.3g, ULP p99 %.0f max %.0f, mismatches %d",
+				s.Cases, strings.Join(k.Shapes, " "), s.MaxAbs, s.MaxRel, s.ULPP99, s.ULPMax, s.Mismatches)
+		}
+		if k.DurationMS > 0 {
+			line += fmt.Sprintf(", %.1fs", float64(k.DurationMS)/1000)
+		}
+		if k.Module != "" {
+			line += "; wired in as " + k.Module
+		} else if k.Reason != "" {
+			line += " — " + k.Reason
+		}
+		b.WriteString(prefix + esc(line) + "\n")
+	}
+	if md {
+		b.WriteString("\n")
 	}
 }

@@ -128,6 +128,11 @@ type KernelRow struct {
 	Rounds int `json:"rounds,omitempty"`
 	Tokens int `json:"tokens,omitempty"`
 	Calls  int `json:"calls,omitempty"`
+	// Shapes are the size assignments the validator tested, DurationMS the
+	// drafting+validation time, Module the generated module when wired in.
+	Shapes     []string `json:"shapes,omitempty"`
+	DurationMS int64    `json:"duration_ms,omitempty"`
+	Module     string   `json:"module,omitempty"`
 }
 
 // LLMTotals are the run's LLM drafting totals (present when any kernel was
@@ -229,6 +234,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
 			row.Rounds, row.Tokens, row.Calls = k.Draft.Rounds, k.Draft.Tokens, k.Draft.Calls
+			row.Shapes, row.DurationMS, row.Module = k.Draft.Shapes, k.Draft.Duration.Milliseconds(), k.Draft.Module
 			if k.Draft.Drafter == "llm" || k.Draft.Verdict == "needs-llm" {
 				if rep.LLM == nil {
 					rep.LLM = &LLMTotals{}
