@@ -4,7 +4,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pallasify/pallasify/llm"
+	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/validators"
 )
 
 // llmFlags are the LLM drafting flags of migrate.
@@ -40,4 +42,51 @@ func (f *llmFlags) settings(cfg *config.Config, getenv func(string) string) (llm
 		return s, usageErr(err)
 	}
 	return s, nil
+}
+
+// setup adds the LLM drafter after the rule drafter to migrate's kernel
+// stages when an endpoint is configured; otherwise it sets the one-line fix
+// reported on needs-llm kernels. The drafter (nil when none) feeds patchLLM.
+// The loop validates with the same options as the validate stage, so the
+// stage's final check of a proven module is a verdict-cache hit.
+func (f *llmFlags) setup(k *kernelFlags, root string, cfg *config.Config, getenv func(string) string) (*llm.StageDrafter, error) {
+	if !k.Enabled {
+		return nil, nil
+	}
+	s, err := f.settings(cfg, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if ok, fix := s.Configured(); !ok {
+		k.LLMHint = fix
+		return nil, nil
+	}
+	validation := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout}
+	if !k.NoCache {
+		validation.CacheDir = validators.DefaultCacheDir()
+	}
+	d, _, err := llm.New(s, &llm.Gate{NoSandbox: k.NoSandbox})
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	sd := &llm.StageDrafter{Drafter: d, Root: root, Validation: validation}
+	k.Drafters = append(k.Drafters, sd)
+	return sd, nil
+}
+
+// patchLLM records the LLM loop's rounds and cost on the run's kernels (the
+// validate stage counts only its own final check).
+func patchLLM(run *pipeline.Run, sd *llm.StageDrafter) {
+	if sd == nil || run == nil {
+		return
+	}
+	for _, k := range run.Kernels {
+		if k.Draft == nil || k.Draft.Drafter != llm.DrafterName {
+			continue
+		}
+		if o := sd.Outcome(k.ID); o != nil {
+			k.Draft.Rounds = max(k.Draft.Rounds, o.Rounds)
+			k.Draft.CostUSD = o.Usage.CostUSD
+		}
+	}
 }

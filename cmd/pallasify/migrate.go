@@ -132,6 +132,8 @@ type migrateOptions struct {
 	Delivery deliveryFlags
 	// Kernels: draft, validate and wire custom kernels (kernels.go).
 	Kernels kernelFlags
+	// LLM: the LLM drafter of the kernel stages (llmflags.go).
+	LLM llmFlags
 	// Explicit names the flags pallasify.yaml can also set that were given on
 	// the command line (nil when none): those win over the file.
 	Explicit map[string]bool
@@ -188,6 +190,7 @@ Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
 	opts.treeFlags.bind(cmd)
 	opts.Delivery.bind(cmd)
 	opts.Kernels.bind(cmd)
+	opts.LLM.bind(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Mark, "mark", false, "insert a '# pallasify: CODE …' comment above each site left to a human")
 	fl.BoolVar(&opts.Check, "check", false, "exit 1 when files would change")
@@ -211,11 +214,16 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	if err != nil {
 		return err
 	}
+	llmDrafter, err := o.LLM.setup(&o.Kernels, root, o.Delivery.cfg, o.Getenv)
+	if err != nil {
+		return err
+	}
 	defer o.Kernels.install(&popts)()
 	run, err := runPipeline(ctx, o.IO, popts, pipeline.Migrate)
 	if err != nil {
 		return err
 	}
+	patchLLM(run, llmDrafter)
 	rep := report.Build(run, "migrate", o.rules())
 	dry := !o.Write && o.Out == "" && o.Patch == ""
 	var outputs []string

@@ -247,6 +247,9 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 				case k.Draft.Verdict == "needs-llm":
 					t.NeedsLLM++
 					t.Fix = k.Draft.Reason
+					if i := strings.LastIndex(t.Fix, " — "); i >= 0 {
+						t.Fix = t.Fix[i+len(" — "):] // the hint, without the refusal before it
+					}
 				case k.Draft.Verdict == "proven":
 					t.Kernels++
 					t.Proven++
