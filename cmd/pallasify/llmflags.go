@@ -65,6 +65,7 @@ func (f *llmFlags) setup(k *kernelFlags, root string, cfg *config.Config, getenv
 	if !k.NoCache {
 		validation.CacheDir = validators.DefaultCacheDir()
 	}
+	validation.NoCache = s.NoCache // --no-cache: fresh verdicts inside the loop too (still written)
 	d, _, err := llm.New(s, &llm.Gate{NoSandbox: k.NoSandbox})
 	if err != nil {
 		return nil, usageErr(err)
