@@ -98,5 +98,10 @@ func CodeInfo(code string) (CodeDoc, bool) {
 			return c, true
 		}
 	}
+	for _, c := range DraftCodes() {
+		if c.Code == code {
+			return c, true
+		}
+	}
 	return CodeDoc{}, false
 }

@@ -357,9 +357,14 @@ func addKernelDiag(r *Run, pk *Kernel) {
 	r.Diagnostics = append(r.Diagnostics, d)
 }
 
-// DraftCodes documents the PDR family.
+// DraftCodes documents the PDR family (draft and validate stages) and the
+// PPL family (why the rule drafter refused a kernel).
 func DraftCodes() []CodeDoc {
-	return []CodeDoc{
+	var ppl []CodeDoc
+	for _, c := range pallas.Codes() {
+		ppl = append(ppl, CodeDoc{Code: c.Code, Name: c.Name, Severity: SevInfo, Title: c.Title, Doc: c.Doc})
+	}
+	return append(ppl, []CodeDoc{
 		{CodeDraftProven, "draft-proven", SevInfo, "A Pallas draft of a kernel was proven",
 			"The draft passed the numeric validation protocol against the original CUDA kernel (run on the CPU " +
 				"emulator): every shape, seed and distribution within tolerance, poisoned outputs written, inputs untouched, " +
@@ -378,7 +383,7 @@ func DraftCodes() []CodeDoc {
 		{CodeDraftError, "draft-error", SevError, "Drafting or validation could not run",
 			"The validator could not run (no sandbox, no Python with the pinned jax, a reference that does not build). " +
 				"Run `pallasify doctor`."},
-	}
+	}...)
 }
 
 func sortedProofs(ps []*Proof) []*Proof {

@@ -93,6 +93,10 @@ func TestMigrateFlags(t *testing.T) {
 				return
 			}
 			got.IO, got.Getenv = nil, nil
+			if !got.Kernels.Enabled || got.Kernels.Timeout <= 0 {
+				t.Errorf("kernel stages off by default: %+v", got.Kernels)
+			}
+			got.Kernels = kernelFlags{} // kernel flags: kernels_test.go
 			if !reflect.DeepEqual(*got, c.want) {
 				t.Errorf("options = %+v\nwant      %+v", *got, c.want)
 			}

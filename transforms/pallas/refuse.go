@@ -34,3 +34,33 @@ func AsRefusal(err error) (*Refusal, bool) {
 	ok := errors.As(err, &r)
 	return r, ok
 }
+
+// CodeDoc documents one PPL code.
+type CodeDoc struct {
+	Code, Name, Title, Doc string
+}
+
+// Codes documents the PPL family (why the rule drafter refused a kernel).
+func Codes() []CodeDoc {
+	return []CodeDoc{
+		{CodeClass, "no-rule-template", "The kernel's class has no rule template",
+			"Rules draft elementwise maps (one index per thread with a bound guard, grid-stride loops, 2-D index " +
+				"variants, float2/float4 accesses) and reductions where one block handles one row (row loops, shared-memory " +
+				"row caches, warp-shuffle and shared-memory tree reductions). Matmul tiles, scans, histograms, stencils and " +
+				"transposes go to the LLM drafter when one is configured."},
+		{CodeUnsupported, "untranslatable", "A construct the translator cannot express exactly",
+			"The CUDA code uses something the CUDA→jnp translation has no exact equivalent for (a loop without a " +
+				"constant trip count, an unknown call, a conditional store, a reference parameter, …). The message names it. " +
+				"The translator refuses rather than guesses."},
+		{CodeNoSpec, "no-spec", "The kernel has no KernelSpec",
+			"Without a spec there is no shape for the draft and nothing to validate against. Write " +
+				".pallasify/kernels/<id>.yaml."},
+		{CodeNoUnit, "no-unit", "The kernel has no isolated CUDA unit",
+			"Triton kernels and sources that could not be resolved have no CUDA translation unit to translate."},
+		{CodeDType, "dtype", "A dtype TPU kernels do not support",
+			"float64 data has no TPU kernel equivalent; port the kernel to float32 first."},
+		{CodeDataIndex, "data-dependent-address", "A data-dependent address",
+			"A load or store whose index depends on loaded data (a gather or scatter by value) is not an elementwise " +
+				"or row pattern; TPU Pallas needs scalar prefetch or XLA gathers for it."},
+	}
+}
