@@ -105,7 +105,13 @@ func parseUnit(ctx context.Context, k *kernels.Kernel) (*unit, error) {
 func (u *unit) collect(n *ts.Node, kernel string) {
 	for _, c := range ts.Children(n) {
 		switch c.Type() {
-		case "namespace_definition", "linkage_specification", "declaration_list":
+		case "linkage_specification":
+			if b := c.ChildByFieldName("body"); b != nil && b.Type() == "function_definition" {
+				u.addFunc(b, kernel)
+			} else if b != nil {
+				u.collect(b, kernel)
+			}
+		case "namespace_definition", "declaration_list":
 			if b := c.ChildByFieldName("body"); b != nil {
 				u.collect(b, kernel)
 			} else {

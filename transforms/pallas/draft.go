@@ -39,7 +39,12 @@ type Options struct {
 }
 
 // Draft drafts a Pallas candidate for k by rule, or returns a *Refusal.
-func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (*Result, error) {
+func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, refuse(CodeInternal, "the drafter failed on this kernel (%v); please report it", p)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -58,6 +63,10 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (*Result, error)
 	u, err := parseUnit(ctx, k)
 	if err != nil {
 		return nil, err
+	}
+	if u.tree.ErrorCount() > 0 {
+		u.close()
+		return nil, refuse(CodeUnsupported, "the kernel's isolated unit does not parse cleanly after preprocessing")
 	}
 	defer u.close()
 	t := &tr{u: u, spec: k.Spec, params: map[string]*kernels.Param{}, path: truth(), alive: truth()}

@@ -108,6 +108,29 @@ func TestFixtureDrafts(t *testing.T) {
 			t.Logf("API check:\n%s", out)
 		}
 	}
+	// A synthetic kernel for C semantics (negative integer division, shifts,
+	// branches, unrolled loops), proven against its emulated reference.
+	if os.Getenv("FIXTURE") == "" || os.Getenv("FIXTURE") == "semantics" {
+		inv, _ := kernels.Discover(ctx, "testdata/semantics", []string{"kernel.cu"})
+		if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+			t.Fatalf("semantics kernel: %+v", inv.Kernels)
+		}
+		k := inv.Kernels[0]
+		res, err := pallas.Draft(ctx, k, pallas.Options{})
+		if err != nil {
+			t.Fatalf("semantics: %v", err)
+		}
+		if dir := os.Getenv("DUMP"); dir != "" {
+			os.WriteFile(filepath.Join(dir, "semantics.py"), []byte(res.Module), 0o644)
+		}
+		work := t.TempDir()
+		so, log, err := validators.BuildReference(ctx, false, work, k.Unit.Source, k.Spec)
+		if err != nil {
+			t.Fatalf("semantics reference: %v\n%s", err, log)
+		}
+		reqs = append(reqs, validators.Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: []byte(res.Module)})
+		names = append(names, "semantics")
+	}
 	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 240 * time.Second}, 0) {
 		if r.Err != nil {
 			t.Errorf("%s: %v", names[i], r.Err)

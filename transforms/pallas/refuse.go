@@ -13,6 +13,7 @@ const (
 	CodeNoUnit      = "PPL004" // no isolated CUDA unit (Triton, unresolved source)
 	CodeDType       = "PPL005" // a dtype TPU kernels do not support (float64)
 	CodeDataIndex   = "PPL006" // a data-dependent address (gather/scatter by value)
+	CodeInternal    = "PPL900" // the drafter failed on the kernel (a bug: please report)
 )
 
 // Refusal is a coded reason not to draft. The drafter never guesses: code it
@@ -59,6 +60,9 @@ func Codes() []CodeDoc {
 			"Triton kernels and sources that could not be resolved have no CUDA translation unit to translate."},
 		{CodeDType, "dtype", "A dtype TPU kernels do not support",
 			"float64 data has no TPU kernel equivalent; port the kernel to float32 first."},
+		{CodeInternal, "drafter-failed", "The drafter failed on this kernel",
+			"The translator met code it did not expect and stopped; the kernel is reported not drafted. Please report " +
+				"it with the kernel."},
 		{CodeDataIndex, "data-dependent-address", "A data-dependent address",
 			"A load or store whose index depends on loaded data (a gather or scatter by value) is not an elementwise " +
 				"or row pattern; TPU Pallas needs scalar prefetch or XLA gathers for it."},
