@@ -118,6 +118,34 @@ func TestWalk(t *testing.T) {
 	}
 }
 
+// TestWalkInsideRepo: a root below a git work tree's top honours the
+// .gitignore files above it (and .git/info/exclude), anchored at the top.
+func TestWalkInsideRepo(t *testing.T) {
+	top := writeTree(t, map[string]string{
+		".git/info/exclude":   "secret.py\n",
+		".gitignore":          "gen/\n/src/pkg/anchored.py\n*.tmp.py\n",
+		"src/.gitignore":      "local_*.py\n",
+		"src/pkg/a.py":        "x = 1\n",
+		"src/pkg/anchored.py": "x = 1\n",
+		"src/pkg/x.tmp.py":    "x = 1\n",
+		"src/pkg/local_b.py":  "x = 1\n",
+		"src/pkg/secret.py":   "x = 1\n",
+		"src/pkg/gen/c.py":    "x = 1\n",
+		"src/pkg/sub/d.py":    "x = 1\n",
+	})
+	ents, err := walkTree(context.Background(), filepath.Join(top, "src", "pkg"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.rel)
+	}
+	if want := []string{"a.py", "sub/d.py"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("walk = %q; want %q", got, want)
+	}
+}
+
 func TestPrefilter(t *testing.T) {
 	a := &rule.Rule{Code: "A", Needles: []string{"cuda", "nccl"}}
 	b := &rule.Rule{Code: "B", Needles: []string{"device_map"}}

@@ -60,8 +60,9 @@ type entry struct {
 // walker walks a tree honouring .gitignore files, the skip list and the
 // include/exclude globs. It never follows symlinks.
 type walker struct {
-	root     string // absolute, cleaned
-	realRoot string // root with symlinks resolved
+	root     string   // absolute, cleaned
+	realRoot string   // root with symlinks resolved
+	prefix   []string // the root's path from the git work tree's top, when inside one
 	include  []string
 	exclude  []string
 	out      []entry
@@ -72,9 +73,24 @@ func walkTree(ctx context.Context, root string, include, exclude []string) ([]en
 	if rr, err := filepath.EvalSymlinks(root); err == nil {
 		w.realRoot = rr
 	}
+	// When the root lies inside a git work tree, the .gitignore files between
+	// the work tree's top and the root apply too, as git applies them.
+	top := gitTop(w.realRoot)
+	if top == "" {
+		top = w.realRoot
+	}
+	if rel, err := filepath.Rel(top, w.realRoot); err == nil && rel != "." {
+		w.prefix = strings.Split(filepath.ToSlash(rel), "/")
+	}
 	var base []gitignore.Pattern
-	if ps, err := readIgnore(filepath.Join(root, ".git", "info", "exclude"), nil); err == nil {
+	if ps, err := readIgnore(filepath.Join(top, ".git", "info", "exclude"), nil); err == nil {
 		base = ps
+	}
+	for i := 0; i < len(w.prefix); i++ {
+		dir := filepath.Join(append([]string{top}, w.prefix[:i]...)...)
+		if ps, err := readIgnore(filepath.Join(dir, ".gitignore"), w.prefix[:i]); err == nil {
+			base = append(base, ps...)
+		}
 	}
 	if err := w.dir(ctx, root, nil, base); err != nil {
 		return nil, err
@@ -83,11 +99,35 @@ func walkTree(ctx context.Context, root string, include, exclude []string) ([]en
 	return w.out, nil
 }
 
+// gitTop returns the nearest directory at or above dir that holds a .git
+// entry, or "".
+func gitTop(dir string) string {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// repoParts returns parts (relative to the root) as parts relative to the
+// git work tree's top, which is what the ignore patterns are anchored to.
+func (w *walker) repoParts(parts []string) []string {
+	if len(w.prefix) == 0 {
+		return parts
+	}
+	return append(append(make([]string, 0, len(w.prefix)+len(parts)), w.prefix...), parts...)
+}
+
 func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns []gitignore.Pattern) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ps, err := readIgnore(filepath.Join(abs, ".gitignore"), parts); err == nil && len(ps) > 0 {
+	if ps, err := readIgnore(filepath.Join(abs, ".gitignore"), w.repoParts(parts)); err == nil && len(ps) > 0 {
 		patterns = append(append([]gitignore.Pattern(nil), patterns...), ps...)
 	}
 	ents, err := os.ReadDir(abs)
@@ -105,7 +145,7 @@ func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns [
 		cabs := filepath.Join(abs, name)
 		typ := de.Type()
 		isDir := typ.IsDir()
-		if len(patterns) > 0 && m.Match(childParts, isDir) {
+		if len(patterns) > 0 && m.Match(w.repoParts(childParts), isDir) {
 			continue
 		}
 		if isDir {
