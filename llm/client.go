@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -211,15 +213,14 @@ func (c *Client) call(ctx context.Context, msgs []Message, sp Sampling, structur
 	cctx, cancel := context.WithTimeout(ctx, c.s.Timeout)
 	defer cancel()
 	start := time.Now()
+	if c.s.Stream {
+		return c.stream(ctx, cctx, cancel, msgs, sp, structured, start)
+	}
 	resp, err := c.oa.CreateChatCompletion(cctx, c.Request(msgs, sp, structured))
 	u := Usage{Calls: 1}
 	if err != nil {
 		c.add(u)
-		if cctx.Err() != nil && ctx.Err() == nil {
-			return Reply{}, fmt.Errorf("llm: no reply within the %s per-call deadline (after %s): %w",
-				c.s.Timeout, time.Since(start).Round(time.Millisecond), context.DeadlineExceeded)
-		}
-		return Reply{}, fmt.Errorf("llm: %s: %w", c.s.BaseURL, err)
+		return Reply{}, c.callErr(ctx, cctx, err, start, false)
 	}
 	u.PromptTokens, u.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 	u.CostUSD = (float64(u.PromptTokens)*c.s.PriceIn + float64(u.CompletionTokens)*c.s.PriceOut) / 1e6
@@ -228,6 +229,60 @@ func (c *Client) call(ctx context.Context, msgs []Message, sp Sampling, structur
 		return Reply{Usage: u, Structured: structured}, fmt.Errorf("llm: %s: reply has no choices", c.s.BaseURL)
 	}
 	return Reply{Content: resp.Choices[0].Message.Content, Usage: u, Structured: structured}, nil
+}
+
+// stream reads a streamed reply, cutting it when no chunk arrives for
+// IdleTimeout (a stalled server) or when the per-call deadline passes.
+func (c *Client) stream(ctx, cctx context.Context, cancel context.CancelFunc, msgs []Message, sp Sampling, structured bool, start time.Time) (Reply, error) {
+	req := c.Request(msgs, sp, structured)
+	req.Stream = true
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	u := Usage{Calls: 1}
+	st, err := c.oa.CreateChatCompletionStream(cctx, req)
+	if err != nil {
+		c.add(u)
+		return Reply{}, c.callErr(ctx, cctx, err, start, false)
+	}
+	defer st.Close()
+	var idle atomic.Bool
+	watchdog := time.AfterFunc(c.s.IdleTimeout, func() { idle.Store(true); cancel() })
+	defer watchdog.Stop()
+	var b strings.Builder
+	for {
+		chunk, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			c.add(u)
+			return Reply{}, c.callErr(ctx, cctx, err, start, idle.Load())
+		}
+		watchdog.Reset(c.s.IdleTimeout)
+		if chunk.Usage != nil {
+			u.PromptTokens, u.CompletionTokens = chunk.Usage.PromptTokens, chunk.Usage.CompletionTokens
+		}
+		for _, ch := range chunk.Choices {
+			if ch.Index == 0 {
+				b.WriteString(ch.Delta.Content)
+			}
+		}
+	}
+	u.CostUSD = (float64(u.PromptTokens)*c.s.PriceIn + float64(u.CompletionTokens)*c.s.PriceOut) / 1e6
+	c.add(u)
+	return Reply{Content: b.String(), Usage: u, Structured: structured}, nil
+}
+
+// callErr explains a failed call: a stalled stream, the per-call deadline,
+// or the server's error (status and body kept).
+func (c *Client) callErr(ctx, cctx context.Context, err error, start time.Time, idle bool) error {
+	el := time.Since(start).Round(time.Millisecond)
+	switch {
+	case idle && ctx.Err() == nil:
+		return fmt.Errorf("llm: the stream sent nothing for %s (after %s): %w", c.s.IdleTimeout, el, context.DeadlineExceeded)
+	case cctx.Err() != nil && ctx.Err() == nil:
+		return fmt.Errorf("llm: no reply within the %s per-call deadline (after %s): %w", c.s.Timeout, el, context.DeadlineExceeded)
+	}
+	return fmt.Errorf("llm: %s: %w", c.s.BaseURL, err)
 }
 
 func (c *Client) add(u Usage) {

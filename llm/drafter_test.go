@@ -282,6 +282,30 @@ func TestHungResponseCutByDeadline(t *testing.T) {
 	}
 }
 
+func TestStreamedWrongThenRight(t *testing.T) {
+	r := draftScenario(t, "wrong_then_right", func(s *Settings) { s.Stream = true }, "")
+	if r.out.Status != StatusProven || r.out.Rounds != 2 || r.out.Usage.Tokens() != 300 {
+		t.Fatalf("outcome %s rounds %d usage %+v (%s)", r.out.Status, r.out.Rounds, r.out.Usage, r.out.Reason)
+	}
+	body := r.srv.Requests()[0].Body
+	so, _ := body["stream_options"].(map[string]any)
+	if body["stream"] != true || so["include_usage"] != true {
+		t.Errorf("stream %v stream_options %v", body["stream"], body["stream_options"])
+	}
+}
+
+func TestHungStreamCutByIdleWatchdog(t *testing.T) {
+	start := time.Now()
+	r := draftScenario(t, "hung_stream", func(s *Settings) { s.Stream, s.IdleTimeout, s.Timeout = true, time.Second, time.Minute }, "")
+	el := time.Since(start)
+	if r.out.Status != StatusError || !strings.Contains(r.out.Reason, "sent nothing for 1s") {
+		t.Fatalf("outcome %s (%s)", r.out.Status, r.out.Reason)
+	}
+	if el > 15*time.Second {
+		t.Errorf("took %s; the idle watchdog is 1s", el)
+	}
+}
+
 func TestSnoopingDraftRefused(t *testing.T) {
 	r := draftScenario(t, "snooping", nil, "")
 	if r.out.Status != StatusProven || r.validations != 1 {

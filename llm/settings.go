@@ -41,6 +41,8 @@ const (
 	DefaultMaxTokens = 4096
 	DefaultRetries   = 4
 	DefaultSeed      = 1234
+	// DefaultIdleTimeout cuts a streamed reply that stalls.
+	DefaultIdleTimeout = 60 * time.Second
 	// DefaultSampleTemperature is used by samples after the first in best-of-k
 	// (the first sample is greedy).
 	DefaultSampleTemperature = 0.7
@@ -54,8 +56,12 @@ type Settings struct {
 	APIKey string
 	KeyEnv string
 	// Timeout bounds one call (retries and Retry-After waits included).
-	Timeout   time.Duration
-	MaxTokens int
+	Timeout time.Duration
+	// Stream asks for a streamed reply; IdleTimeout then cuts a stream that
+	// sends nothing for that long (default 60 s), well before Timeout.
+	Stream      bool
+	IdleTimeout time.Duration
+	MaxTokens   int
 	// Rounds is the repair loop length per sample; Samples is k in best-of-k
 	// and Concurrency how many samples run at once.
 	Rounds      int
@@ -89,6 +95,7 @@ type Flags struct {
 	Samples   int
 	Timeout   time.Duration
 	MaxTokens int
+	Stream    bool
 	NoLLM     bool
 	NoCache   bool
 	CacheDir  string
@@ -135,6 +142,7 @@ func Resolve(cfg config.LLMConfig, fl Flags, getenv func(string) string) (Settin
 	if fl.MaxTokens != 0 {
 		s.MaxTokens = fl.MaxTokens
 	}
+	s.Stream = s.Stream || fl.Stream
 	s.Disabled = s.Disabled || fl.NoLLM
 	s.NoCache = fl.NoCache
 	s.CacheDir = fl.CacheDir
@@ -197,6 +205,9 @@ func (s Settings) withDefaults() Settings {
 	}
 	if s.MaxTokens <= 0 {
 		s.MaxTokens = DefaultMaxTokens
+	}
+	if s.IdleTimeout <= 0 {
+		s.IdleTimeout = DefaultIdleTimeout
 	}
 	if s.Retries < 0 {
 		s.Retries = 0

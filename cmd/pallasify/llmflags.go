@@ -22,6 +22,7 @@ func (f *llmFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.Rounds, "llm-rounds", 0, "repair rounds per kernel: the validator's verdict goes back to the model (default 4)")
 	fl.IntVar(&f.Samples, "llm-samples", 0, "best-of-k: independent samples per kernel, first proven wins (default 1)")
 	fl.DurationVar(&f.Timeout, "llm-timeout", 0, "deadline of one LLM call, retries included (default 2m)")
+	fl.BoolVar(&f.Stream, "llm-stream", false, "stream replies (a stream silent for 60s is cut)")
 	fl.BoolVar(&f.NoLLM, "no-llm", false, "never call an LLM: kernels the rules cannot draft are reported needs-llm")
 	fl.BoolVar(&f.NoCache, "no-cache", false, "do not reuse cached LLM replies, drafting outcomes and verdicts")
 }

@@ -177,6 +177,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, step.Status, http.StatusText(step.Status))
 		return
 	}
+	if body["stream"] == true {
+		s.serveStream(w, r, step, body)
+		return
+	}
 	if step.Hang {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusOK)
@@ -195,10 +199,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	pt, ct := s.script.PromptTokens, s.script.CompletionTokens
-	if pt == 0 && ct == 0 {
-		pt, ct = 100, 50
-	}
+	pt, ct := s.usage()
 	resp := map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": body["model"],
 		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
@@ -207,6 +208,58 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func (s *Server) usage() (int, int) {
+	pt, ct := s.script.PromptTokens, s.script.CompletionTokens
+	if pt == 0 && ct == 0 {
+		pt, ct = 100, 50
+	}
+	return pt, ct
+}
+
+// serveStream answers a stream request with server-sent events: the content
+// in chunks, a usage chunk, [DONE]. A Hang step sends one chunk and stalls.
+func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, step Step, body map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	flush := func() {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+	}
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		flush()
+	}
+	chunk := func(text string) map[string]any {
+		return map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 1, "model": body["model"],
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": text}}}}
+	}
+	if step.Hang {
+		send(chunk("{\"explanation\": \""))
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		return
+	}
+	content, err := s.content(step)
+	if err != nil {
+		send(map[string]any{"error": map[string]any{"message": err.Error()}})
+		return
+	}
+	for len(content) > 0 {
+		n := min(64, len(content))
+		send(chunk(content[:n]))
+		content = content[n:]
+	}
+	pt, ct := s.usage()
+	send(map[string]any{"id": "chatcmpl-test", "object": "chat.completion.chunk", "choices": []any{},
+		"usage": map[string]any{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	flush()
 }
 
 // take returns the next step for a request (by seed when steps name one).
