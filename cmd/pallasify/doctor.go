@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ func newDoctorCmd(io *streams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			checks := validators.Doctor(cmd.Context(), validators.DoctorOptions{})
+			checks = append(checks, llmCheck(os.Getenv))
 			if asJSON {
 				enc := json.NewEncoder(io.Out)
 				enc.SetIndent("", " ")

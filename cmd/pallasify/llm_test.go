@@ -98,3 +98,22 @@ func TestMigrateWithScriptedLLM(t *testing.T) {
 		t.Errorf("re-run made %d requests:\n%s", n, out)
 	}
 }
+
+func TestDoctorLLMCheck(t *testing.T) {
+	tests := []struct {
+		env    map[string]string
+		status string
+		detail string
+	}{
+		{nil, "info", "not configured"},
+		{map[string]string{llm.EnvBaseURL: "http://localhost:11434/v1", llm.EnvModel: "qwen"}, "ok", "http://localhost:11434/v1 model qwen (no key)"},
+		{map[string]string{llm.EnvKey: "sk-secret", llm.EnvModel: "gpt"}, "ok", "https://api.openai.com/v1 model gpt (key from $OPENAI_API_KEY)"},
+		{map[string]string{llm.EnvBaseURL: "nope"}, "warn", "base URL"},
+	}
+	for _, tt := range tests {
+		c := llmCheck(func(k string) string { return tt.env[k] })
+		if c.Status != tt.status || !strings.Contains(c.Detail, tt.detail) || strings.Contains(c.Detail, "sk-secret") {
+			t.Errorf("%v: %+v", tt.env, c)
+		}
+	}
+}

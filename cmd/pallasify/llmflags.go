@@ -92,3 +92,20 @@ func patchLLM(run *pipeline.Run, sd *llm.StageDrafter) {
 		}
 	}
 }
+
+// llmCheck is doctor's line about the LLM drafter (from the environment; no
+// call is made).
+func llmCheck(getenv func(string) string) validators.Check {
+	c := validators.Check{Name: "llm endpoint", Why: "drafting kernels the rules cannot (optional; without it they are reported needs-llm)"}
+	s, err := llm.Resolve(config.Defaults().LLM, llm.Flags{}, getenv)
+	if err != nil {
+		c.Status, c.Detail, c.Fix = validators.CheckWarn, err.Error(), "fix the PALLASIFY_LLM_* variables"
+		return c
+	}
+	if ok, fix := s.Configured(); !ok {
+		c.Status, c.Detail, c.Fix = validators.CheckInfo, "not configured", fix
+		return c
+	}
+	c.Status, c.Detail = validators.CheckOK, s.String()
+	return c
+}
