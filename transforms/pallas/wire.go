@@ -103,8 +103,10 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 	byFile := map[string][]siteOf{}
 	count := map[*plan]int{}
 	var ok []*plan
+	opsParts := map[string][]string{}
+	opsPlans := map[string][]*plan{}
 	for _, p := range plans {
-		mod, err := p.module(pairs[p])
+		mod, ops, err := p.module(pairs[p])
 		if err != nil {
 			probs = append(probs, WireProblem{Kernel: p.wk.Kernel.ID, Path: p.wk.Kernel.Path, Message: err.Error()})
 			continue
@@ -114,6 +116,17 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 			byFile[cs.file] = append(byFile[cs.file], siteOf{p, cs})
 		}
 		ok = append(ok, p)
+		opsParts[p.dir] = append(opsParts[p.dir], ops)
+		opsPlans[p.dir] = append(opsPlans[p.dir], p)
+	}
+	for _, dir := range sortedKeys(opsParts) {
+		_, pkg := read(path.Join(dir, "__init__.py"))
+		pkg = pkg && dir != "."
+		op := path.Join(dir, opsName+".py")
+		if dir == "." {
+			op = opsName + ".py"
+		}
+		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, pkg, opsPlans[dir], opsParts[dir])), Generated: true})
 	}
 	// rewrite call sites, last first so spans stay valid
 	for _, f := range sortedKeys(byFile) {
@@ -133,7 +146,7 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 			}
 			s = s[:cs.start] + x.p.dispatch(cs) + s[cs.end:]
 			count[x.p]++
-			mods = append(mods, x.p.modName)
+			mods = append(mods, opsName)
 		}
 		sort.Strings(mods)
 		for i, m := range mods {
@@ -330,17 +343,20 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 	return sites, nil
 }
 
+// opsName is the per-directory module of TorchTPU registrations.
+const opsName = "_pallas_ops"
+
 var reSimpleArg = regexp.MustCompile(`^[\w.]+$|^-?[\d.]+(e-?\d+)?$`)
 
 func (p *plan) dispatch(cs callSite) string {
 	for _, a := range cs.args {
 		if !reSimpleArg.MatchString(strings.TrimSpace(a)) {
 			// arguments with effects would run twice: bind them once
-			return fmt.Sprintf("%s.%s_dispatch(%s, lambda: %s)", p.modName, p.entry, strings.Join(cs.args, ", "), cs.text)
+			return fmt.Sprintf("%s.%s_dispatch(%s, lambda: %s)", opsName, p.entry, strings.Join(cs.args, ", "), cs.text)
 		}
 	}
 	first := cs.args[p.tensors[0]]
-	return fmt.Sprintf("(%s.%s(%s) if %s.device.type == \"tpu\" else %s)", p.modName, p.entry, strings.Join(cs.args, ", "), first, cs.text)
+	return fmt.Sprintf("(%s.%s(%s) if %s.device.type == \"tpu\" else %s)", opsName, p.entry, strings.Join(cs.args, ", "), first, cs.text)
 }
 
 // addImport imports the generated module after the file's last top-level import.
@@ -420,10 +436,8 @@ func guardExtension(s string) string {
 
 // autogradPair links a forward kernel's plan to its proven backward.
 type autogradPair struct {
-	bwd     *plan
-	argOf   []string // for each backward host parameter: "grad", "saved:<i>" or "static:<name>"
-	grad    int      // which forward tensor the backward's result is the gradient of
-	imports string
+	bwd   *plan
+	argOf []string // for each backward host parameter: "grad", "saved:<i>" or "static:<name>"
 }
 
 // autogradPairs finds forward/backward host functions (…forward/…backward,
@@ -436,7 +450,7 @@ func autogradPairs(plans []*plan) map[*plan]*autogradPair {
 			continue
 		}
 		for _, b := range plans {
-			if b == f || !isBackwardOf(f.host.name, b.host.name) || len(b.host.returns) != 1 {
+			if b == f || b.dir != f.dir || !isBackwardOf(f.host.name, b.host.name) || len(b.host.returns) != 1 {
 				continue
 			}
 			ap := &autogradPair{bwd: b}
@@ -469,7 +483,6 @@ func autogradPairs(plans []*plan) map[*plan]*autogradPair {
 			if grads != 1 {
 				continue
 			}
-			ap.imports = "from . import " + b.modName
 			out[f] = ap
 		}
 	}
@@ -487,7 +500,7 @@ func isBackwardOf(fwd, bwd string) bool {
 
 var reDocHead = regexp.MustCompile(`(?s)^"""(.*?)"""\n`)
 
-func (p *plan) module(pair *autogradPair) (string, error) {
+func (p *plan) module(pair *autogradPair) (string, string, error) {
 	k := p.wk.Kernel
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
@@ -573,7 +586,7 @@ func (p *plan) module(pair *autogradPair) (string, error) {
 			}
 		}
 		if src == "" {
-			return "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, call)
+			return "", "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, call)
 		}
 		w("    s_%s = %s", s, src)
 	}
@@ -605,20 +618,12 @@ func (p *plan) module(pair *autogradPair) (string, error) {
 		outs = append(outs, o)
 	}
 	w("    return %s", strings.Join(outs, ", "))
+	kernelMod := b.String()
+	b.Reset()
+	// TorchTPU registration (in the directory's _pallas_ops module)
 	w("")
 	w("")
-	// TorchTPU registration
-	w("try:  # the jax_op import location moves between torch_tpu releases")
-	w("    from torch_tpu.experimental import pallas as _tpu_pallas")
-	w("except ImportError:")
-	w("    try:")
-	w("        from torch_tpu._internal import pallas as _tpu_pallas")
-	w("    except ImportError:")
-	w("        _tpu_pallas = None")
-	w("")
-	w("")
-	w("def _key(v):")
-	w(`    return "".join(c if c.isalnum() else "_" for c in repr(v))`)
+	w("# ---- %s: %s (kernel %s, module %s) ----", p.entry, call, k.Name, p.modName)
 	w("")
 	w("")
 	w("@functools.lru_cache(maxsize=None)")
@@ -635,7 +640,7 @@ func (p *plan) module(pair *autogradPair) (string, error) {
 	}
 	w("")
 	w("    def fn(%s) -> %s:", strings.Join(tsig, ", "), ret)
-	w("        return %s_jax(%s)", p.entry, strings.Join(callArgs, ", "))
+	w("        return %s.%s_jax(%s)", p.modName, p.entry, strings.Join(callArgs, ", "))
 	w("")
 	name := fmt.Sprintf(`"pallasify::%s"`, p.entry)
 	if len(sparams) > 0 {
@@ -678,14 +683,9 @@ func (p *plan) module(pair *autogradPair) (string, error) {
 		for i := range grads {
 			grads[i] = "None"
 		}
-		grads[0] = "_bwd." + pair.bwd.entry + "(" + strings.Join(bargs, ", ") + ")"
+		grads[0] = pair.bwd.entry + "(" + strings.Join(bargs, ", ") + ")"
 		w("")
 		w("    # the backward kernel %s is proven too: gradients run on TPU as well", pair.bwd.wk.Kernel.Name)
-		w("    try:")
-		w("        %s as _bwd", pair.imports)
-		w("    except ImportError:")
-		w("        import %s as _bwd", pair.bwd.modName)
-		w("")
 		w("    def _setup(ctx, inputs, output):")
 		w("        ctx.save_for_backward(*inputs)")
 		w("")
@@ -711,7 +711,59 @@ func (p *plan) module(pair *autogradPair) (string, error) {
 	w("    if %s.device.type == \"tpu\":", tparams[0])
 	w("        return %s(%s)", p.entry, strings.Join(allParams, ", "))
 	w("    return original()")
-	return b.String(), nil
+	return kernelMod, b.String(), nil
+}
+
+// opsModule is the directory's _pallas_ops module: the TorchTPU
+// registrations (jax_op, register_fake, register_autograd) and the device
+// dispatch of every wired kernel there. The kernel modules it imports hold
+// exactly the validated code (they pass the validator's static checks).
+func opsModule(dir string, pkg bool, plans []*plan, parts []string) string {
+	var b strings.Builder
+	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	w(`"""TorchTPU registrations of the proven Pallas kernels in %s, generated by pallasify.`, dir)
+	w("")
+	w("Each op is registered through torch_tpu's jax_op on first use; the call sites")
+	w("dispatch here only for tensors on \"tpu\" and keep the original CUDA path otherwise.")
+	w("The kernels themselves (and their validator verdicts) are in:")
+	for _, p := range plans {
+		w("    %s.py (%s)", p.modName, p.wk.Kernel.Name)
+	}
+	w(`"""`)
+	w("import functools")
+	w("")
+	w("import jax")
+	w("")
+	if pkg {
+		w("try:")
+		for _, p := range plans {
+			w("    from . import %s", p.modName)
+		}
+		w("except ImportError:  # loaded outside its package")
+		for _, p := range plans {
+			w("    import %s", p.modName)
+		}
+	} else {
+		for _, p := range plans {
+			w("import %s", p.modName)
+		}
+	}
+	w("")
+	w("try:  # the jax_op import location moves between torch_tpu releases")
+	w("    from torch_tpu.experimental import pallas as _tpu_pallas")
+	w("except ImportError:")
+	w("    try:")
+	w("        from torch_tpu._internal import pallas as _tpu_pallas")
+	w("    except ImportError:")
+	w("        _tpu_pallas = None")
+	w("")
+	w("")
+	w("def _key(v):")
+	w(`    return "".join(c if c.isalnum() else "_" for c in repr(v))`)
+	for _, part := range parts {
+		b.WriteString(part)
+	}
+	return b.String()
 }
 
 func pyScalarType(ct string) string {
