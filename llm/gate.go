@@ -58,6 +58,24 @@ type Gate struct {
 
 // Check gates one candidate of a kernel of class cls named name.
 func (g *Gate) Check(ctx context.Context, code []byte, cls, name string) (*GateResult, error) {
+	res, err := g.CheckAll(ctx, []GateItem{{Code: code, Class: cls, Name: name}})
+	if err != nil {
+		return nil, err
+	}
+	return res[0], nil
+}
+
+// GateItem is one draft to gate.
+type GateItem struct {
+	Code        []byte
+	Class, Name string
+}
+
+// CheckAll gates several drafts in one interpreter (jax is imported once).
+func (g *Gate) CheckAll(ctx context.Context, items []GateItem) ([]*GateResult, error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
 	py, err := validators.FindPython(g.Python)
 	if err != nil {
 		return nil, err
@@ -74,7 +92,22 @@ func (g *Gate) Check(ctx context.Context, code []byte, cls, name string) (*GateR
 	if err := validators.WriteHarness(filepath.Join(work, "harness")); err != nil {
 		return nil, fmt.Errorf("llm gate: %w", err)
 	}
-	for name, data := range map[string][]byte{"gate.py": gateScript, "candidate.py": code} {
+	type entry struct {
+		Path  string `json:"path"`
+		Class string `json:"class"`
+		Name  string `json:"name"`
+	}
+	files := map[string][]byte{"gate.py": gateScript}
+	list := make([]entry, len(items))
+	for i, it := range items {
+		name := fmt.Sprintf("candidate_%d.py", i)
+		files[name] = it.Code
+		list[i] = entry{Path: filepath.Join(work, name), Class: it.Class, Name: it.Name}
+	}
+	if files["items.json"], err = json.Marshal(list); err != nil {
+		return nil, fmt.Errorf("llm gate: %w", err)
+	}
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
 			return nil, fmt.Errorf("llm gate: %w", err)
 		}
@@ -83,32 +116,32 @@ func (g *Gate) Check(ctx context.Context, code []byte, cls, name string) (*GateR
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
+	timeout += time.Duration(len(items)-1) * 5 * time.Second
 	sb.Env = []string{
 		"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8",
 		"PYTHONPATH=" + filepath.Join(work, "harness"), "PYTHONDONTWRITEBYTECODE=1",
 		"PYTHONNOUSERSITE=1", "JAX_PLATFORMS=cpu", "TF_CPP_MIN_LOG_LEVEL=2",
 	}
 	lim := sandbox.Limits{Wall: timeout, CPUSeconds: int(2*timeout.Seconds()) + 10, MemoryMB: 4096, FileMB: 16}
-	out, err := sb.Run(ctx, work, lim, py, filepath.Join(work, "gate.py"), filepath.Join(work, "candidate.py"), cls, name)
+	out, err := sb.Run(ctx, work, lim, py, filepath.Join(work, "gate.py"), "--batch", filepath.Join(work, "items.json"))
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	line := lastJSONLine(out)
-	var res GateResult
-	if line == "" || json.Unmarshal([]byte(line), &res) != nil {
-		return nil, fmt.Errorf("llm gate: no result (%v): %s", err, tailString(string(out), 400))
-	}
-	return &res, nil
-}
-
-func lastJSONLine(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); strings.HasPrefix(l, "{") {
-			return l
+	var res []*GateResult
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var r GateResult
+		if json.Unmarshal([]byte(line), &r) == nil {
+			res = append(res, &r)
 		}
 	}
-	return ""
+	if len(res) != len(items) {
+		return nil, fmt.Errorf("llm gate: %d of %d results (%v): %s", len(res), len(items), err, tailString(string(out), 400))
+	}
+	return res, nil
 }
 
 func tailString(s string, n int) string {

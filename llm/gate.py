@@ -164,18 +164,13 @@ def contract(tree, out):
         problem(out, 0, "no pl.pallas_call: the candidate must compute through a Pallas kernel")
 
 
-def main():
-    path, cls, name = sys.argv[1], sys.argv[2], sys.argv[3]
-    with open(path, encoding="utf-8") as f:
-        src = f.read()
+def check(src, cls, name, jax_version):
     out = []
-    import jax
     try:
         tree = ast.parse(src, filename="candidate.py")
     except SyntaxError as e:
         problem(out, e.lineno, f"syntax error: {e.msg}")
-        print(json.dumps({"jax_version": jax.__version__, "problems": out}))
-        return
+        return out
     try:
         from pallasify_harness import astban
         for b in astban.check_source(src, cls, name):
@@ -183,11 +178,26 @@ def main():
     except ImportError as e:
         problem(out, 0, f"gate: harness ban list unavailable: {e}")
     contract(tree, out)
-    g = Gate(jax.__version__)
+    g = Gate(jax_version)
     g.visit(tree)
     out.extend(g.problems)
     out.sort(key=lambda p: p["line"])
-    print(json.dumps({"jax_version": jax.__version__, "problems": out}))
+    return out
+
+
+def main():
+    """gate.py CANDIDATE CLASS NAME, or gate.py --batch ITEMS.json where the
+    file lists {"path", "class", "name"} objects: one JSON result per line."""
+    import jax
+    if sys.argv[1] == "--batch":
+        with open(sys.argv[2], encoding="utf-8") as f:
+            items = json.load(f)
+    else:
+        items = [{"path": sys.argv[1], "class": sys.argv[2], "name": sys.argv[3]}]
+    for it in items:
+        with open(it["path"], encoding="utf-8") as f:
+            src = f.read()
+        print(json.dumps({"jax_version": jax.__version__, "problems": check(src, it["class"], it["name"], jax.__version__)}))
 
 
 if __name__ == "__main__":
