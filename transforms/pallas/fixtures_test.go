@@ -110,26 +110,30 @@ func TestFixtureDrafts(t *testing.T) {
 	}
 	// A synthetic kernel for C semantics (negative integer division, shifts,
 	// branches, unrolled loops), proven against its emulated reference.
-	if os.Getenv("FIXTURE") == "" || os.Getenv("FIXTURE") == "semantics" {
-		inv, _ := kernels.Discover(ctx, "testdata/semantics", []string{"kernel.cu"})
+	for _, name := range []string{"semantics", "layernorm", "rowmean"} {
+		if f := os.Getenv("FIXTURE"); f != "" && f != name {
+			continue
+		}
+		inv, _ := kernels.Discover(ctx, "testdata/"+name, []string{"kernel.cu"})
 		if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
-			t.Fatalf("semantics kernel: %+v", inv.Kernels)
+			t.Fatalf("%s kernel: %+v", name, inv.Kernels[0])
 		}
 		k := inv.Kernels[0]
 		res, err := pallas.Draft(ctx, k, pallas.Options{})
 		if err != nil {
-			t.Fatalf("semantics: %v", err)
+			t.Errorf("%s: %v", name, err)
+			continue
 		}
 		if dir := os.Getenv("DUMP"); dir != "" {
-			os.WriteFile(filepath.Join(dir, "semantics.py"), []byte(res.Module), 0o644)
+			os.WriteFile(filepath.Join(dir, name+".py"), []byte(res.Module), 0o644)
 		}
 		work := t.TempDir()
 		so, log, err := validators.BuildReference(ctx, false, work, k.Unit.Source, k.Spec)
 		if err != nil {
-			t.Fatalf("semantics reference: %v\n%s", err, log)
+			t.Fatalf("%s reference: %v\n%s", name, err, log)
 		}
 		reqs = append(reqs, validators.Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: []byte(res.Module)})
-		names = append(names, "semantics")
+		names = append(names, name)
 	}
 	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 240 * time.Second}, 0) {
 		if r.Err != nil {

@@ -279,6 +279,12 @@ func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
 	if idx.k == kData {
 		return refuse(CodeDataIndex, "%s is written at a data-dependent index", p.base)
 	}
+	if p.shared && v.acc != nil && idx.poly.equal(patom("v:t")) && isTrue(t.path) && !m.elected {
+		// a per-thread partial parked in the thread's slot for a tree reduction
+		m.shared[p.base] = v
+		delete(m.reduced, p.base)
+		return nil
+	}
 	if err := mixable(v); err != nil {
 		return err
 	}
