@@ -32,10 +32,12 @@ ctx = torch.amp.autocast(device_type="tpu", dtype=torch.bfloat16)
 
 // AutocastCuda rewrites torch.autocast("cuda") and torch.amp.autocast("cuda").
 var AutocastCuda = &rule.Rule{
-	Code:    "PAM002",
-	Name:    "autocast-cuda-device",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PAM002",
+	Name:   "autocast-cuda-device",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `autocast` (see Run).
+	Needles: []string{"autocast"},
 	Example: autocastCudaExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.autocast(\"cuda\")` names CUDA as the autocast device",

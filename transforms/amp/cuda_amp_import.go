@@ -34,10 +34,12 @@ with autocast("tpu", dtype=torch.bfloat16):
 
 // CudaAmpImport rewrites `from torch.cuda.amp import ...` with its uses.
 var CudaAmpImport = &rule.Rule{
-	Code:    "PAM004",
-	Name:    "cuda-amp-import",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PAM004",
+	Name:   "cuda-amp-import",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `torch.cuda` (see Run).
+	Needles: []string{"torch.cuda"},
 	Example: cudaAmpImportExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`from torch.cuda.amp import autocast, GradScaler`",

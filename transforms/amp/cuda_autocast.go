@@ -35,10 +35,12 @@ with torch.amp.autocast("tpu", enabled=True, dtype=torch.bfloat16):
 
 // CudaAutocast rewrites torch.cuda.amp.autocast(...) to torch.amp.autocast.
 var CudaAutocast = &rule.Rule{
-	Code:    "PAM001",
-	Name:    "cuda-amp-autocast",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PAM001",
+	Name:   "cuda-amp-autocast",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `autocast` (see Run).
+	Needles: []string{"autocast"},
 	Example: cudaAutocastExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.amp.autocast(...)` is CUDA-only (and deprecated)",

@@ -29,10 +29,12 @@ scaler2 = torch.amp.GradScaler("tpu", enabled=False)
 
 // GradScaler rewrites CUDA gradient scalers.
 var GradScaler = &rule.Rule{
-	Code:    "PAM003",
-	Name:    "cuda-grad-scaler",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PAM003",
+	Name:   "cuda-grad-scaler",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `GradScaler` (see Run).
+	Needles: []string{"GradScaler"},
 	Example: gradScalerExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "CUDA gradient scaler",

@@ -50,11 +50,14 @@ model = torch.compile(Net().to(device), backend="tpu", dynamic=False)
 
 // WrapModel compiles an uncompiled nn.Module model (opt-in).
 var WrapModel = &rule.Rule{
-	Code:    "PCM002",
-	Name:    "compile-wrap-model",
-	Family:  Family,
-	Safety:  rule.Unsafe,
-	Needles: []string{"Module", "nn.", "torchvision"},
+	Code:   "PCM002",
+	Name:   "compile-wrap-model",
+	Family: Family,
+	Safety: rule.Unsafe,
+	// A candidate needs a base class qualified as torch.nn.* or a
+	// torchvision.models constructor; the import that binds either spells
+	// "torch" ("Module"/"nn." missed `from torch.nn import Linear as L`).
+	Needles: []string{"torch"},
 	Example: wrapModelExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "Uncompiled nn.Module model (opt-in: wrap it in torch.compile)",

@@ -25,10 +25,12 @@ dtype = torch.bfloat16 if True else torch.float16
 
 // Bf16Supported rewrites torch.cuda.is_bf16_supported().
 var Bf16Supported = &rule.Rule{
-	Code:    "PCU008",
-	Name:    "cuda-bf16-supported",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU008",
+	Name:   "cuda-bf16-supported",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: bf16SupportedExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.is_bf16_supported()` asks CUDA only",

@@ -22,10 +22,12 @@ idx = torch.tpu.current_device()
 
 // CurrentDevice rewrites torch.cuda.current_device().
 var CurrentDevice = &rule.Rule{
-	Code:    "PCU003",
-	Name:    "cuda-current-device",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU003",
+	Name:   "cuda-current-device",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: currentDeviceExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title:  "`torch.cuda.current_device()` asks CUDA for the current index",

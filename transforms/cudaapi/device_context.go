@@ -32,10 +32,12 @@ with contextlib.nullcontext():
 
 // DeviceContext rewrites the torch.cuda.device(i) context manager.
 var DeviceContext = &rule.Rule{
-	Code:    "PCU011",
-	Name:    "cuda-device-context",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU011",
+	Name:   "cuda-device-context",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: deviceContextExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`with torch.cuda.device(i):` selects a CUDA device for a block",

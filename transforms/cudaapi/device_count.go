@@ -22,10 +22,12 @@ world_size = torch.tpu.device_count() if hasattr(torch, "tpu") else 0
 
 // DeviceCount rewrites torch.cuda.device_count().
 var DeviceCount = &rule.Rule{
-	Code:    "PCU002",
-	Name:    "cuda-device-count",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU002",
+	Name:   "cuda-device-count",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: deviceCountExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.device_count()` counts CUDA devices only",

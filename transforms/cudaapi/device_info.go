@@ -34,10 +34,12 @@ total = torch.tpu.get_device_properties().total_memory
 
 // DeviceInfo rewrites torch.cuda.get_device_name/get_device_properties.
 var DeviceInfo = &rule.Rule{
-	Code:    "PCU007",
-	Name:    "cuda-device-info",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU007",
+	Name:   "cuda-device-info",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: deviceInfoExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.get_device_name/get_device_properties` describe CUDA devices only",

@@ -25,10 +25,12 @@ if hasattr(torch, "tpu") and torch.tpu.is_available():
 
 // IsAvailable rewrites torch.cuda.is_available().
 var IsAvailable = &rule.Rule{
-	Code:    "PCU001",
-	Name:    "cuda-is-available",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU001",
+	Name:   "cuda-is-available",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: isAvailableExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.is_available()` probes for CUDA only",

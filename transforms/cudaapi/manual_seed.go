@@ -26,10 +26,12 @@ torch.manual_seed(seed)
 
 // ManualSeed rewrites torch.cuda.manual_seed(s) and manual_seed_all(s).
 var ManualSeed = &rule.Rule{
-	Code:    "PCU006",
-	Name:    "cuda-manual-seed",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU006",
+	Name:   "cuda-manual-seed",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: manualSeedExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.manual_seed(_all)(s)` seeds CUDA only",

@@ -108,10 +108,12 @@ _tpu_memory("empty_cache")
 
 // MemoryAPI rewrites torch.cuda memory statistics and empty_cache.
 var MemoryAPI = &rule.Rule{
-	Code:    "PCU009",
-	Name:    "cuda-memory-api",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU009",
+	Name:   "cuda-memory-api",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: memoryAPIExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "torch.cuda memory statistics and `empty_cache()`",

@@ -33,10 +33,12 @@ torch.tpu.set_rng_state(ckpt["cuda_rng"])
 
 // RngState rewrites torch.cuda.get_rng_state/set_rng_state.
 var RngState = &rule.Rule{
-	Code:    "PCU010",
-	Name:    "cuda-rng-state",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU010",
+	Name:   "cuda-rng-state",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: rngStateExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.get_rng_state/set_rng_state` save and restore the CUDA generator only",

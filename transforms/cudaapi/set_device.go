@@ -35,10 +35,12 @@ local_rank = int(os.environ["LOCAL_RANK"])
 
 // SetDevice rewrites torch.cuda.set_device(i).
 var SetDevice = &rule.Rule{
-	Code:    "PCU004",
-	Name:    "cuda-set-device",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU004",
+	Name:   "cuda-set-device",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: setDeviceExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.set_device(i)` selects a CUDA device",

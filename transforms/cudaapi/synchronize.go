@@ -38,10 +38,12 @@ elapsed = time.perf_counter() - start
 
 // Synchronize rewrites torch.cuda.synchronize().
 var Synchronize = &rule.Rule{
-	Code:    "PCU005",
-	Name:    "cuda-synchronize",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PCU005",
+	Name:   "cuda-synchronize",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: synchronizeExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.synchronize()` waits for CUDA only",

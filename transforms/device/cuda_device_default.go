@@ -44,10 +44,12 @@ def build(model, device="tpu"):
 
 // CudaDeviceDefault rewrites "cuda" as the default of a device setting.
 var CudaDeviceDefault = &rule.Rule{
-	Code:    "PDV004",
-	Name:    "cuda-device-default",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PDV004",
+	Name:   "cuda-device-default",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: cudaDeviceDefaultExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "CUDA device as the default of a device setting",

@@ -40,10 +40,12 @@ dev = torch.device("tpu")
 
 // CudaDeviceString rewrites "cuda" device strings passed to torch APIs.
 var CudaDeviceString = &rule.Rule{
-	Code:    "PDV001",
-	Name:    "cuda-device-string",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PDV001",
+	Name:   "cuda-device-string",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: cudaDeviceStringExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "CUDA device string passed to a torch API",

@@ -36,10 +36,12 @@ y = t.to("tpu")
 
 // CudaMethod rewrites x.cuda(...) to x.to(<device>).
 var CudaMethod = &rule.Rule{
-	Code:    "PDV002",
-	Name:    "cuda-method",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PDV002",
+	Name:   "cuda-method",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `cuda` (see Run).
+	Needles: []string{"cuda"},
 	Example: cudaMethodExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`x.cuda()` moves a tensor or module to CUDA",

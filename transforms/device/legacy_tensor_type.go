@@ -52,7 +52,8 @@ var LegacyTensorType = &rule.Rule{
 	Family:  Family,
 	Safety:  rule.Safe,
 	Example: legacyTensorTypeExample,
-	Needles: []string{"Tensor"},
+	// The rule needs both "cuda" and "Tensor" (see Run); "cuda" is the rarer.
+	Needles: []string{"cuda"},
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "Legacy `torch.cuda.FloatTensor`-style tensor types",
 		What: "Finds the legacy CUDA tensor types `torch.cuda.FloatTensor`, `DoubleTensor`, `HalfTensor`, " +

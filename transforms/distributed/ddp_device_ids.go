@@ -29,10 +29,12 @@ model = DDP(model)
 
 // DDPDeviceIDs rewrites DistributedDataParallel's CUDA device ids.
 var DDPDeviceIDs = &rule.Rule{
-	Code:    "PDS002",
-	Name:    "ddp-device-ids",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PDS002",
+	Name:   "ddp-device-ids",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `DistributedDataParallel`, `barrier` (see Run).
+	Needles: []string{"DistributedDataParallel", "barrier"},
 	Example: ddpDeviceIDsExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`DistributedDataParallel(..., device_ids=[...])` names CUDA devices",

@@ -32,10 +32,12 @@ dist.init_process_group(backend="tpu_dist" if use_gpu else "gloo", init_method="
 
 // NcclBackend rewrites the "nccl" process-group backend.
 var NcclBackend = &rule.Rule{
-	Code:    "PDS001",
-	Name:    "nccl-backend",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PDS001",
+	Name:   "nccl-backend",
+	Family: Family,
+	Safety: rule.Safe,
+	// The rule returns at once on a file without `nccl` (see Run).
+	Needles: []string{"nccl"},
 	Example: ncclBackendExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "The \"nccl\" process-group backend is CUDA-only",

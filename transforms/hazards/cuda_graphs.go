@@ -30,11 +30,13 @@ var cudaGraphCalls = map[string]bool{
 
 // CudaGraphs reports CUDA graph capture.
 var CudaGraphs = &rule.Rule{
-	Code:    "PDX009",
-	Name:    "cuda-graphs",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{"raph"},
+	Code:   "PDX009",
+	Name:   "cuda-graphs",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// Every reported call is a qualified torch.cuda.* name, whose "cuda"
+	// component is source text (an import alias spells it too).
+	Needles: []string{"cuda"},
 	Example: cudaGraphsExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "CUDA graph capture and replay",

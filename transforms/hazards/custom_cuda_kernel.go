@@ -34,11 +34,14 @@ var kernelDecorators = map[string]string{
 
 // CustomCudaKernel reports the Python call sites of custom CUDA kernels.
 var CustomCudaKernel = &rule.Rule{
-	Code:    "PDX006",
-	Name:    "custom-cuda-kernel",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{"load", "CUDAExtension", "cupy", "triton", "numba"},
+	Code:   "PDX006",
+	Name:   "custom-cuda-kernel",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// Every reported name resolves through the imports to a qualified name
+	// whose components are source text: torch.utils.cpp_extension.*, cupy.*,
+	// triton.*, numba.cuda.jit.
+	Needles: []string{"cpp_extension", "cupy", "triton", "numba"},
 	Example: customKernelExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "Custom CUDA kernel (load_inline, load, CUDAExtension, Triton, CuPy): handed to the kernel stage",

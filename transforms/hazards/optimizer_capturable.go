@@ -24,11 +24,13 @@ var statefulOptimizers = map[string]bool{
 
 // OptimizerCapturable reports stateful optimizers under compile.
 var OptimizerCapturable = &rule.Rule{
-	Code:    "PDX005",
-	Name:    "optimizer-not-capturable",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{"compile"},
+	Code:   "PDX005",
+	Name:   "optimizer-not-capturable",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// A finding needs a torch.optim.* call, so an import spelling "torch".
+	// ("compile" missed modules that PCM002 would start compiling: WillCompile.)
+	Needles: []string{"torch"},
 	Example: capturableExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "Stateful optimizer without `capturable=True` in a module that uses torch.compile",
