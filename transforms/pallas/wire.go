@@ -366,7 +366,7 @@ func addImport(s, mod, file string, read func(string) ([]byte, bool)) string {
 	if _, ok := read(path.Join(dir, "__init__.py")); ok && dir != "." {
 		line = "from . import " + mod
 	}
-	if strings.Contains(s, line+"\n") {
+	if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + `\b`).MatchString(s) {
 		return s
 	}
 	lines := strings.SplitAfter(s, "\n")
@@ -421,8 +421,10 @@ func guardExtension(s string) string {
 	}
 	if m := reExtImport.FindStringSubmatchIndex(s); m != nil {
 		stmt := s[m[0]:m[1]]
-		name := s[m[4]:m[5]]
-		if m[4] < 0 {
+		var name string
+		if m[4] >= 0 {
+			name = s[m[4]:m[5]]
+		} else if m[6] >= 0 {
 			name = s[m[6]:m[7]]
 		}
 		g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    %s = None", stmt, name)

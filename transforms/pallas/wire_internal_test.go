@@ -1,0 +1,122 @@
+package pallas
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+)
+
+func TestGuardExtension(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"load_inline", "import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = load_inline(\n    name=\"x\",\n    functions=[\"f\"],\n)\n",
+			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = None  # pallasify: guarded — the CUDA extension is built only where CUDA exists; tpu tensors use Pallas\nif torch.cuda.is_available():\n    _ext = load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n"},
+		{"no torch import", "from torch.utils.cpp_extension import load\next = load(name=\"e\", sources=[\"a.cu\"])\n",
+			"from torch.utils.cpp_extension import load\next = None  # pallasify: guarded — the CUDA extension is built only where CUDA exists; tpu tensors use Pallas\nif __import__(\"torch\").cuda.is_available():\n    ext = load(name=\"e\", sources=[\"a.cu\"])\n"},
+		{"relative _C", "import torch\nfrom . import _C  # noqa\n",
+			"import torch\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    _C = None\n"},
+		{"dotted import", "import pkg._C\n",
+			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    pass\n"},
+		{"nothing to guard", "import torch\nx = 1\n", "import torch\nx = 1\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := guardExtension(c.in)
+			if got != c.want {
+				t.Errorf("got\n%s\nwant\n%s", got, c.want)
+			}
+			if again := guardExtension(got); again != got {
+				t.Errorf("not idempotent:\n%s", again)
+			}
+		})
+	}
+}
+
+func TestAddImport(t *testing.T) {
+	files := map[string]bool{"pkg/__init__.py": true}
+	read := func(p string) ([]byte, bool) { return nil, files[p] }
+	cases := []struct{ name, file, in, want string }{
+		{"package", "pkg/ops.py", "\"\"\"doc\nimport x\n\"\"\"\nimport torch\n\n\ndef f():\n    import os\n",
+			"\"\"\"doc\nimport x\n\"\"\"\nimport torch\nfrom . import _pallas_ops  # pallasify: proven Pallas kernel for tpu tensors\n\n\ndef f():\n    import os\n"},
+		{"script", "run.py", "x = 1\n", "import _pallas_ops  # pallasify: proven Pallas kernel for tpu tensors\nx = 1\n"},
+	}
+	for _, c := range cases {
+		got := addImport(c.in, "_pallas_ops", c.file, read)
+		if got != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, c.want)
+		}
+		if again := addImport(got, "_pallas_ops", c.file, read); again != got {
+			t.Errorf("%s: import added twice", c.name)
+		}
+	}
+}
+
+func TestFindHost(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "e2e", "torchlib_act", "torchlib_act", "csrc", "softsign.cu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := findHost(string(src), &kernels.Kernel{Name: "softsign_bwd_kernel", Path: "softsign.cu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.name != "scaled_softsign_backward" || len(h.params) != 3 || !h.params[0].tensor || h.params[2].tensor {
+		t.Fatalf("host %+v", h)
+	}
+	want := []hostArg{{tensor: "grad", param: 0}, {tensor: "x", param: 1}, {tensor: "dx", param: -1, like: "x"}, {param: 2}, {param: -1}}
+	for i, a := range h.args {
+		if a.tensor != want[i].tensor || a.param != want[i].param || a.like != want[i].like {
+			t.Errorf("arg %d = %+v, want %+v", i, a, want[i])
+		}
+	}
+	if len(h.returns) != 1 || h.returns[0] != "dx" {
+		t.Errorf("returns %v", h.returns)
+	}
+	if name, ns := pyName(string(src), h.name); name != "scaled_softsign_backward" || ns != "torchlib_act" {
+		t.Errorf("pyName = %s, %s", name, ns)
+	}
+	if !isBackwardOf("scaled_softsign_forward", "scaled_softsign_backward") || isBackwardOf("a_fwd", "b_bwd") {
+		t.Error("isBackwardOf")
+	}
+	if _, err := findHost("__global__ void k(float* x) {}", &kernels.Kernel{Name: "k"}); err == nil {
+		t.Error("a kernel without a launch has no host")
+	}
+}
+
+// TestRefusals: constructs the translator cannot express exactly are
+// refused with a code, never guessed.
+func TestRefusals(t *testing.T) {
+	host := "\ntorch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  const int n = x.numel();\n  k<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);\n  return y;\n}\n"
+	cases := []struct{ name, body, code, msg string }{
+		{"roundf", "y[i] = roundf(x[i]);", CodeUnsupported, "call to roundf"},
+		{"gather by value", "y[i] = x[(int)x[i]];", CodeDataIndex, "data-dependent"},
+		{"conditional store", "if (x[i] > 0.0f) y[i] = 1.0f;", CodeUnsupported, "data-dependent condition"},
+		{"loop without constant trip count", "float s = 0.0f; for (int j = 0; j < n; ++j) s += x[j]; y[i] = s;", CodeUnsupported, "constant trip count"},
+		{"float modulo", "y[i] = x[i] % 2.0f;", CodeUnsupported, ""},
+		{"read after write", "y[i] = x[i]; y[i] = y[i] * 2.0f;", CodeUnsupported, "read after this thread wrote it"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := "#include <torch/extension.h>\n__global__ void k(const float* __restrict__ x, float* __restrict__ y, int n) {\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {\n    " + c.body + "\n  }\n}\n" + host
+			if err := os.WriteFile(filepath.Join(dir, "k.cu"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			inv, _ := kernels.Discover(context.Background(), dir, []string{"k.cu"})
+			if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+				t.Fatalf("discovery: %+v", inv.Kernels)
+			}
+			k := inv.Kernels[0]
+			k.Class = kernels.ClassElementwise
+			k.Spec.Class = kernels.ClassElementwise
+			_, err := Draft(context.Background(), k, Options{})
+			r, ok := AsRefusal(err)
+			if !ok || r.Code != c.code || !strings.Contains(r.Message, c.msg) {
+				t.Errorf("got %v, want %s containing %q", err, c.code, c.msg)
+			}
+		})
+	}
+}
