@@ -289,13 +289,24 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 	case p.ns != "":
 		callee = regexp.MustCompile(`^torch\.ops\.` + regexp.QuoteMeta(p.ns) + `\.` + regexp.QuoteMeta(p.pyname) + `(\.default)?$`)
 	case k.Origin == kernels.OriginLoadInline || k.Origin == kernels.OriginLoad:
-		src, _ := read(k.Path)
-		m := regexp.MustCompile(`(?m)^(\w+)\s*=\s*(?:[\w.]+\.)?load(?:_inline)?\s*\(`).FindStringSubmatch(string(src))
-		if m == nil {
-			return nil, fmt.Errorf("the extension built in %s is not assigned to a module-level name", k.Path)
+		// the Python file that builds the extension: the kernel's own file
+		// (load_inline) or one that references it (load)
+		cands := append([]string{k.Path}, k.ReferencedBy...)
+		reAssign := regexp.MustCompile(`(?m)^(\w+)\s*=\s*(?:[\w.]+\.)?load(?:_inline)?\s*\(`)
+		for _, f := range cands {
+			if !strings.HasSuffix(f, ".py") {
+				continue
+			}
+			src, _ := read(f)
+			if m := reAssign.FindStringSubmatch(string(src)); m != nil {
+				callee = regexp.MustCompile(`^` + regexp.QuoteMeta(m[1]) + `\.` + regexp.QuoteMeta(p.pyname) + `$`)
+				files = []string{f}
+				break
+			}
 		}
-		callee = regexp.MustCompile(`^` + regexp.QuoteMeta(m[1]) + `\.` + regexp.QuoteMeta(p.pyname) + `$`)
-		files = []string{k.Path}
+		if callee == nil {
+			return nil, fmt.Errorf("the extension built from %s is not assigned to a module-level name", k.Path)
+		}
 	default:
 		callee = regexp.MustCompile(`^(?:[\w.]*\.)?(_C|_ext|\w*_cuda|\w*_C)\.` + regexp.QuoteMeta(p.pyname) + `$`)
 	}

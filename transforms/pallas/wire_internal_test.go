@@ -120,3 +120,74 @@ func TestRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestWireLoadAndPybind wires a kernel built with cpp_extension.load from a
+// .cu file exposed through PYBIND11, and one imported as a compiled _C
+// module: module, ops registrations, dispatch and guard.
+func TestWireLoadAndPybind(t *testing.T) {
+	cu := `#include <torch/extension.h>
+__global__ void twice_kernel(const float* __restrict__ x, float* __restrict__ y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 2.0f * x[i];
+}
+torch::Tensor twice(torch::Tensor x) {
+  auto y = torch::empty_like(x);
+  const int n = x.numel();
+  twice_kernel<<<(n + 127) / 128, 128>>>(x.data_ptr<float>(), y.data_ptr<float>(), n);
+  return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
+`
+	for _, c := range []struct {
+		name, py, wantCall, wantGuard string
+	}{
+		{"load", "import torch\nfrom torch.utils.cpp_extension import load\n\next = load(name=\"tw\", sources=[\"k.cu\"])\n\n\ndef twice(x):\n    return ext.twice(x)\n",
+			`(_pallas_ops.twice(x) if x.device.type == "tpu" else ext.twice(x))`, "if torch.cuda.is_available():\n    ext = load("},
+		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return _C.twice(x)\n",
+			`(_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{"pkg/__init__.py": "", "pkg/k.cu": cu, "pkg/ops.py": c.py}
+			for p, s := range files {
+				os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			inv, _ := kernels.Discover(ctx, dir, []string{"pkg/__init__.py", "pkg/k.cu", "pkg/ops.py"})
+			if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+				t.Fatalf("discovery: %+v", inv.Kernels)
+			}
+			k := inv.Kernels[0]
+			res, err := Draft(ctx, k, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := func(p string) ([]byte, bool) {
+				s, ok := files[p]
+				return []byte(s), ok
+			}
+			out, wired, probs := Wire(ctx, []WireKernel{{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)"}},
+				read, []string{"pkg/__init__.py", "pkg/ops.py"})
+			if len(probs) != 0 || len(wired) != 1 || wired[0].Sites != 1 {
+				t.Fatalf("wired %+v, problems %+v", wired, probs)
+			}
+			got := map[string]string{}
+			for _, f := range out {
+				got[f.Path] = string(f.Content)
+			}
+			ops := got["pkg/ops.py"]
+			for _, w := range []string{c.wantCall, c.wantGuard, "from . import _pallas_ops"} {
+				if !strings.Contains(ops, w) {
+					t.Errorf("ops.py lacks %q:\n%s", w, ops)
+				}
+			}
+			if !strings.Contains(got["pkg/_pallas_twice_kernel.py"], "def twice_jax(x: jax.Array, *, interpret=False) -> jax.Array:") ||
+				!strings.Contains(got["pkg/_pallas_ops.py"], `_tpu_pallas.jax_op("pallasify::twice", fn)`) {
+				t.Errorf("generated modules:\n%s\n%s", got["pkg/_pallas_twice_kernel.py"], got["pkg/_pallas_ops.py"])
+			}
+		})
+	}
+}
