@@ -28,9 +28,10 @@ var OptimizerCapturable = &rule.Rule{
 	Name:   "optimizer-not-capturable",
 	Family: Family,
 	Safety: rule.DisplayOnly,
-	// A finding needs a torch.optim.* call, so an import spelling "torch".
+	// A finding is a call qualified as torch.optim.<one of statefulOptimizers>,
+	// whose last component is source text (in the call or its import).
 	// ("compile" missed modules that PCM002 would start compiling: WillCompile.)
-	Needles: []string{"torch"},
+	Needles: []string{"Adam", "ASGD", "RMSprop", "Adadelta"},
 	Example: capturableExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "Stateful optimizer without `capturable=True` in a module that uses torch.compile",

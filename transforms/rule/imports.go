@@ -97,8 +97,10 @@ func CollectImports(tree *ts.Tree) *Imports {
 	if im.BodyStart < 0 {
 		im.BodyStart = len(src)
 	}
-	ts.Walk(root, func(n *ts.Node) bool {
-		switch n.Type() {
+	fl := tree.Flat()
+	fl.Walk(func(i int) bool {
+		n := fl.Nodes[i]
+		switch fl.Types[i] {
 		case "import_statement":
 			im.Lines[strings.TrimSpace(ts.Text(n, src))] = true
 			for _, c := range ts.Children(n) {

@@ -79,8 +79,9 @@ func (p *Parser) Close() {
 
 // Tree is a parsed source. Src is the text it was parsed from.
 type Tree struct {
-	t   *sitter.Tree
-	Src []byte
+	t    *sitter.Tree
+	Src  []byte
+	flat *Flat
 }
 
 // Root returns the root node.
@@ -91,6 +92,95 @@ func (t *Tree) Close() {
 	if t.t != nil {
 		t.t.Close()
 		t.t = nil
+	}
+	t.flat = nil
+}
+
+// Flat is a Go-side copy of a tree: every node (named or not) in source
+// order, as Walk visits them, with its type, built in one traversal. Rules
+// that scan the whole tree read it instead of crossing into C (cursor
+// moves, Type) for every node on every scan. Byte ranges are not copied
+// (two more calls into C per node); ask the few nodes that need them.
+type Flat struct {
+	Nodes []*Node  // the nodes in preorder
+	Types []string // Types[i] == Nodes[i].Type()
+	// Next[i] is the index of the first node after the subtree of i (the
+	// next preorder node that is not a descendant of i).
+	Next []int32
+}
+
+// Flat returns the tree's flattened copy, built on first use. Like the
+// tree, it is not safe for concurrent first use; do not modify it.
+func (t *Tree) Flat() *Flat {
+	if t.flat == nil {
+		t.flat = flatten(t.Root(), len(t.Src)/4+16)
+	}
+	return t.flat
+}
+
+// Len is the number of nodes.
+func (f *Flat) Len() int { return len(f.Nodes) }
+
+// Walk visits every node index in source order, like Walk; when fn
+// returns false the descendants of that node are skipped.
+func (f *Flat) Walk(fn func(i int) bool) {
+	for i := 0; i < len(f.Nodes); {
+		if fn(i) {
+			i++
+		} else {
+			i = int(f.Next[i])
+		}
+	}
+}
+
+func flatten(root *Node, sizeHint int) *Flat {
+	f := &Flat{}
+	if root == nil {
+		return f
+	}
+	f.Nodes = make([]*Node, 0, sizeHint)
+	f.Types = make([]string, 0, sizeHint)
+	f.Next = make([]int32, 0, sizeHint)
+	// A node's type is a function of its (public) symbol; Type allocates a
+	// Go string per call, Symbol does not. Grammar symbols are small
+	// numbers (ERROR is the exception and goes through the map).
+	var small [512]string
+	names := map[sitter.Symbol]string{}
+	c := sitter.NewTreeCursor(root)
+	defer c.Close()
+	var open []int32 // indices of the nodes whose subtree is being visited
+	for {
+		n := c.CurrentNode()
+		i := int32(len(f.Nodes))
+		sym := n.Symbol()
+		var typ string
+		if int(sym) < len(small) {
+			if typ = small[sym]; typ == "" {
+				typ = n.Type()
+				small[sym] = typ
+			}
+		} else {
+			var ok bool
+			if typ, ok = names[sym]; !ok {
+				typ = n.Type()
+				names[sym] = typ
+			}
+		}
+		f.Nodes = append(f.Nodes, n)
+		f.Types = append(f.Types, typ)
+		f.Next = append(f.Next, i+1)
+		if c.GoToFirstChild() {
+			open = append(open, i)
+			continue
+		}
+		for !c.GoToNextSibling() {
+			if !c.GoToParent() || len(open) == 0 {
+				return f
+			}
+			p := open[len(open)-1]
+			open = open[:len(open)-1]
+			f.Next[p] = int32(len(f.Nodes))
+		}
 	}
 }
 

@@ -75,27 +75,35 @@ func (h Hits) In(start, end int) bool {
 // no occurrence of the words (extended with Needles). fn returning false
 // also skips a node's children.
 func WalkHits(p *rule.Pass, words []string, fn func(*ts.Node) bool) {
+	walkHits(p, words, func(f *ts.Flat, i int) bool { return fn(f.Nodes[i]) })
+}
+
+// walkHits is WalkHits over the tree's flattened copy: fn gets the node's
+// index, so callers can read its type without a call into C.
+func walkHits(p *rule.Pass, words []string, fn func(f *ts.Flat, i int) bool) {
 	h := FindHits(p.Src, Needles(p, words...))
 	if h.Empty() {
 		return
 	}
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		if !h.In(Start(n), End(n)) {
-			return false
+	f := p.Tree.Flat()
+	for i := 0; i < len(f.Nodes); {
+		if n := f.Nodes[i]; h.In(Start(n), End(n)) && fn(f, i) {
+			i++
+		} else {
+			i = int(f.Next[i])
 		}
-		return fn(n)
-	})
+	}
 }
 
 // CallsWith visits the calls whose text holds one of words (or an import
 // alias of one), skipping comments.
 func CallsWith(p *rule.Pass, words []string, fn func(call *ts.Node)) {
-	WalkHits(p, words, func(n *ts.Node) bool {
-		switch n.Type() {
+	walkHits(p, words, func(f *ts.Flat, i int) bool {
+		switch f.Types[i] {
 		case "comment":
 			return false
 		case "call":
-			fn(n)
+			fn(f.Nodes[i])
 		}
 		return true
 	})

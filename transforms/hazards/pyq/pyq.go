@@ -21,30 +21,37 @@ func End(n *ts.Node) int { return int(n.EndByte()) }
 // Calls calls fn for every call node in the tree, in source order. Strings and
 // comments are never entered.
 func Calls(p *rule.Pass, fn func(call *ts.Node)) {
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		switch n.Type() {
+	f := p.Tree.Flat()
+	for i := 0; i < len(f.Nodes); {
+		switch f.Types[i] {
 		case "string", "comment":
-			return false
+			i = int(f.Next[i])
+			continue
 		case "call":
-			fn(n)
+			fn(f.Nodes[i])
 		}
-		return true
-	})
+		i++
+	}
 }
 
 // Nodes calls fn for every node of type typ, in source order, without
 // entering strings or comments.
 func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		switch n.Type() {
-		case "string", "comment":
-			return typ == n.Type()
+	f := p.Tree.Flat()
+	for i := 0; i < len(f.Nodes); {
+		switch t := f.Types[i]; {
+		case t == "string" || t == "comment":
+			// Entered only when looking for that very type, whose node
+			// itself is not reported (as before).
+			if t != typ {
+				i = int(f.Next[i])
+				continue
+			}
+		case t == typ:
+			fn(f.Nodes[i])
 		}
-		if n.Type() == typ {
-			fn(n)
-		}
-		return true
-	})
+		i++
+	}
 }
 
 // Dotted returns the text of an identifier or attribute chain made only of
@@ -380,28 +387,26 @@ func InsideLambdaOrComprehension(n *ts.Node, stop *ts.Node) bool {
 // UsesCompile reports whether the module calls or decorates with
 // torch.compile anywhere.
 func UsesCompile(p *rule.Pass) bool {
-	found := false
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		if found {
-			return false
-		}
-		switch n.Type() {
+	f := p.Tree.Flat()
+	for i := 0; i < len(f.Nodes); {
+		switch f.Types[i] {
 		case "string", "comment":
-			return false
+			i = int(f.Next[i])
+			continue
 		case "call":
-			if CallName(p, n) == "torch.compile" {
-				found = true
+			if CallName(p, f.Nodes[i]) == "torch.compile" {
+				return true
 			}
 		case "decorator":
-			for _, c := range ts.Children(n) {
+			for _, c := range ts.Children(f.Nodes[i]) {
 				if Qualified(p, c) == "torch.compile" {
-					found = true
+					return true
 				}
 			}
 		}
-		return !found
-	})
-	return found
+		i++
+	}
+	return false
 }
 
 // Finding builds a finding spanning n.
