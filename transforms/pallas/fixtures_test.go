@@ -110,7 +110,7 @@ func TestFixtureDrafts(t *testing.T) {
 	}
 	// A synthetic kernel for C semantics (negative integer division, shifts,
 	// branches, unrolled loops), proven against its emulated reference.
-	for _, name := range []string{"semantics", "layernorm", "rowmean", "half"} {
+	for _, name := range []string{"semantics", "layernorm", "rowmean", "half", "add2d"} {
 		if f := os.Getenv("FIXTURE"); f != "" && f != name {
 			continue
 		}
