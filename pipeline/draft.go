@@ -123,6 +123,7 @@ type KernelWork struct {
 
 type kernelState struct {
 	drafter KernelDrafter
+	next    int // index of the first drafter after drafter in w.drafters()
 	cand    *Candidate
 	refusal string
 	start   time.Time
@@ -195,7 +196,7 @@ func (s draftStage) Run(ctx context.Context, r *Run) error {
 			pk.Draft.Reason = fmt.Sprintf("no KernelSpec (%s): write %s", k.Reason, kernels.UserSpecPath(k.ID))
 		default:
 			var reasons []string
-			for _, d := range w.drafters() {
+			for i, d := range w.drafters() {
 				c, err := d.Draft(ctx, k, nil)
 				if err != nil {
 					if ctx.Err() != nil {
@@ -204,7 +205,7 @@ func (s draftStage) Run(ctx context.Context, r *Run) error {
 					reasons = append(reasons, d.Name()+": "+err.Error())
 					continue
 				}
-				st.drafter, st.cand = d, c
+				st.drafter, st.cand, st.next = d, c, i+1
 				pk.Draft.Drafter = d.Name()
 				pk.Draft.Rounds = 1
 				pk.Draft.Tokens, pk.Draft.Calls = c.Tokens, c.Calls
@@ -283,18 +284,64 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 	return nil
 }
 
+// validateKernel proves the drafted candidate, drafting again with the
+// validator's feedback while the drafter has rounds left. When a drafter's
+// rounds are spent without a proof, the next drafter in line (the LLM after
+// the rules) gets its turn, so a rejected rule draft does not end the search.
 func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *Kernel, st *kernelState) error {
 	t0 := time.Now()
-	cand := st.cand
-	rounds := max(1, st.drafter.Rounds())
+	ds := w.drafters()
+	d, cand := st.drafter, st.cand
+	var history []string
+	i := st.next
+	for {
+		proven, err := w.rounds(ctx, k, pk, d, cand)
+		if err != nil {
+			return err
+		}
+		if proven {
+			break
+		}
+		history = append(history, d.Name()+": "+pk.Draft.Reason)
+		cand = nil
+		for cand == nil && i < len(ds) {
+			nd := ds[i]
+			i++
+			c, err := nd.Draft(ctx, k, nil)
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				history = append(history, nd.Name()+": "+err.Error())
+				continue
+			}
+			d, cand = nd, c
+			pk.Draft.Drafter = d.Name()
+			pk.Draft.Tokens += c.Tokens
+			pk.Draft.Calls += c.Calls
+		}
+		if cand == nil {
+			break
+		}
+	}
+	if pk.Draft.Verdict != VerdictProven && len(history) > 1 {
+		pk.Draft.Reason = strings.Join(history, "; ")
+	}
+	pk.Draft.Duration = st.took + time.Since(t0)
+	return nil
+}
+
+// rounds validates cand and lets d repair it while it has rounds left.
+func (w *KernelWork) rounds(ctx context.Context, k *kernels.Kernel, pk *Kernel, d KernelDrafter, cand *Candidate) (bool, error) {
+	rounds := max(1, d.Rounds())
 	for round := 1; ; round++ {
 		v, err := w.Validator.Validate(ctx, k, []byte(cand.Module))
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return false, ctx.Err()
 			}
 			pk.Draft.Verdict, pk.Draft.Reason = VerdictError, err.Error()
-			break
+			return false, nil
 		}
 		pk.Draft.Rounds = round
 		pk.Draft.Verdict, pk.Draft.Reason = v.Verdict, v.Reason
@@ -305,25 +352,23 @@ func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *
 			w.mu.Lock()
 			w.proven = append(w.proven, &Proof{Kernel: k, Candidate: cand, Verdict: v, Rounds: round})
 			w.mu.Unlock()
-			break
+			return true, nil
 		}
 		if round >= rounds {
-			break
+			return false, nil
 		}
-		next, err := st.drafter.Draft(ctx, k, &Feedback{Round: round + 1, Previous: cand, Verdict: v})
+		next, err := d.Draft(ctx, k, &Feedback{Round: round + 1, Previous: cand, Verdict: v})
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return false, ctx.Err()
 			}
 			pk.Draft.Reason = v.Reason + "; next draft failed: " + err.Error()
-			break
+			return false, nil
 		}
 		pk.Draft.Tokens += next.Tokens
 		pk.Draft.Calls += next.Calls
 		cand = next
 	}
-	pk.Draft.Duration = st.took + time.Since(t0)
-	return nil
 }
 
 func addKernelDiag(r *Run, pk *Kernel) {
