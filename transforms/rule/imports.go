@@ -97,10 +97,9 @@ func CollectImports(tree *ts.Tree) *Imports {
 	if im.BodyStart < 0 {
 		im.BodyStart = len(src)
 	}
-	fl := tree.Flat()
-	fl.Walk(func(i int) bool {
-		n := fl.Nodes[i]
-		switch fl.Types[i] {
+	ix := tree.Index()
+	for i, n := range ix.Nodes {
+		switch ix.Types[i] {
 		case "import_statement":
 			im.Lines[strings.TrimSpace(ts.Text(n, src))] = true
 			for _, c := range ts.Children(n) {
@@ -115,13 +114,12 @@ func CollectImports(tree *ts.Tree) *Imports {
 					im.Modules[alias] = mod
 				}
 			}
-			return false
 		case "import_from_statement":
 			im.Lines[strings.TrimSpace(ts.Text(n, src))] = true
 			modNode := n.ChildByFieldName("module_name")
 			mod := ts.Text(modNode, src)
-			for i := 0; i < int(n.NamedChildCount()); i++ {
-				c := n.NamedChild(i)
+			for j := 0; j < int(n.NamedChildCount()); j++ {
+				c := n.NamedChild(j)
 				// FieldNameForChild counts all children, not named ones, so
 				// compare with the module node itself.
 				if modNode != nil && c.Equal(modNode) {
@@ -137,12 +135,8 @@ func CollectImports(tree *ts.Tree) *Imports {
 					im.Names[alias] = mod + "." + name
 				}
 			}
-			return false
-		case "string", "comment":
-			return false
 		}
-		return true
-	})
+	}
 	// A from-import of a module binds a module name too: "from torch import cuda".
 	for local, q := range im.Names {
 		if q == "torch.cuda" || q == "torch.nn" || q == "torch.distributed" || q == "torch.amp" {

@@ -2,6 +2,9 @@ package ts
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +36,11 @@ func TestFlatMatchesWalk(t *testing.T) {
 			for i, n := range want {
 				if f.Nodes[i] != n || f.Types[i] != n.Type() {
 					t.Fatalf("node %d: flat %s, walk %s", i, f.Types[i], n.Type())
+				}
+				for range 2 { // computed, then remembered
+					if s, e := f.Range(i); s != int(n.StartByte()) || e != int(n.EndByte()) {
+						t.Fatalf("node %d: Range [%d,%d), want [%d,%d)", i, s, e, n.StartByte(), n.EndByte())
+					}
 				}
 				// Next is the first later node that does not lie inside n.
 				j := i + 1
@@ -67,4 +75,54 @@ func isDescendant(n, anc *Node) bool {
 		}
 	}
 	return false
+}
+
+// TestIndexMatchesFlat checks the query-built index against the same list
+// taken from a walk of the flattened tree, on the repository's Python
+// sources and a few hand-written cases (f-string calls, nested calls,
+// decorators, comments).
+func TestIndexMatchesFlat(t *testing.T) {
+	srcs := []string{
+		"",
+		"x = f(a)(b).c(d)\n@dec.x(1)\n@plain\nclass A(B.C):\n    y: int = g(f\"{h(1)!r} {k.m}\")  # call(x)\n    z = w = q.r\n",
+		"'''doc f(x)'''\nimport torch.cuda as tc, os\nfrom a.b import (c as d, e)\ndef f():\n    from x import y\n    return [i(j) for j in 'k(l)' if m.n]\n",
+		"s = ('a' 'b(c)').join(map(str, [1]))\nlambda: t.u(v)\n",
+	}
+	filepath.Walk(filepath.Join("..", ".."), func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi.IsDir() && (strings.HasPrefix(fi.Name(), ".") && p != filepath.Join("..", "..") || fi.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !fi.IsDir() && strings.HasSuffix(p, ".py") && fi.Size() < 1<<17 && len(srcs) < 400 {
+			if b, err := os.ReadFile(p); err == nil {
+				srcs = append(srcs, string(b))
+			}
+		}
+		return nil
+	})
+	if len(srcs) < 20 {
+		t.Fatalf("only %d sources found", len(srcs))
+	}
+	p := NewParser(Python)
+	defer p.Close()
+	for k, src := range srcs {
+		tree, err := p.Parse(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := tree.Index(), indexFromFlat(tree.Flat())
+		if len(got.Nodes) != len(want.Nodes) {
+			t.Errorf("source %d: index has %d nodes, flat walk %d", k, len(got.Nodes), len(want.Nodes))
+		} else {
+			for i := range got.Nodes {
+				if got.Nodes[i] != want.Nodes[i] || got.Types[i] != want.Types[i] || got.Types[i] != got.Nodes[i].Type() {
+					t.Errorf("source %d: node %d is %s %q, want %s %q", k, i, got.Types[i], Text(got.Nodes[i], tree.Src), want.Types[i], Text(want.Nodes[i], tree.Src))
+					break
+				}
+			}
+		}
+		tree.Close()
+	}
 }

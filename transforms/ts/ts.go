@@ -7,6 +7,7 @@ package ts
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -66,7 +67,7 @@ func (p *Parser) Parse(ctx context.Context, src []byte) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", p.lang, err)
 	}
-	return &Tree{t: t, Src: src}, nil
+	return &Tree{t: t, Src: src, lang: p.lang}, nil
 }
 
 // Close releases the parser.
@@ -79,9 +80,11 @@ func (p *Parser) Close() {
 
 // Tree is a parsed source. Src is the text it was parsed from.
 type Tree struct {
-	t    *sitter.Tree
-	Src  []byte
-	flat *Flat
+	t     *sitter.Tree
+	Src   []byte
+	lang  Lang
+	flat  *Flat
+	index *Index
 }
 
 // Root returns the root node.
@@ -94,6 +97,7 @@ func (t *Tree) Close() {
 		t.t = nil
 	}
 	t.flat = nil
+	t.index = nil
 }
 
 // Flat is a Go-side copy of a tree: every node (named or not) in source
@@ -107,6 +111,23 @@ type Flat struct {
 	// Next[i] is the index of the first node after the subtree of i (the
 	// next preorder node that is not a descendant of i).
 	Next []int32
+
+	rng   [][2]uint32 // Range memo, valid where known
+	known []bool
+}
+
+// Range returns the byte range of node i, asking C once per node.
+func (f *Flat) Range(i int) (start, end int) {
+	if f.known == nil {
+		f.known = make([]bool, len(f.Nodes))
+		f.rng = make([][2]uint32, len(f.Nodes))
+	}
+	if !f.known[i] {
+		n := f.Nodes[i]
+		f.rng[i] = [2]uint32{n.StartByte(), n.EndByte()}
+		f.known[i] = true
+	}
+	return int(f.rng[i][0]), int(f.rng[i][1])
 }
 
 // Flat returns the tree's flattened copy, built on first use. Like the
@@ -308,4 +329,115 @@ func (p *Pool) Close() {
 		x.Close()
 	}
 	p.free = nil
+}
+
+// IndexTypes are the node types an Index lists.
+var IndexTypes = []string{"call", "decorator", "class_definition", "assignment",
+	"import_statement", "import_from_statement"}
+
+// Index lists, in source order (as Walk visits them), the tree's nodes of
+// the IndexTypes that do not lie inside a string or a comment. Rules look
+// for calls, decorators, classes, assignments and imports this way; for
+// Python trees a tree-sitter query finds them in C, so the rest of the tree
+// never crosses into Go.
+type Index struct {
+	Types []string // Types[i] == Nodes[i].Type(), one of IndexTypes
+	Nodes []*Node
+}
+
+// Indexed reports whether typ is one of the IndexTypes.
+func Indexed(typ string) bool {
+	for _, t := range IndexTypes {
+		if t == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// Index returns the tree's index, built on first use. Like the tree, it is
+// not safe for concurrent first use; do not modify it.
+func (t *Tree) Index() *Index {
+	if t.index == nil {
+		t.index = t.buildIndex()
+	}
+	return t.index
+}
+
+// pythonIndexQuery is the compiled query behind Index for Python: one
+// pattern per IndexTypes entry, then string and comment (the subtrees the
+// index leaves out). A compiled query is immutable and may be shared by
+// concurrent cursors; it is built once and never freed.
+var pythonIndexQuery = sync.OnceValues(func() (*sitter.Query, error) {
+	var pat []byte
+	for _, t := range append(append([]string(nil), IndexTypes...), "string", "comment") {
+		pat = append(pat, "("+t+") @n\n"...)
+	}
+	return sitter.NewQuery(pat, Python.language())
+})
+
+func (t *Tree) buildIndex() *Index {
+	q, err := pythonIndexQuery()
+	if t.lang != Python || err != nil {
+		return indexFromFlat(t.Flat())
+	}
+	types := append(append([]string(nil), IndexTypes...), "string", "comment")
+	type capture struct {
+		n          *Node
+		typ        string
+		start, end uint32
+	}
+	var caps []capture
+	qc := sitter.NewQueryCursor()
+	defer qc.Close()
+	qc.Exec(q, t.Root())
+	for {
+		m, ok := qc.NextMatch()
+		if !ok {
+			break
+		}
+		for _, c := range m.Captures {
+			caps = append(caps, capture{n: c.Node, typ: types[m.PatternIndex], start: c.Node.StartByte(), end: c.Node.EndByte()})
+		}
+	}
+	// Preorder: by start, then the enclosing (longer) node first. Nodes of
+	// these types never share both ends with one another.
+	sort.SliceStable(caps, func(i, j int) bool {
+		if caps[i].start != caps[j].start {
+			return caps[i].start < caps[j].start
+		}
+		return caps[i].end > caps[j].end
+	})
+	ix := &Index{}
+	var skipEnd uint32
+	skipping := false
+	for _, c := range caps {
+		if skipping && c.start < skipEnd {
+			continue // inside a string or comment
+		}
+		skipping = false
+		if c.typ == "string" || c.typ == "comment" {
+			skipping, skipEnd = true, c.end
+			continue
+		}
+		ix.Types = append(ix.Types, c.typ)
+		ix.Nodes = append(ix.Nodes, c.n)
+	}
+	return ix
+}
+
+// indexFromFlat builds an Index by walking the flattened tree.
+func indexFromFlat(f *Flat) *Index {
+	ix := &Index{}
+	f.Walk(func(i int) bool {
+		switch typ := f.Types[i]; {
+		case typ == "string" || typ == "comment":
+			return false
+		case Indexed(typ):
+			ix.Types = append(ix.Types, typ)
+			ix.Nodes = append(ix.Nodes, f.Nodes[i])
+		}
+		return true
+	})
+	return ix
 }

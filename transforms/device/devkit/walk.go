@@ -87,7 +87,7 @@ func walkHits(p *rule.Pass, words []string, fn func(f *ts.Flat, i int) bool) {
 	}
 	f := p.Tree.Flat()
 	for i := 0; i < len(f.Nodes); {
-		if n := f.Nodes[i]; h.In(Start(n), End(n)) && fn(f, i) {
+		if h.In(f.Range(i)) && fn(f, i) {
 			i++
 		} else {
 			i = int(f.Next[i])

@@ -21,22 +21,26 @@ func End(n *ts.Node) int { return int(n.EndByte()) }
 // Calls calls fn for every call node in the tree, in source order. Strings and
 // comments are never entered.
 func Calls(p *rule.Pass, fn func(call *ts.Node)) {
-	f := p.Tree.Flat()
-	for i := 0; i < len(f.Nodes); {
-		switch f.Types[i] {
-		case "string", "comment":
-			i = int(f.Next[i])
-			continue
-		case "call":
-			fn(f.Nodes[i])
+	ix := p.Tree.Index()
+	for i, n := range ix.Nodes {
+		if ix.Types[i] == "call" {
+			fn(n)
 		}
-		i++
 	}
 }
 
 // Nodes calls fn for every node of type typ, in source order, without
-// entering strings or comments.
+// entering strings or comments (so never for a string or a comment).
 func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
+	if ts.Indexed(typ) {
+		ix := p.Tree.Index()
+		for i, n := range ix.Nodes {
+			if ix.Types[i] == typ {
+				fn(n)
+			}
+		}
+		return
+	}
 	f := p.Tree.Flat()
 	for i := 0; i < len(f.Nodes); {
 		switch t := f.Types[i]; {
@@ -387,24 +391,20 @@ func InsideLambdaOrComprehension(n *ts.Node, stop *ts.Node) bool {
 // UsesCompile reports whether the module calls or decorates with
 // torch.compile anywhere.
 func UsesCompile(p *rule.Pass) bool {
-	f := p.Tree.Flat()
-	for i := 0; i < len(f.Nodes); {
-		switch f.Types[i] {
-		case "string", "comment":
-			i = int(f.Next[i])
-			continue
+	ix := p.Tree.Index()
+	for i, n := range ix.Nodes {
+		switch ix.Types[i] {
 		case "call":
-			if CallName(p, f.Nodes[i]) == "torch.compile" {
+			if CallName(p, n) == "torch.compile" {
 				return true
 			}
 		case "decorator":
-			for _, c := range ts.Children(f.Nodes[i]) {
+			for _, c := range ts.Children(n) {
 				if Qualified(p, c) == "torch.compile" {
 					return true
 				}
 			}
 		}
-		i++
 	}
 	return false
 }
