@@ -87,6 +87,11 @@ func TestIndexMatchesFlat(t *testing.T) {
 		"x = f(a)(b).c(d)\n@dec.x(1)\n@plain\nclass A(B.C):\n    y: int = g(f\"{h(1)!r} {k.m}\")  # call(x)\n    z = w = q.r\n",
 		"'''doc f(x)'''\nimport torch.cuda as tc, os\nfrom a.b import (c as d, e)\ndef f():\n    from x import y\n    return [i(j) for j in 'k(l)' if m.n]\n",
 		"s = ('a' 'b(c)').join(map(str, [1]))\nlambda: t.u(v)\n",
+		`a = f"{g(f'{h(1)}')}" + f'{x!r:>{w(1)}}' + rb'\x(1)' + f'''{
+  k(2)
+}'''
+m(n)  # o(p)
+`,
 	}
 	filepath.Walk(filepath.Join("..", ".."), func(p string, fi os.FileInfo, err error) error {
 		if err != nil {
