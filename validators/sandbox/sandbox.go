@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,54 @@ type Sandbox struct {
 	Bwrap string
 	// Env is the complete environment of the sandboxed process.
 	Env []string
+	// ReadOnly lists extra paths the process may read. The sandbox gets a
+	// private, empty /tmp, so anything under /tmp it needs (a virtual
+	// environment, a checkout) must be listed here; the Python environment
+	// of argv[0] is exposed automatically.
+	ReadOnly []string
+}
+
+// exposed returns the paths under /tmp, outside workdir, that must be bound
+// read-only into the sandbox's private /tmp: the listed ones, and for an
+// interpreter in a virtual environment (bin/python beside pyvenv.cfg) the
+// whole environment.
+func (s *Sandbox) exposed(workdir string, argv0 string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) {
+			return
+		}
+		p = filepath.Clean(p)
+		if p != "/tmp" && !strings.HasPrefix(p, "/tmp/") {
+			return // the rest of the system is bound read-only already
+		}
+		if p == workdir || strings.HasPrefix(p, workdir+"/") || strings.HasPrefix(workdir, p+"/") || seen[p] {
+			return
+		}
+		if _, err := os.Stat(p); err != nil {
+			return
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	for _, p := range s.ReadOnly {
+		add(p)
+	}
+	if filepath.IsAbs(argv0) {
+		exe := filepath.Clean(argv0)
+		if env := filepath.Dir(filepath.Dir(exe)); fileExists(filepath.Join(env, "pyvenv.cfg")) {
+			add(env)
+		} else {
+			add(exe)
+		}
+	}
+	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // Check reports whether bubblewrap can start a trivial sandbox here.
@@ -113,13 +162,18 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 			"--dev", "/dev",
 			"--proc", "/proc",
 			"--tmpfs", "/tmp",
+		}
+		for _, p := range s.exposed(workdir, argv[0]) {
+			args = append(args, "--ro-bind", p, p)
+		}
+		args = append(args,
 			"--bind", workdir, workdir,
 			"--unshare-all", // no network, own pid/ipc/uts namespaces
 			"--die-with-parent",
 			"--new-session",
 			"--chdir", workdir,
 			"--",
-		}
+		)
 		cmd = exec.CommandContext(ctx, bw, append(args, inner...)...)
 	}
 	cmd.Dir = workdir
