@@ -11,7 +11,7 @@ import (
 
 // genVersion changes whenever the generator's output changes, so a stale
 // tree under .bench is regenerated.
-const genVersion = "5"
+const genVersion = "6"
 
 // treeStats describes a generated tree.
 type treeStats struct {
@@ -33,6 +33,12 @@ func generate(dir string, lines, cudaEvery int, seed uint64) (treeStats, error) 
 		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
+		return treeStats{}, err
+	}
+	// The tree is its own (empty) git work tree: without it a tree under the
+	// checkout's ignored .bench/ would inherit that .gitignore and the walk
+	// would find no files at all.
+	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o755); err != nil {
 		return treeStats{}, err
 	}
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
