@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
@@ -63,6 +64,33 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 			note = fmt.Sprintf("%s (%s), %d cases", v.Verdict, res.Class, v.Stats.Cases)
 		}
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
+	}
+	return rows, nil
+}
+
+// protocolMedians measures the validator's full protocol on every fixture
+// kernel's correct candidate (sandboxed, uncached, e.runs times in sequence)
+// and reports the median wall time against the 10 s target.
+func protocolMedians(ctx context.Context, e *env) ([]row, error) {
+	res, err := validators.BenchFixtures(ctx, filepath.Join("fixtures", "kernels"), e.runs, validators.Options{Timeout: 300 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("protocol bench: %w", err)
+	}
+	var rows []row
+	for _, r := range res {
+		verdict := "PASS"
+		if r.Median > 10*time.Second {
+			verdict = "MISS"
+		}
+		var runs []string
+		for _, d := range r.Runs {
+			runs = append(runs, d.Round(10*time.Millisecond).String())
+		}
+		rows = append(rows, row{
+			Name: "protocol median " + r.Kernel,
+			Wall: r.Median,
+			Note: fmt.Sprintf("%s, reference via %s, runs %s; target <= 10s %s", r.Verdict, r.Reference, strings.Join(runs, " "), verdict),
+		})
 	}
 	return rows, nil
 }

@@ -45,9 +45,7 @@ type env struct {
 	runs      int
 }
 
-// benchCase produces rows. Add new measurements to cases in main: kernel
-// protocol time per fixture kernel and drafting+validation time belong there,
-// as functions of this shape.
+// benchCase produces rows; add new measurements to cases in run.
 type benchCase func(ctx context.Context, e *env) ([]row, error)
 
 func main() {
@@ -105,8 +103,7 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 		pallasifyCase("pallasify migrate (dry run)", "migrate"),
 		fullParse,
 		draftValidate,
-		// Add rows here: kernel protocol time per fixture kernel, drafting +
-		// validation time, ... (each a benchCase).
+		protocolMedians,
 	}
 	var rows []row
 	for _, c := range cases {
