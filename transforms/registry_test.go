@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/pallasify/pallasify/transforms"
-	"github.com/pallasify/pallasify/transforms/device/devtest"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
 var (
@@ -93,7 +93,7 @@ func TestRegistryDocs(t *testing.T) {
 // for both targets, and compares with the documented output. Examples show
 // what a rule does, so unsafe fixes are applied; DisplayOnly findings never
 // change code.
-func TestRegistryExamples(t *testing.T) { devtest.CheckExamples(t, transforms.All()) }
+func TestRegistryExamples(t *testing.T) { ruletest.CheckExamples(t, transforms.All()) }
 
 func TestLookup(t *testing.T) {
 	for _, r := range transforms.All() {
@@ -284,7 +284,7 @@ if args.device == "cuda" and not dev.type != "cuda":
 `
 
 func TestAllRulesTogether(t *testing.T) {
-	comp := devtest.NewCompiler(t)
+	comp := ruletest.NewCompiler(t)
 	for _, sample := range []struct{ name, src string }{{"train", trainScript}, {"nano", nanoScript}, {"ckpt", ckptScript}} {
 		for _, tg := range rule.Targets {
 			for _, unsafe := range []bool{false, true} {
@@ -295,16 +295,16 @@ func TestAllRulesTogether(t *testing.T) {
 	comp.Check(t)
 }
 
-func checkTogether(t *testing.T, comp *devtest.Compiler, name, src string, opts rule.Options) {
+func checkTogether(t *testing.T, comp *ruletest.Compiler, name, src string, opts rule.Options) {
 	t.Helper()
 	tg := opts.Target
-	r := devtest.Run(t, transforms.All(), opts, []byte(src))
+	r := ruletest.Run(t, transforms.All(), opts, []byte(src))
 	for _, f := range r.Findings {
 		if f.Skipped != "" && !strings.HasPrefix(f.Skipped, "unsafe") {
 			t.Errorf("%s %s %s line %d: fix skipped: %s", name, tg, f.Code, f.Line, f.Skipped)
 		}
 	}
-	out := devtest.Check(t, transforms.All(), opts, []byte(src))
+	out := ruletest.Check(t, transforms.All(), opts, []byte(src))
 	if tg == rule.TPU && opts.UnsafeFixes && strings.Contains(string(out), "torch.cuda.") {
 		t.Errorf("%s %s: torch.cuda calls remain:\n%s", name, tg, out)
 	}

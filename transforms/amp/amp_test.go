@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/pallasify/pallasify/transforms/amp"
-	"github.com/pallasify/pallasify/transforms/device/devtest"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestGolden(t *testing.T) { devtest.Golden(t, amp.Rules, "testdata", *update) }
+func TestGolden(t *testing.T) { ruletest.Golden(t, amp.Rules, "testdata", *update, ruletest.Device) }
 
-func TestExamples(t *testing.T) { devtest.CheckExamples(t, amp.Rules) }
+func TestExamples(t *testing.T) { ruletest.CheckExamples(t, amp.Rules) }

@@ -6,14 +6,16 @@ import (
 
 	"github.com/pallasify/pallasify/transforms/compile"
 	"github.com/pallasify/pallasify/transforms/hazards"
-	"github.com/pallasify/pallasify/transforms/hazards/ruletest"
 	"github.com/pallasify/pallasify/transforms/hf"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the want files")
 
-func TestGolden(t *testing.T) { ruletest.Golden(t, compile.Rules, "testdata", *update) }
+func TestGolden(t *testing.T) {
+	ruletest.Golden(t, compile.Rules, "testdata", *update, ruletest.Hazards)
+}
 
 func TestDocs(t *testing.T) { ruletest.Docs(t, compile.Rules) }
 

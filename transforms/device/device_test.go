@@ -5,11 +5,11 @@ import (
 	"testing"
 
 	"github.com/pallasify/pallasify/transforms/device"
-	"github.com/pallasify/pallasify/transforms/device/devtest"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestGolden(t *testing.T) { devtest.Golden(t, device.Rules, "testdata", *update) }
+func TestGolden(t *testing.T) { ruletest.Golden(t, device.Rules, "testdata", *update, ruletest.Device) }
 
-func TestExamples(t *testing.T) { devtest.CheckExamples(t, device.Rules) }
+func TestExamples(t *testing.T) { ruletest.CheckExamples(t, device.Rules) }

@@ -4,12 +4,14 @@ import (
 	"flag"
 	"testing"
 
-	"github.com/pallasify/pallasify/transforms/device/devtest"
 	"github.com/pallasify/pallasify/transforms/distributed"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestGolden(t *testing.T) { devtest.Golden(t, distributed.Rules, "testdata", *update) }
+func TestGolden(t *testing.T) {
+	ruletest.Golden(t, distributed.Rules, "testdata", *update, ruletest.Device)
+}
 
-func TestExamples(t *testing.T) { devtest.CheckExamples(t, distributed.Rules) }
+func TestExamples(t *testing.T) { ruletest.CheckExamples(t, distributed.Rules) }

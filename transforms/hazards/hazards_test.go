@@ -6,12 +6,14 @@ import (
 	"testing"
 
 	"github.com/pallasify/pallasify/transforms/hazards"
-	"github.com/pallasify/pallasify/transforms/hazards/ruletest"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
 var update = flag.Bool("update", false, "rewrite the want files")
 
-func TestGolden(t *testing.T) { ruletest.Golden(t, hazards.Rules, "testdata", *update) }
+func TestGolden(t *testing.T) {
+	ruletest.Golden(t, hazards.Rules, "testdata", *update, ruletest.Hazards)
+}
 
 func TestDocs(t *testing.T) { ruletest.Docs(t, hazards.Rules) }
 

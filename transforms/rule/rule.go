@@ -165,5 +165,25 @@ func (p *Pass) Report(f Finding) {
 // Text returns the source of n.
 func (p *Pass) Text(n *ts.Node) string { return ts.Text(n, p.Src) }
 
+// Dotted returns the text of an identifier or a chain of attribute accesses
+// made only of identifiers ("torch.cuda.amp.autocast"), or "" for anything
+// else (and for nil).
+func (p *Pass) Dotted(n *ts.Node) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Type() {
+	case "identifier":
+		return p.Text(n)
+	case "attribute":
+		obj := p.Dotted(n.ChildByFieldName("object"))
+		if obj == "" {
+			return ""
+		}
+		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
+	}
+	return ""
+}
+
 // Rule returns the running rule.
 func (p *Pass) Rule() *Rule { return p.rule }

@@ -268,20 +268,7 @@ func Bindings(p *rule.Pass, needle string) map[string]int {
 // Dotted returns the text of an identifier or a chain of attribute accesses
 // on identifiers ("torch.cuda.amp.autocast"), or "".
 func Dotted(p *rule.Pass, n *ts.Node) string {
-	if n == nil {
-		return ""
-	}
-	switch n.Type() {
-	case "identifier":
-		return p.Text(n)
-	case "attribute":
-		obj := Dotted(p, n.ChildByFieldName("object"))
-		if obj == "" {
-			return ""
-		}
-		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
-	}
-	return ""
+	return p.Dotted(n)
 }
 
 // Qualify resolves a dotted name through the module's imports. A chain whose

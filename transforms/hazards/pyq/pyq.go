@@ -61,20 +61,7 @@ func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
 // Dotted returns the text of an identifier or attribute chain made only of
 // identifiers ("torch.cuda.Event"), or "" for anything else.
 func Dotted(p *rule.Pass, n *ts.Node) string {
-	if n == nil {
-		return ""
-	}
-	switch n.Type() {
-	case "identifier":
-		return p.Text(n)
-	case "attribute":
-		obj := Dotted(p, n.ChildByFieldName("object"))
-		if obj == "" {
-			return ""
-		}
-		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
-	}
-	return ""
+	return p.Dotted(n)
 }
 
 // Qualified resolves a dotted expression through the module's imports:

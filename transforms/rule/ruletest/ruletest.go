@@ -1,10 +1,16 @@
-// Package ruletest runs a rule family's golden tests: every directory under
-// testdata/ holds input.py and, per target, want.<target>.py (the output with
-// safe fixes; missing = no change) and optionally want.<target>.unsafe.py (the
-// output with --unsafe-fixes; missing = same as the safe output). Findings
-// that are not fixed must be announced by `# want "regexp"` comments on their
-// line. Every output must parse, reach a fixed point in one pass, and compile
-// with `python3 -m py_compile` (one batched call per test).
+// Package ruletest runs the golden tests of every rule family (device,
+// cudaapi, amp, distributed, hf, compile, hazards).
+//
+// Each directory under testdata/ is a case: input.py plus, per target,
+// want.<target>.py (the output with safe fixes; missing = no change) and
+// want.<target>.unsafe.py (the output with --unsafe-fixes; missing = same as
+// the safe output). For every case and target the harness checks that the
+// input parses, that the output matches, that the run raises no engine
+// problem, that a second pass over the output changes nothing, that the
+// output parses cleanly, and, in one batched python call per test, that
+// every output compiles with py_compile. A Style adds further checks:
+// `# want "regexp"` comments for unfixed findings, rule Needles, the --mark
+// pass, and every parsing prefix of the input.
 package ruletest
 
 import (
@@ -19,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
@@ -73,7 +81,7 @@ func (c *Compiler) Add(t *testing.T, name string, src []byte) {
 	c.names = append(c.names, name)
 }
 
-// Check runs py_compile once over everything queued.
+// Check runs py_compile once over everything queued, failing t on any error.
 func (c *Compiler) Check(t *testing.T) {
 	t.Helper()
 	if len(c.files) == 0 {
@@ -130,7 +138,8 @@ func Output(r *rule.Result, src []byte) []byte {
 	return src
 }
 
-func parseErrors(t *testing.T, src []byte) int {
+// ParseErrors counts the error nodes of src.
+func ParseErrors(t *testing.T, src []byte) int {
 	t.Helper()
 	p := ts.NewParser(ts.Python)
 	defer p.Close()
@@ -142,46 +151,133 @@ func parseErrors(t *testing.T, src []byte) int {
 	return tree.ErrorCount()
 }
 
-// Golden walks dir (a testdata directory) and checks every case. A case
-// directory named after a rule runs that rule alone; any other name runs the
-// whole family.
-func Golden(t *testing.T, family []*rule.Rule, dir string, update bool) {
+// Diff is a unified diff from want to got, for test failures.
+func Diff(want, got []byte) string {
+	return udiff.Unified("want", "got", string(want), string(got))
+}
+
+// Check runs rules over src for one target and asserts the invariants every
+// output must hold: no engine problems, output parses, second pass is a
+// no-op. It returns the output.
+func Check(t *testing.T, rules []*rule.Rule, opts rule.Options, src []byte) []byte {
+	t.Helper()
+	_, out := check(t, "", rules, opts, src)
+	return out
+}
+
+// check is Check with a label prefixed to failures; it also returns the
+// result of the first run.
+func check(t *testing.T, label string, rules []*rule.Rule, opts rule.Options, src []byte) (*rule.Result, []byte) {
+	t.Helper()
+	if label != "" {
+		label += ": "
+	}
+	r := Run(t, rules, opts, src)
+	for _, pr := range r.Problems {
+		t.Errorf("%sengine problem %s at line %d: %s", label, pr.Code, pr.Line, pr.Message)
+	}
+	out := Output(r, src)
+	if n := ParseErrors(t, out); n > 0 {
+		t.Errorf("%soutput has %d parse errors:\n%s", label, n, out)
+	}
+	if r.Output != nil {
+		if r2 := Run(t, rules, opts, out); r2.Output != nil {
+			t.Errorf("%ssecond pass changed the output:\n%s", label, Diff(out, r2.Output))
+		}
+	}
+	return r, out
+}
+
+// Style selects the family-specific checks Golden runs besides the common
+// ones.
+type Style struct {
+	// Wants checks `# want "regexp"` comments against the findings the
+	// safe run leaves unfixed.
+	Wants bool
+	// Needles checks that a rule only reports on files holding one of its
+	// Needles.
+	Needles bool
+	// Mark checks the --mark pass: a marker per unfixed finding, the output
+	// parses and compiles, and a second marked pass changes nothing.
+	Mark bool
+	// Prefixes runs the case's rules over every prefix of the input (whole
+	// lines) that parses.
+	Prefixes bool
+	// RuleFor picks the rule a case directory runs alone; nil (or a nil
+	// result) runs the whole family.
+	RuleFor func(family []*rule.Rule, caseName string) *rule.Rule
+}
+
+// Device is the style of the device, cudaapi, amp and distributed families:
+// a case named <rule> or <rule>-<anything> runs that rule alone (longest
+// rule name wins); needles, --mark and every parsing prefix of the input are
+// checked. Their inputs carry no `# want` comments.
+var Device = Style{Needles: true, Mark: true, Prefixes: true, RuleFor: ByPrefix}
+
+// Hazards is the style of the hazards, hf and compile families: a case named
+// <rule> or <rule>.<anything> runs that rule alone, and every check is on.
+var Hazards = Style{Wants: true, Needles: true, Mark: true, Prefixes: true, RuleFor: ByBase}
+
+// ByPrefix returns the rule whose name is the longest prefix of a case name,
+// followed by "-" or nothing.
+func ByPrefix(family []*rule.Rule, name string) *rule.Rule {
+	var best *rule.Rule
+	for _, r := range family {
+		if (name == r.Name || strings.HasPrefix(name, r.Name+"-")) && (best == nil || len(r.Name) > len(best.Name)) {
+			best = r
+		}
+	}
+	return best
+}
+
+// ByBase returns the rule named like the case up to its first ".".
+func ByBase(family []*rule.Rule, name string) *rule.Rule {
+	base := strings.SplitN(name, ".", 2)[0]
+	for _, r := range family {
+		if r.Name == base {
+			return r
+		}
+	}
+	return nil
+}
+
+// Golden walks dir (a testdata directory) and checks every case against its
+// golden files in the given style; with update it rewrites them instead.
+func Golden(t *testing.T, family []*rule.Rule, dir string, update bool, style Style) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byName := map[string]*rule.Rule{}
-	for _, r := range family {
-		byName[r.Name] = r
-	}
 	comp := NewCompiler(t)
 	cases := 0
-	for _, e := range entries {
-		if !e.IsDir() {
+	for _, ent := range entries {
+		if !ent.IsDir() {
 			continue
 		}
 		cases++
-		name := e.Name()
+		name := ent.Name()
+		caseDir := filepath.Join(dir, name)
 		rules := family
-		base := strings.SplitN(name, ".", 2)[0]
-		if r, ok := byName[base]; ok {
-			rules = []*rule.Rule{r}
+		if style.RuleFor != nil {
+			if r := style.RuleFor(family, name); r != nil {
+				rules = []*rule.Rule{r}
+			}
 		}
 		t.Run(name, func(t *testing.T) {
-			caseDir := filepath.Join(dir, name)
-			in, err := os.ReadFile(filepath.Join(caseDir, "input.py"))
+			src, err := os.ReadFile(filepath.Join(caseDir, "input.py"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := parseErrors(t, in); n > 0 {
+			if n := ParseErrors(t, src); n > 0 {
 				t.Fatalf("input.py has %d parse errors", n)
 			}
-			comp.Add(t, name+"/input.py", in)
-			for _, target := range rule.Targets {
-				for _, unsafe := range []bool{false, true} {
-					checkCase(t, rules, caseDir, in, target, unsafe, update, comp)
-				}
+			comp.Add(t, name+"/input.py", src)
+			if style.Prefixes {
+				checkPrefixes(t, rules, src)
+			}
+			for _, tg := range rule.Targets {
+				checkTarget(t, rules, caseDir, src, tg, update, style, comp)
 			}
 		})
 	}
@@ -191,60 +287,95 @@ func Golden(t *testing.T, family []*rule.Rule, dir string, update bool) {
 	comp.Check(t)
 }
 
-func checkCase(t *testing.T, rules []*rule.Rule, caseDir string, in []byte, target rule.Target, unsafe, update bool, comp *Compiler) {
+// checkTarget checks one case for one target, safe and unsafe.
+func checkTarget(t *testing.T, rules []*rule.Rule, caseDir string, src []byte, tg rule.Target, update bool, style Style, comp *Compiler) {
 	t.Helper()
-	label := fmt.Sprintf("%s/unsafe=%v", target, unsafe)
-	opts := rule.Options{Target: target, UnsafeFixes: unsafe}
-	res := Run(t, rules, opts, in)
-	for _, pr := range res.Problems {
-		t.Errorf("%s: engine problem %s: %s", label, pr.Code, pr.Message)
+	name := filepath.Base(caseDir)
+	safeLabel, unsafeLabel := string(tg), string(tg)+" --unsafe-fixes"
+	safeRes, safe := check(t, safeLabel, rules, rule.Options{Target: tg}, src)
+	unsafeRes, unsafe := check(t, unsafeLabel, rules, rule.Options{Target: tg, UnsafeFixes: true}, src)
+	if safeRes.Output != nil {
+		comp.Add(t, name+"/"+string(tg), safe)
 	}
-	got := Output(res, in)
-	wantFile := filepath.Join(caseDir, "want."+string(target)+".py")
-	if unsafe {
-		wantFile = filepath.Join(caseDir, "want."+string(target)+".unsafe.py")
+	if unsafeRes.Output != nil {
+		comp.Add(t, name+"/"+string(tg)+".unsafe", unsafe)
 	}
-	want, err := os.ReadFile(wantFile)
-	if os.IsNotExist(err) {
-		if unsafe {
-			// Same as the safe result.
-			safe := Output(Run(t, rules, rule.Options{Target: target}, in), in)
-			want = safe
-		} else {
-			want = in
+	if style.Needles {
+		checkNeedles(t, safeLabel, rules, src, safeRes.Findings)
+		checkNeedles(t, unsafeLabel, rules, src, unsafeRes.Findings)
+	}
+	if style.Wants {
+		checkWants(t, safeLabel, tg, src, safeRes.Findings)
+	}
+	if style.Mark {
+		checkMark(t, rules, tg, src, safeRes.Findings, comp, name+"/"+safeLabel)
+	}
+	safePath := filepath.Join(caseDir, "want."+string(tg)+".py")
+	unsafePath := filepath.Join(caseDir, "want."+string(tg)+".unsafe.py")
+	if update {
+		writeOrRemove(t, safePath, safe, !bytes.Equal(safe, src))
+		writeOrRemove(t, unsafePath, unsafe, !bytes.Equal(unsafe, safe))
+		return
+	}
+	wantSafe := readOr(t, safePath, src)
+	wantUnsafe := readOr(t, unsafePath, wantSafe)
+	if !bytes.Equal(safe, wantSafe) {
+		t.Errorf("%s: output differs from %s:\n%s", safeLabel, filepath.Base(safePath), Diff(wantSafe, safe))
+	}
+	if !bytes.Equal(unsafe, wantUnsafe) {
+		t.Errorf("%s: output differs from %s:\n%s", unsafeLabel, filepath.Base(unsafePath), Diff(wantUnsafe, unsafe))
+	}
+}
+
+// checkPrefixes runs the rules over every prefix of src (whole lines) that
+// parses: partial code must not make a rule fail, produce an output that
+// parses worse, or miss the fixed point.
+func checkPrefixes(t *testing.T, rules []*rule.Rule, src []byte) {
+	t.Helper()
+	lines := bytes.SplitAfter(src, []byte("\n"))
+	for k := 1; k < len(lines); k++ {
+		prefix := bytes.Join(lines[:k], nil)
+		if ParseErrors(t, prefix) > 0 {
+			continue
 		}
-		if update && !bytes.Equal(got, want) {
-			if err := os.WriteFile(wantFile, got, 0o644); err != nil {
-				t.Fatal(err)
+		for _, tg := range rule.Targets {
+			opts := rule.Options{Target: tg, UnsafeFixes: true}
+			r := Run(t, rules, opts, prefix)
+			if len(r.Problems) > 0 {
+				t.Errorf("first %d lines, %s: engine problem %s: %s", k, tg, r.Problems[0].Code, r.Problems[0].Message)
+				continue
 			}
-			want = got
+			if r.Output != nil {
+				if r2 := Run(t, rules, opts, r.Output); r2.Output != nil {
+					t.Errorf("first %d lines, %s: second pass changed the output:\n%s", k, tg, Diff(r.Output, r2.Output))
+				}
+			}
 		}
-	} else if err != nil {
+	}
+}
+
+func readOr(t *testing.T, path string, def []byte) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return def
+	}
+	if err != nil {
 		t.Fatal(err)
-	} else if update {
-		if bytes.Equal(got, in) || (unsafe && bytes.Equal(got, Output(Run(t, rules, rule.Options{Target: target}, in), in))) {
-			_ = os.Remove(wantFile)
-		} else if err := os.WriteFile(wantFile, got, 0o644); err != nil {
+	}
+	return b
+}
+
+func writeOrRemove(t *testing.T, path string, b []byte, keep bool) {
+	t.Helper()
+	if !keep {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
-		want = got
+		return
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s: output differs from %s\n--- got ---\n%s\n--- want ---\n%s", label, filepath.Base(wantFile), got, want)
-	}
-	if n := parseErrors(t, got); n > 0 {
-		t.Errorf("%s: output has %d parse errors", label, n)
-	}
-	if res.Output != nil {
-		if again := Run(t, rules, opts, got); again.Output != nil {
-			t.Errorf("%s: second pass changed the output:\n%s", label, again.Output)
-		}
-		comp.Add(t, filepath.Base(caseDir)+"/"+label, got)
-	}
-	checkNeedles(t, label, rules, in, res.Findings)
-	if !unsafe {
-		checkWants(t, label, target, in, res.Findings)
-		checkMark(t, rules, target, in, res.Findings, comp, label)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -347,7 +478,7 @@ func checkMark(t *testing.T, rules []*rule.Rule, target rule.Target, in []byte, 
 			}
 		}
 	}
-	if n := parseErrors(t, out); n > 0 {
+	if n := ParseErrors(t, out); n > 0 {
 		t.Errorf("%s --mark: output has %d parse errors", label, n)
 	}
 	if res.Output != nil {
@@ -358,8 +489,46 @@ func checkMark(t *testing.T, rules []*rule.Rule, target rule.Target, in []byte, 
 	}
 }
 
+// exampleWant is the documented output of r's Example for target tg.
+func exampleWant(r *rule.Rule, tg rule.Target) string {
+	want := r.Example.Portable
+	if tg == rule.TPU {
+		want = r.Example.TPU
+	}
+	if want == "" {
+		want = r.Example.Before
+	}
+	return want
+}
+
+// CheckExamples runs every rule's documented Example through the engine, as
+// the only rule, for both targets (with unsafe fixes, since the example shows
+// what the rule does) and compares with the documented output; every output
+// must also hold Check's invariants and compile.
+func CheckExamples(t *testing.T, rules []*rule.Rule) {
+	t.Helper()
+	comp := NewCompiler(t)
+	for _, r := range rules {
+		t.Run(r.Code, func(t *testing.T) {
+			if strings.TrimSpace(r.Example.Before) == "" {
+				t.Fatalf("%s has no Example.Before", r.Code)
+			}
+			for _, tg := range rule.Targets {
+				want := exampleWant(r, tg)
+				out := Check(t, []*rule.Rule{r}, rule.Options{Target: tg, UnsafeFixes: true}, []byte(r.Example.Before))
+				if string(out) != want {
+					t.Errorf("%s example, %s: got\n%s\nwant\n%s", r.Code, tg, out, want)
+				}
+				comp.Add(t, r.Code+"."+string(tg)+".py", out)
+			}
+		})
+	}
+	comp.Check(t)
+}
+
 // Docs checks each rule's documentation and runs its Example for both
-// targets (with unsafe fixes enabled, as the example shows the fix).
+// targets (with unsafe fixes enabled, as the example shows the fix): the
+// output must match, appear in the doc, and come with a finding of the rule.
 func Docs(t *testing.T, family []*rule.Rule) {
 	t.Helper()
 	comp := NewCompiler(t)
@@ -399,13 +568,7 @@ func Docs(t *testing.T, family []*rule.Rule) {
 				comp.Add(t, r.Name+"/example", in)
 			}
 			for _, target := range rule.Targets {
-				want := r.Example.Portable
-				if target == rule.TPU {
-					want = r.Example.TPU
-				}
-				if want == "" {
-					want = r.Example.Before
-				}
+				want := exampleWant(r, target)
 				res := RunPath(t, []*rule.Rule{r}, rule.Options{Target: target, UnsafeFixes: true}, path, in)
 				got := string(Output(res, in))
 				if got != want {
