@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/pallasify/pallasify/transforms/rule"
+import (
+	"sync"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+)
 
 // Codes of the PIO family: problems with the input itself or with running the
 // engine on it. They are the only place a file is left untouched without a
@@ -87,21 +91,37 @@ func IOCode(code string) (CodeDoc, bool) {
 	return CodeDoc{}, false
 }
 
-// CodeInfo documents a code of the driver's own families — PIO (input and
-// engine problems) and PKN (kernel discovery) — as opposed to rule codes.
+// CodeFamily is one table of the driver's own codes, with the label the
+// `rules` listing shows in its safety column.
+type CodeFamily struct {
+	Label string
+	Codes []CodeDoc
+}
+
+// CodeFamilies returns every driver code table — PIO (input and engine
+// problems), PKN (kernel discovery), PPL and PDR (drafting and validation) —
+// as opposed to rule codes.
+func CodeFamilies() []CodeFamily {
+	return []CodeFamily{
+		{"input", IOCodes()},
+		{"kernel", KernelCodes()},
+		{"draft", DraftCodes()},
+	}
+}
+
+// codeIndex maps every driver code to its doc; built once, read-only after.
+var codeIndex = sync.OnceValue(func() map[string]CodeDoc {
+	m := map[string]CodeDoc{}
+	for _, f := range CodeFamilies() {
+		for _, c := range f.Codes {
+			m[c.Code] = c
+		}
+	}
+	return m
+})
+
+// CodeInfo documents a code of the driver's own families (see CodeFamilies).
 func CodeInfo(code string) (CodeDoc, bool) {
-	if c, ok := IOCode(code); ok {
-		return c, true
-	}
-	for _, c := range KernelCodes() {
-		if c.Code == code {
-			return c, true
-		}
-	}
-	for _, c := range DraftCodes() {
-		if c.Code == code {
-			return c, true
-		}
-	}
-	return CodeDoc{}, false
+	c, ok := codeIndex()[code]
+	return c, ok
 }

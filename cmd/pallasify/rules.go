@@ -63,11 +63,10 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Code, r.Safety, r.Name, title)
 		}
-		for _, c := range pipeline.IOCodes() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, "input", c.Name, c.Title)
-		}
-		for _, c := range pipeline.KernelCodes() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, "kernel", c.Name, c.Title)
+		for _, f := range pipeline.CodeFamilies() {
+			for _, c := range f.Codes {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, f.Label, c.Name, c.Title)
+			}
 		}
 		return tw.Flush()
 	}
