@@ -167,8 +167,13 @@ func isModelConstruction(p *rule.Pass, rhs *ts.Node, classes map[string]bool) bo
 	return false
 }
 
-// wrapCandidates returns the assignments PCM002 would wrap.
+// wrapCandidates returns the assignments PCM002 would wrap. PCM002, PCM003
+// and PDX005 all ask, so the answer is computed once per file.
 func wrapCandidates(p *rule.Pass) []*ts.Node {
+	return p.Memo("compile.wrapCandidates", func() any { return findWrapCandidates(p) }).([]*ts.Node)
+}
+
+func findWrapCandidates(p *rule.Pass) []*ts.Node {
 	classes := moduleClasses(p)
 	done := compiledNames(p)
 	var out []*ts.Node

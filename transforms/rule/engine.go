@@ -69,10 +69,11 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 	}
 	im := CollectImports(tree)
 	order := map[string]int{}
+	memo := map[string]any{}
 	for i, r := range e.Rules {
 		order[r.Code] = i
 		var got []Finding
-		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Imports: im, rule: r, out: &got}
+		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Imports: im, rule: r, out: &got, memo: memo}
 		if perr := runRule(r, pass); perr != nil {
 			res.Problems = append(res.Problems, Finding{Code: CodeRulePanic, Rule: r.Name, Line: 1, Col: 1,
 				Message: fmt.Sprintf("rule %s (%s) failed on this file and was skipped: %v", r.Code, r.Name, perr)})

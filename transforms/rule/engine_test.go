@@ -156,3 +156,21 @@ func TestEnginePreludeDefSpacing(t *testing.T) {
 		})
 	}
 }
+
+// Rules over the same file share Memo results: the fact is computed once.
+func TestPassMemoSharedAcrossRules(t *testing.T) {
+	calls := 0
+	mk := func(code string) *rule.Rule {
+		return &rule.Rule{Code: code, Name: code, Doc: "Memo.", Safety: rule.DisplayOnly, Run: func(p *rule.Pass) {
+			if p.Memo("fact", func() any { calls++; return 42 }).(int) != 42 {
+				t.Errorf("wrong memo value")
+			}
+		}}
+	}
+	e := &rule.Engine{Rules: []*rule.Rule{mk("PXX101"), mk("PXX102"), mk("PXX103")}}
+	run(t, e, "x = 1\n")
+	run(t, e, "y = 2\n")
+	if calls != 2 {
+		t.Fatalf("fact computed %d times for 2 files, want 2", calls)
+	}
+}

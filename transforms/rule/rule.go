@@ -147,6 +147,23 @@ type Pass struct {
 	Imports *Imports
 	rule    *Rule
 	out     *[]Finding
+	memo    map[string]any // shared by every rule's Pass over the same tree
+}
+
+// Memo returns the value computed by f for key, computing it once per file:
+// every rule's Pass over the same tree shares the results, so facts several
+// rules need (which models would be compiled, ...) are derived once.
+// Values must depend only on the file and target, never on the running rule.
+func (p *Pass) Memo(key string, f func() any) any {
+	if p.memo == nil {
+		return f()
+	}
+	if v, ok := p.memo[key]; ok {
+		return v
+	}
+	v := f()
+	p.memo[key] = v
+	return v
 }
 
 // Report records a finding for the running rule.
