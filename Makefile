@@ -24,9 +24,9 @@ deps:
 	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null)); \
 	  else echo "warning: bubblewrap (bwrap) is missing; install it for sandboxed validation" >&2; fi; }
 
-$(VPY): validators/harness/requirements.txt
+$(VPY): validators/harness/requirements.txt validators/harness/constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VPY) -m pip install -q --disable-pip-version-check -r validators/harness/requirements.txt
+	$(VPY) -m pip install -q --disable-pip-version-check -r validators/harness/requirements.txt -c validators/harness/constraints.txt
 	touch $(VPY)
 
 venv: $(VPY)
