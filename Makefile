@@ -8,6 +8,9 @@ VPY := $(VENV)/bin/python
 BIN := bin/pallasify
 export PALLASIFY_PYTHON := $(CURDIR)/$(VPY)
 export GOFLAGS := -buildvcs=false
+# Tests that need the real stack (torch, torch_tpu, libtpu, jax in .venv) fail instead of skipping
+# when it is missing, under make.
+export PALLASIFY_REQUIRE_STACK := 1
 
 .PHONY: all build test demo bench fuzz lint venv deps clean
 

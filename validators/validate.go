@@ -140,6 +140,30 @@ type Verdict struct {
 	Cached bool `json:"cached,omitempty"`
 	// Output is the tail of the harness's own output (diagnostics).
 	Output string `json:"output,omitempty"`
+	// TPU is the TPU compile gate's result per chip ("v5e", "v6e", "tpu7x"):
+	// the candidate lowered and compiled deviceless for that chip over the
+	// validated shapes, after the numeric proof.
+	TPU map[string]ChipCompile `json:"tpu,omitempty"`
+}
+
+// ChipCompile is one chip's outcome of the TPU compile gate.
+type ChipCompile struct {
+	// Topology is the deviceless topology compiled for ("v5e:2x2").
+	Topology string `json:"topology"`
+	// Compiled is true when every validated shape lowered and compiled.
+	Compiled bool `json:"compiled"`
+	// Error is the compiler's message (first lines) when Compiled is false.
+	Error string `json:"error,omitempty"`
+	// Shape is the validated case the numbers below are for (the largest).
+	Shape map[string]int64 `json:"shape,omitempty"`
+	// BytesAccessed is "bytes accessed" from the compiled program's cost analysis.
+	BytesAccessed float64 `json:"bytes_accessed,omitempty"`
+	// MinBytes is the minimum traffic: each input read once, each output written once.
+	MinBytes float64 `json:"min_bytes,omitempty"`
+	// RooflineS is BytesAccessed over the chip's HBM bandwidth (seconds).
+	RooflineS float64 `json:"roofline_s,omitempty"`
+	// CompileS is the wall time of lowering and compiling every shape.
+	CompileS float64 `json:"compile_s,omitempty"`
 }
 
 // Proven reports whether the candidate was proven.
