@@ -71,6 +71,8 @@ type DraftVerdict struct {
 	Shapes   []string
 	Summary  string // the validator's human summary
 	Duration time.Duration
+	// TPU is the TPU compile gate's result per chip (nil when it did not run).
+	TPU map[string]bool
 }
 
 // KernelValidator proves a candidate against the original kernel
@@ -348,6 +350,7 @@ func (w *KernelWork) rounds(ctx context.Context, k *kernels.Kernel, pk *Kernel, 
 		stats := v.Stats
 		pk.Draft.Stats = &stats
 		pk.Draft.Shapes = v.Shapes
+		pk.TPUCompiled = v.TPU
 		if v.Verdict == VerdictProven {
 			w.mu.Lock()
 			w.proven = append(w.proven, &Proof{Kernel: k, Candidate: cand, Verdict: v, Rounds: round})

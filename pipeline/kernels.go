@@ -74,7 +74,8 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 	}
 	emu := pool.New().WithMaxGoroutines(limit)
 	for _, k := range inv.Kernels {
-		pk := &Kernel{ID: k.ID, Name: k.Name, Path: k.Path, Line: k.Line, Origin: k.Origin, Class: k.Class, SpecStatus: k.SpecStatus}
+		pk := &Kernel{ID: k.ID, Name: k.Name, Path: k.Path, Line: k.Line, Origin: k.Origin, Class: k.Class, SpecStatus: k.SpecStatus,
+			SpecSource: specSourceOf(k)}
 		switch {
 		case k.Origin == kernels.OriginTriton:
 			pk.EmuStatus = "unsupported: triton (inventory only)"
@@ -88,6 +89,9 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		r.Kernels = append(r.Kernels, pk)
 	}
 	emu.Wait()
+	for _, pk := range r.Kernels {
+		pk.Emulated = pk.EmuStatus == "compiled"
+	}
 	for _, p := range probs {
 		d := Diagnostic{Code: p.Code, Severity: Severity(p.Severity), Path: p.Path, Line: p.Line, Message: p.Message, Safety: "diagnostic"}
 		if f := byPath[p.Path]; f != nil {
@@ -128,5 +132,20 @@ func KernelCodes() []CodeDoc {
 		{kernels.CodeInternal, "kernel-analysis-failed", SevError, "Kernel analysis failed on this file",
 			"The analysis met code it did not expect. The kernel (or Python file) is left out of the inventory and the " +
 				"run continues. Please report it with the file."},
+	}
+}
+
+// specSourceOf names where a discovered kernel's spec came from: a user spec
+// file (the call sites the rewrite stage found, with the user's shapes),
+// static inference, or nowhere. The capture stage replaces it with
+// SpecTests when the repository's tests launched the kernel.
+func specSourceOf(k *kernels.Kernel) string {
+	switch {
+	case k.Spec == nil:
+		return SpecNone
+	case k.SpecStatus == kernels.SpecUser:
+		return SpecCallSites
+	default:
+		return SpecStatic
 	}
 }

@@ -80,7 +80,36 @@ type Kernel struct {
 	SpecStatus string `json:"spec_status"`               // inferred, user, needs-spec
 	EmuStatus  string `json:"emulator_status,omitempty"` // compiled, unsupported: <construct>, not-run
 	Draft      *Draft `json:"draft,omitempty"`
+
+	// What the capture stage made of the kernel: the repository's extension
+	// built for the CPU (or the coded reason it was not), the launches
+	// captured while its tests ran, where the spec came from (SpecTests,
+	// SpecCallSites, SpecStatic or SpecNone) and whether the reference ran on
+	// the emulator.
+	BuiltCPU    bool         `json:"built_cpu"`
+	BuildReason *BuildReason `json:"build_reason,omitempty"`
+	Captured    int          `json:"captured"`
+	SpecSource  string       `json:"spec_source"`
+	Emulated    bool         `json:"emulated"`
+	// TPUCompiled is the TPU compile gate's result per chip for the proven
+	// draft (validators' Verdict.TPU), nil when the gate did not run.
+	TPUCompiled map[string]bool `json:"tpu_compiled,omitempty"`
 }
+
+// BuildReason says why a kernel's extension was not built for the CPU: a
+// code (EMU-UNSUPPORTED, EMU-BUILD, ...) and one line naming the construct.
+type BuildReason struct {
+	Code string `json:"code"`
+	Text string `json:"text"`
+}
+
+// Spec sources of a kernel, in the order they are tried.
+const (
+	SpecTests     = "tests"                // captured from the repository's own tests
+	SpecCallSites = "call-sites+user-spec" // a user spec file for the call sites the rewrite stage found
+	SpecStatic    = "static"               // static inference from the host code
+	SpecNone      = "none"                 // no spec
+)
 
 // Draft is what the draft and validate stages did for a kernel.
 type Draft struct {

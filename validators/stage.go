@@ -94,5 +94,18 @@ func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module
 		return nil, err
 	}
 	return &pipeline.DraftVerdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
-		Summary: Summary(v), Duration: time.Since(t0)}, nil
+		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU)}, nil
+}
+
+// tpuCompiled reduces the TPU compile gate's per-chip outcome to compiled or
+// not, for the kernel report (nil when the gate did not run).
+func tpuCompiled(gate map[string]ChipCompile) map[string]bool {
+	if len(gate) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(gate))
+	for chip, c := range gate {
+		out[chip] = c.Compiled
+	}
+	return out
 }

@@ -133,6 +133,22 @@ type KernelRow struct {
 	Shapes     []string `json:"shapes,omitempty"`
 	DurationMS int64    `json:"duration_ms,omitempty"`
 	Module     string   `json:"module,omitempty"`
+
+	// The capture stage's facts (see pipeline.Kernel): extension built for
+	// the CPU or why not, launches captured, spec source (tests,
+	// call-sites+user-spec, static, none), reference emulated, and the TPU
+	// compile gate per chip.
+	BuiltCPU    bool                  `json:"built_cpu"`
+	BuildReason *pipeline.BuildReason `json:"build_reason,omitempty"`
+	Captured    int                   `json:"captured"`
+	SpecSource  string                `json:"spec_source"`
+	Emulated    bool                  `json:"emulated"`
+	TPUCompiled map[string]bool       `json:"tpu_compiled"`
+	// Drafted, Proven and Wired summarise the draft columns: a candidate was
+	// drafted, the validator proved it, and migrate wired it in.
+	Drafted bool `json:"drafted"`
+	Proven  bool `json:"proven"`
+	Wired   bool `json:"wired"`
 }
 
 // LLMTotals are the run's LLM drafting totals (present when any kernel was
@@ -231,6 +247,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		if row.Emulator == "" {
 			row.Emulator = "not-run"
 		}
+		captureColumns(&row, k)
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
 			row.Rounds, row.Tokens, row.Calls = k.Draft.Rounds, k.Draft.Tokens, k.Draft.Calls
@@ -340,4 +357,23 @@ func loc(d pipeline.Diagnostic) string {
 
 func dur(s float64) string {
 	return (time.Duration(s * float64(time.Second))).Round(time.Millisecond).String()
+}
+
+// captureColumns copies the capture stage's facts and the drafted/proven/
+// wired summary into a kernel row.
+func captureColumns(row *KernelRow, k *pipeline.Kernel) {
+	row.BuiltCPU, row.BuildReason, row.Captured, row.Emulated = k.BuiltCPU, k.BuildReason, k.Captured, k.Emulated
+	row.SpecSource = k.SpecSource
+	if row.SpecSource == "" {
+		row.SpecSource = pipeline.SpecNone
+	}
+	row.TPUCompiled = k.TPUCompiled
+	if row.TPUCompiled == nil {
+		row.TPUCompiled = map[string]bool{}
+	}
+	if d := k.Draft; d != nil {
+		row.Drafted = d.Drafter != "" && d.Drafter != "none"
+		row.Proven = d.Verdict == pipeline.VerdictProven
+		row.Wired = row.Proven && d.Module != ""
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -190,5 +191,47 @@ func TestColorDiff(t *testing.T) {
 		if got := ColorEnabled(c.tty, env(c.nc)); got != c.want {
 			t.Errorf("ColorEnabled(%v, NO_COLOR=%q) = %v", c.tty, c.nc, got)
 		}
+	}
+}
+
+// The JSON kernel entries carry the capture stage's facts under the keys the
+// corpus benchmark reads.
+func TestKernelCaptureJSON(t *testing.T) {
+	run := sampleRun()
+	run.Kernels = append(run.Kernels,
+		&pipeline.Kernel{ID: "k2", Name: "roi_align_forward_cuda_kernel", Path: "mmcv/ops/csrc/roi_align.cu", Origin: "cuda-extension",
+			BuiltCPU: true, Captured: 4, SpecSource: pipeline.SpecTests, Emulated: true, TPUCompiled: map[string]bool{"v5e": true, "v6e": false},
+			Draft: &pipeline.Draft{Drafter: "rules", Verdict: pipeline.VerdictProven, Module: "mmcv/ops/_pallas_roi.py"}},
+		&pipeline.Kernel{ID: "k3", Name: "tex_kernel", Path: "csrc/tex.cu", Origin: "load",
+			BuildReason: &pipeline.BuildReason{Code: "EMU-UNSUPPORTED", Text: "texture<float, 2>"}})
+	var b bytes.Buffer
+	if err := Write(&b, Build(run, "migrate", rules), JSON); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Kernels []map[string]any `json:"kernels"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Kernels) != 3 {
+		t.Fatalf("kernels = %d", len(doc.Kernels))
+	}
+	want := []map[string]any{
+		{"built_cpu": false, "captured": 0.0, "spec_source": "none", "emulated": false, "drafted": false, "proven": false, "wired": false},
+		{"built_cpu": true, "captured": 4.0, "spec_source": "tests", "emulated": true, "drafted": true, "proven": true, "wired": true,
+			"tpu_compiled": map[string]any{"v5e": true, "v6e": false}},
+		{"built_cpu": false, "spec_source": "none", "build_reason": map[string]any{"code": "EMU-UNSUPPORTED", "text": "texture<float, 2>"}},
+	}
+	for i, w := range want {
+		for key, v := range w {
+			got, ok := doc.Kernels[i][key]
+			if !ok || !reflect.DeepEqual(got, v) {
+				t.Errorf("kernel %d %q = %v (present %v), want %v", i, key, got, ok, v)
+			}
+		}
+	}
+	if _, ok := doc.Kernels[1]["build_reason"]; ok {
+		t.Errorf("a built kernel has a build_reason: %v", doc.Kernels[1])
 	}
 }
