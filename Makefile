@@ -46,7 +46,7 @@ test: deps venv lint
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
 	$(VPY) -m pytest -q validators/harness fixtures/kernels
 
-demo: build
+demo: build deps venv
 	./$(BIN) migrate fixtures/projects/ddp_amp_train
 	@echo; echo "=== kernel stage: a load_inline CUDA kernel drafted by rules, proven, wired in ==="
 	./$(BIN) migrate --color never fixtures/e2e/inline_act
