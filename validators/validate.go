@@ -79,6 +79,10 @@ type Request struct {
 	KernelTU string
 	// Candidate is the candidate module's source.
 	Candidate []byte
+	// Captured, when set, is the original's captured launches
+	// (pallasify.captured/v1 JSON, harness captured.py): the candidate and
+	// the reference must reproduce their outputs before the sweep runs.
+	Captured []byte
 }
 
 // Case is one compared output of one test case.
@@ -267,6 +271,12 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 		"--seeds", strconv.Itoa(opt.Seeds),
 		"--timeout", strconv.FormatFloat(opt.Timeout.Seconds(), 'f', 0, 64),
 	}
+	if len(req.Captured) > 0 {
+		if err := os.WriteFile(filepath.Join(work, "captured.json"), req.Captured, 0o644); err != nil {
+			return nil, fmt.Errorf("validate: %w", err)
+		}
+		argv = append(argv, "--captured", filepath.Join(work, "captured.json"))
+	}
 	if opt.Quick {
 		argv = append(argv, "--quick")
 	}
@@ -453,6 +463,9 @@ func CacheKey(req Request, specJSON, refBytes []byte, opt Options) string {
 	part("refkind", []byte(strconv.FormatBool(req.ReferencePy != "")))
 	part("spec", specJSON)
 	part("candidate", req.Candidate)
+	if len(req.Captured) > 0 {
+		part("captured", req.Captured)
+	}
 	part("harness", []byte(HarnessHash()))
 	part("opts", []byte(fmt.Sprintf("seeds=%d quick=%v skipban=%v", opt.Seeds, opt.Quick, opt.UnsafeSkipASTBan)))
 	return hex.EncodeToString(h.Sum(nil))

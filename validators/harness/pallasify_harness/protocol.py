@@ -22,7 +22,7 @@ import traceback
 
 import numpy as np
 
-from . import HARNESS_VERSION, VERDICT_SCHEMA
+from . import HARNESS_VERSION, VERDICT_SCHEMA, tpu
 from .astban import check_source, mentions_pallas_call
 from .compare import compare, degenerate, passes, tolerance
 from .gen import DISTRIBUTIONS, SPECIAL, make_case
@@ -87,7 +87,7 @@ class Verdict:
             "backend": "tpu-interpret",
             "interpret_checks": {},
             "gates": {"launch": None, "banned_calls": None, "non_degenerate": None, "determinism": None,
-                      "inputs_unchanged": None, "poisoned_outputs": None},
+                      "inputs_unchanged": None, "poisoned_outputs": None, "tpu_compile": None},
             "reference": {},
             "subnormals": "",
             "cases": [],
@@ -258,6 +258,10 @@ def run_protocol(a, v: Verdict):
         raise error("V-SPEC", str(e)) from None
     v.d["kernel"] = a.kernel or spec.id
     v.d["deterministic"] = spec.deterministic
+    try:
+        a.chips = tpu.parse_chips(a.tpu_chips)
+    except tpu.Unavailable as e:
+        raise error("V-TPU-UNAVAILABLE", str(e)) from None
     v.d["subnormals"] = ("inputs: excluded (flushed to signed zero before both runs); outputs: flushed to zero on both "
                          f"sides before comparing (XLA flushes subnormals; fast_math={str(spec.fast_math).lower()})")
 
@@ -370,6 +374,11 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
     fns = {}
     launch_checked = False
 
+    if a.captured:  # the original's real launches first (captured.py)
+        from . import captured
+        captured.run_cases(a.captured, spec, run, ref, v, tracer, interp_a)
+
+    compile_shapes = {}  # shape index -> tpu.Shape, for the TPU compile gate
     failed = {}  # shape index -> the Stop that rejected the candidate there
     for (j, env, seed, dist) in plan:
         if j in failed:
@@ -390,6 +399,8 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
             scalars = {p.name: args[p.name] for p in spec.params if p.role in ("scalar", "size")}
             pristine = {k: np.array(x, copy=True) for k, x in arrays.items()}
 
+            if j not in compile_shapes:
+                compile_shapes[j] = _compile_shape(spec, env, arrays, scalars, out_params, shapes)
             if j not in fns:
                 def make(interp_val, scalars=scalars):
                     def f(arrs):
@@ -523,7 +534,44 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
     v.d["ghost_replay"] = first_usable is not None
     if tracer.foreign_interpret:
         v.d["interpret_overridden"] = tracer.foreign_interpret[:3]
+    _tpu_gate(a, v, run, [compile_shapes[j] for j in sorted(compile_shapes)], tracer)
     return "proven", "", ""
+
+
+def _compile_shape(spec, env, arrays, scalars, out_params, shapes):
+    """The TPU gate's view of one validated shape."""
+    ins = sum(int(np.asarray(x).nbytes) for x in arrays.values())
+    outs = sum(int(np.prod(shapes[p.name], dtype=np.int64)) * p.np_dtype.itemsize
+               for p in out_params if p.role == "output")
+    inouts = sum(int(np.asarray(arrays[p.name]).nbytes) for p in out_params if p.role == "inout" and p.name in arrays)
+    return tpu.Shape(env=dict(env), arrays={k: (tuple(np.shape(x)), np.asarray(x).dtype) for k, x in arrays.items()},
+                     scalars=dict(scalars), min_bytes=ins + outs + inouts)
+
+
+def _tpu_gate(a, v, run, shapes, tracer):
+    """After the numeric proof: compile for every configured TPU chip
+    (validators/CONTRACTS.md, "TPU compile gate")."""
+    if not a.chips:
+        v.d["tpu_gate"] = "off (--tpu-chips none)"
+        return
+    v.phase = "tpu compile (libtpu)"
+    try:
+        devs = tpu.devices(a.chips)
+    except tpu.Unavailable as e:
+        raise error("V-TPU-UNAVAILABLE", str(e)) from None
+    v.phase = "tpu compile " + ",".join(a.chips)
+    try:
+        res = tpu.gate(run, shapes, devs, tracer)
+    except MemoryError:
+        raise reject("V-SANDBOX", "memory limit reached while compiling for TPU") from None
+    v.d["tpu"] = res
+    v.d["libtpu_version"] = tpu.libtpu_version()
+    bad = [c for c in a.chips if not res[c]["compiled"]]
+    v.d["gates"]["tpu_compile"] = not bad
+    if bad:
+        also = f"; also fails on {', '.join(bad[1:])}" if len(bad) > 1 else ""
+        raise reject("V-TPU-COMPILE", f"does not compile for {bad[0]} ({res[bad[0]]['topology']}) "
+                     f"{res[bad[0]]['error']}{also}")
 
 
 def _call(fn, arrays, jnp, interp, when, ghost=False):
@@ -634,7 +682,12 @@ def parse_args(argv=None):
     ap.add_argument("--special", choices=["auto", "on", "off"], default="auto",
                     help="NaN/±Inf/-0.0 inputs (auto: elementwise kernels with float inputs)")
     ap.add_argument("--timeout", type=float, default=0, help="wall seconds before a V-TIMEOUT verdict (0: none)")
+    ap.add_argument("--captured", default="", help="captured launches of the original (pallasify.captured/v1, captured.py)")
+    ap.add_argument("--tpu-chips", default=",".join(tpu.DEFAULT_CHIPS),
+                    help="TPU chips to compile the proven candidate for (comma-separated, from "
+                         f"{', '.join(tpu.CHIPS)}; 'none': no TPU compile gate)")
     ap.add_argument("--probe", action="store_true", help="print what the installed JAX supports and exit")
+    ap.add_argument("--probe-tpu", action="store_true", help="with --probe: also compile a tiny kernel for each chip")
     ap.add_argument("--unsafe-skip-ast-ban", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if not a.probe:
@@ -656,10 +709,14 @@ def strict_precision_env():
 def main(argv=None):
     a = parse_args(argv)
     strict_precision_env()
+    tpu.tpu_env()
     if a.probe:
         from . import interp
 
-        print(json.dumps(interp.probe()))
+        res = interp.probe()
+        res["tpu"] = tpu.probe() if a.probe_tpu else {"libtpu": tpu.libtpu_version(), "chips": list(tpu.CHIPS),
+                                                      "default": list(tpu.DEFAULT_CHIPS)}
+        print(json.dumps(res))
         return 0
     v = Verdict(a.kernel or os.path.splitext(os.path.basename(a.spec))[0])
     if a.timeout > 0:
