@@ -12,7 +12,7 @@ export GOFLAGS := -buildvcs=false
 # when it is missing, under make.
 export PALLASIFY_REQUIRE_STACK := 1
 
-.PHONY: all build test demo bench fuzz lint venv deps clean
+.PHONY: all build test demo bench fuzz lint venv deps clean corpus
 
 all: build
 
@@ -55,6 +55,13 @@ demo: build deps venv
 # migrate (lines/s, peak RSS) against the grep/rg floor; see cmd/pallasify-bench.
 bench: build
 	$(GO) run ./cmd/pallasify-bench -bin $(BIN)
+
+# Runs analyze and migrate over every folder of ../shared/corpus (real code from
+# public repositories; copied to a temp dir first) and prints per-folder and total
+# kernel-stage tables; a benchmark, not part of `make test`. See cmd/pallasify-corpus.
+CORPUS ?= ../shared/corpus
+corpus: build venv
+	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) $(CORPUS_FLAGS)
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=5m ./transforms/
