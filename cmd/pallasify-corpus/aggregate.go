@@ -144,11 +144,11 @@ func mergeOne(folder string, a, m *kernelJSON) Kernel {
 		if r == nil {
 			continue
 		}
-		if k.Built == Unknown {
-			k.Built = triOf(r.BuiltCPU)
-		}
 		if k.BuildCode == "" && k.BuildText == "" {
 			k.BuildCode, k.BuildText, _ = buildReason(r.BuildReason)
+		}
+		if k.Built == Unknown {
+			k.Built = builtOf(r.BuiltCPU, k.BuildCode != "" || k.BuildText != "")
 		}
 		if k.Captured == nil && r.Captured != nil {
 			c := *r.Captured
@@ -170,6 +170,31 @@ func mergeOne(folder string, a, m *kernelJSON) Kernel {
 		}
 	}
 	return k
+}
+
+// builtOf reads built_cpu. The report prints the key for every kernel, so
+// false alone means refused or never tried: it counts as not built only with
+// a build_reason, and as unknown without one.
+func builtOf(b *bool, hasReason bool) Tri {
+	t := triOf(b)
+	if t == No && !hasReason {
+		return Unknown
+	}
+	return t
+}
+
+// capturedOf is whether launches were captured: known when some were, or
+// when the build's outcome is known (nothing runs without a build).
+func capturedOf(k *Kernel) Tri {
+	switch {
+	case k.Captured == nil:
+		return Unknown
+	case *k.Captured > 0:
+		return Yes
+	case k.Built == Unknown:
+		return Unknown
+	}
+	return No
 }
 
 // draftFacts reads drafted/proven/wired from the keys the binary prints, or
@@ -337,9 +362,7 @@ func count(label, kind string, ks []Kernel) Counts {
 		}
 		c.Found++
 		c.Built.add(k.Built)
-		if k.Captured != nil {
-			c.Captured.add(triBool(*k.Captured > 0))
-		}
+		c.Captured.add(capturedOf(k))
 		if k.SpecSource != "" {
 			c.Spec[k.SpecSource]++
 			c.SpecKnwn++

@@ -9,10 +9,12 @@ import (
 )
 
 // Canned reports in the shape `pallasify analyze|migrate --format json`
-// prints: today's keys only (old) and with the capture stage's keys (new).
+// prints: today's keys only (old; the first kernel as the report prints it
+// before any build ran: built_cpu false, captured 0, no build_reason) and
+// with the capture stage's keys (new).
 
 const oldAnalyze = `{"kind":"analyze","kernels":[
- {"id":"k-aaaaaa0001","name":"add","path":"a.py","line":3,"origin":"load_inline","class":"elementwise","spec_status":"inferred","emulator_status":"compiled","drafter":"-","verdict":"-"},
+ {"id":"k-aaaaaa0001","name":"add","path":"a.py","line":3,"origin":"load_inline","class":"elementwise","spec_status":"inferred","emulator_status":"compiled","drafter":"-","verdict":"-","built_cpu":false,"captured":0},
  {"id":"k-aaaaaa0002","name":"pool","path":"b.py","line":7,"origin":"load_inline","class":"elementwise","spec_status":"needs-spec","emulator_status":"compiled","drafter":"-","verdict":"-"},
  {"id":"k-aaaaaa0003","name":"tadd","path":"t.py","line":9,"origin":"triton","class":"elementwise","spec_status":"needs-spec","emulator_status":"unsupported: triton (inventory only)","drafter":"-","verdict":"-"}],
  "kernel_notes":[

@@ -89,7 +89,9 @@ func writeFolder(w io.Writer, f *Folder) {
 
 // Legend explains the cells.
 const Legend = "Cells: kernels with the fact; `-` where no kernel's report has the key yet (unknown, not zero); " +
-	"`N (of K)` where only K kernels report it. captured: at least one launch captured. compiled for TPU: the " +
+	"`N (of K)` where only K kernels report it. built for CPU: the extension built (built_cpu false counts as a " +
+	"refusal only with a build_reason; without one it was not tried, unknown). captured: at least one launch " +
+	"captured (known once the build's outcome is). compiled for TPU: the " +
 	"TPU compile gate passed on every chip it ran for (it runs for proven drafts). Blocking reason: the diagnostic " +
 	"code of the first point where a kernel stopped short of being wired, with its reason class."
 
