@@ -76,6 +76,9 @@ type Kernel struct {
 	FastMath     bool     `json:"fast_math,omitempty"`
 	// TemplateArgs used to instantiate a template kernel.
 	TemplateArgs map[string]string `json:"template_args,omitempty"`
+	// Captured is what the capture stage recorded for this kernel (nil when
+	// no test launched it).
+	Captured *Capture `json:"-"`
 
 	sig []kparam // the kernel's parameters, for validating user specs
 }

@@ -31,6 +31,33 @@ type Unit struct {
 	Masked []Masked `json:"masked,omitempty"`
 	// Hash is sha256 of Source, hex.
 	Hash string `json:"hash"`
+
+	// A template kernel's parameter names and its explicit instantiation
+	// (the line in Source, and what Reinstantiate rebuilds it from).
+	templateParams []string
+	inst           string
+	instTargs      []string
+	instRet        string
+	instName       string
+	instParams     string
+}
+
+// Reinstantiate changes a template kernel's explicit instantiation (and
+// Entry) to targs, e.g. the template arguments of a captured launch.
+func (u *Unit) Reinstantiate(targs []string) {
+	if u.inst == "" || len(targs) != len(u.templateParams) || strings.Join(targs, ", ") == strings.Join(u.instTargs, ", ") {
+		return
+	}
+	sub := map[string]string{}
+	for i, p := range u.templateParams {
+		sub[p] = targs[i]
+	}
+	inst := fmt.Sprintf("template __global__ %s %s<%s>%s;", u.instRet, u.instName, strings.Join(targs, ", "), substIdents(u.instParams, sub))
+	u.Source = strings.Replace(u.Source, u.inst, inst, 1)
+	u.Entry = strings.Replace(u.Entry, u.instName+"<"+strings.Join(u.instTargs, ", ")+">", u.instName+"<"+strings.Join(targs, ", ")+">", 1)
+	u.inst, u.instTargs = inst, append([]string(nil), targs...)
+	sum := sha256.Sum256([]byte(u.Source))
+	u.Hash = hex.EncodeToString(sum[:])
 }
 
 // stdHeaders are C/C++ standard headers an isolated TU may keep.
@@ -155,6 +182,11 @@ func isolate(k *item, items []*item, targs []string) *Unit {
 	u.Entry = k.names[0]
 	if k.template != nil {
 		inst := instantiation(k, targs)
+		u.inst, u.instTargs, u.instName = inst, append([]string(nil), targs...), k.names[0]
+		u.instRet, u.instParams = instantiationParts(k)
+		for _, tp := range templateParams(k.file, k.template) {
+			u.templateParams = append(u.templateParams, tp.name)
+		}
 		b.WriteString(inst)
 		b.WriteString("\n")
 		u.Entry += "<" + strings.Join(targs, ", ") + ">"
@@ -229,23 +261,30 @@ func instantiation(k *item, targs []string) string {
 			sub[p.name] = targs[i]
 		}
 	}
+	ret, params := instantiationParts(k)
+	return fmt.Sprintf("template __global__ %s %s<%s>%s;", ret, k.names[0], strings.Join(targs, ", "), substIdents(params, sub))
+}
+
+// instantiationParts is a template kernel's return type and parameter list
+// (template parameters unsubstituted, defaults stripped).
+func instantiationParts(k *item) (ret, params string) {
+	f := k.file
 	decl := k.node.ChildByFieldName("declarator")
 	for decl != nil && decl.Type() != "function_declarator" {
 		decl = decl.ChildByFieldName("declarator")
 	}
-	params := "()"
+	params = "()"
 	if decl != nil {
 		if pl := decl.ChildByFieldName("parameters"); pl != nil {
 			params = f.text(pl)
 		}
 	}
-	params = substIdents(params, sub)
 	params = stripDefaults(params)
-	ret := "void"
+	ret = "void"
 	if t := k.node.ChildByFieldName("type"); t != nil {
 		ret = f.text(t)
 	}
-	return fmt.Sprintf("template __global__ %s %s<%s>%s;", ret, k.names[0], strings.Join(targs, ", "), params)
+	return ret, params
 }
 
 var defaultArgRE = regexp.MustCompile(`\s*=\s*[^,()]+`)

@@ -1,0 +1,652 @@
+package kernels
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// SpecCaptured is the spec status of a kernel whose spec was taken from the
+// launches the repository's own tests made (the CUDA-on-CPU build of the
+// original, with capture on).
+const SpecCaptured = "captured"
+
+// CaptureSchema tags each line of a capture dir's launches.jsonl.
+const CaptureSchema = "pallasify.capture/v1"
+
+// CapturedCasesSchema tags the captured-cases file the harness reads
+// (validators/harness captured.py).
+const CapturedCasesSchema = "pallasify.captured/v1"
+
+// CapturedLaunch is one kernel launch recorded by the emulator while the original
+// ran (one line of launches.jsonl in a capture dir).
+type CapturedLaunch struct {
+	Schema       string      `json:"schema"`
+	Seq          int         `json:"seq"`
+	Kernel       string      `json:"kernel"`
+	Instance     string      `json:"instance"`
+	TemplateArgs []string    `json:"template_args,omitempty"`
+	Grid         [3]int64    `json:"grid"`
+	Block        [3]int64    `json:"block"`
+	SharedBytes  int64       `json:"shared_bytes"`
+	Args         []LaunchArg `json:"args"`
+	RolesFrom    string      `json:"roles_from"`
+	DurationS    float64     `json:"duration_s"`
+	Dir          string      `json:"-"` // the capture dir the buffers are in
+	Entry        string      `json:"-"` // the test entry that made the launch
+}
+
+// LaunchArg is one argument of a captured launch: a scalar's value or a
+// pointer's buffer (the bytes of [offset, offset+extent) before and after).
+type LaunchArg struct {
+	Index       int             `json:"index"`
+	Name        string          `json:"name"`
+	Kind        string          `json:"kind"` // scalar, pointer
+	CType       string          `json:"ctype"`
+	DType       string          `json:"dtype"`
+	Value       json.RawMessage `json:"value,omitempty"`
+	Alloc       *LaunchAlloc    `json:"alloc,omitempty"`
+	OffsetBytes int64           `json:"offset_bytes"`
+	ExtentBytes int64           `json:"extent_bytes"`
+	ShapeHint   []int64         `json:"shape_hint,omitempty"`
+	Read        bool            `json:"read"`
+	Written     bool            `json:"written"`
+	Before      string          `json:"before,omitempty"`
+	After       string          `json:"after,omitempty"`
+}
+
+// LaunchAlloc is the allocation a pointer argument points into.
+type LaunchAlloc struct {
+	ID     int    `json:"id"`
+	Bytes  int64  `json:"bytes"`
+	Origin string `json:"origin"`
+}
+
+// ReadLaunches parses dir/launches.jsonl. A capture dir without the file
+// (nothing was launched) gives no launches and no error.
+func ReadLaunches(dir string) ([]CapturedLaunch, error) {
+	f, err := os.Open(filepath.Join(dir, "launches.jsonl"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []CapturedLaunch
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l CapturedLaunch
+		if err := json.Unmarshal(b, &l); err != nil {
+			return out, fmt.Errorf("%s line %d: %w", filepath.Join(dir, "launches.jsonl"), line, err)
+		}
+		if l.Schema != CaptureSchema {
+			return out, fmt.Errorf("%s line %d: schema %q, want %q", filepath.Join(dir, "launches.jsonl"), line, l.Schema, CaptureSchema)
+		}
+		l.Dir = dir
+		out = append(out, l)
+	}
+	return out, sc.Err()
+}
+
+// CapturedCase is one captured launch as a test case of the validator: the
+// before-buffers of the inputs and inouts and the scalars (Args), the
+// after-buffers of the outputs and inouts (Expected), the size assignment and
+// the launch (grid, block, shared bytes).
+type CapturedCase struct {
+	Label    string                    `json:"label"`
+	Sizes    map[string]int64          `json:"sizes"`
+	Launch   [7]int64                  `json:"launch"`
+	Args     map[string]any            `json:"args"` // *CapturedBuffer or a number
+	Expected map[string]CapturedBuffer `json:"expected"`
+}
+
+// CapturedBuffer is a buffer's raw little-endian bytes with its dtype and
+// shape (Data is base64 in JSON).
+type CapturedBuffer struct {
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+	Data  []byte  `json:"data"`
+}
+
+// CapturedCasesJSON encodes cases as the harness's captured-cases file.
+func CapturedCasesJSON(id string, cases []CapturedCase) ([]byte, error) {
+	return json.Marshal(struct {
+		Schema string         `json:"schema"`
+		Kernel string         `json:"kernel"`
+		Cases  []CapturedCase `json:"cases"`
+	}{CapturedCasesSchema, id, cases})
+}
+
+// Capture is what the capture stage found for one kernel.
+type Capture struct {
+	Launches int            // launches of this kernel that were recorded
+	Used     int            // of which fit the spec (same instance, consistent sizes)
+	Cases    []CapturedCase // the used launches as validator cases
+	Entries  []string       // the test entries that launched it
+}
+
+var dtypeSize = map[string]int64{"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8,
+	"uint32": 4, "uint8": 1, "int8": 1, "int16": 2, "bool": 1}
+
+// maxCaseBytes bounds the buffers of one kernel's captured cases (the
+// validator reads them as one JSON file).
+const maxCaseBytes = 48 << 20
+
+// SpecFromLaunches turns the recorded launches of kernel k into a spec:
+// concrete shapes, dtypes, roles and launch configuration from the first
+// launch, with size symbols where a relation is evident (an integer scalar
+// equal to a buffer's extent or element count; a grid that is the ceiling of
+// such a size over the block). Later launches of the same instance whose
+// sizes fit the same relations become further sweep entries; every used
+// launch is also a captured case. Launches that fit nothing are left out
+// (Capture.Used counts the rest).
+func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
+	var mine []CapturedLaunch
+	for _, l := range ls {
+		if l.Kernel == k.Name {
+			mine = append(mine, l)
+		}
+	}
+	cp := &Capture{Launches: len(mine)}
+	if len(mine) == 0 {
+		return nil, cp, fmt.Errorf("kernel %s was not launched", k.Name)
+	}
+	sort.SliceStable(mine, func(i, j int) bool { return mine[i].Seq < mine[j].Seq })
+	first := mine[0]
+	sh, err := newShaper(k, first)
+	if err != nil {
+		return nil, cp, err
+	}
+	spec := sh.spec()
+	seen := map[string]bool{}
+	var bytesUsed int64
+	for _, l := range mine {
+		if l.Instance != first.Instance {
+			continue
+		}
+		sizes, ok := sh.fit(l)
+		if !ok {
+			continue
+		}
+		c, n, err := sh.captured(l, sizes)
+		if err != nil {
+			continue
+		}
+		if bytesUsed+n > maxCaseBytes && len(cp.Cases) > 0 {
+			continue
+		}
+		bytesUsed += n
+		cp.Used++
+		cp.Cases = append(cp.Cases, c)
+		cp.Entries = appendOne(cp.Entries, l.Entry)
+		key := sizesKey(sizes)
+		if len(spec.Symbols) > 0 && !seen[key] {
+			seen[key] = true
+			spec.Domain.Sweep = append(spec.Domain.Sweep, sizes)
+		}
+	}
+	if cp.Used == 0 {
+		return nil, cp, fmt.Errorf("no launch of %s could be read back (buffers missing or unreadable)", k.Name)
+	}
+	if len(spec.Symbols) == 1 {
+		spec.Domain.Sweep = around(spec.Domain.Sweep, spec.Symbols[0])
+	}
+	if probs := ValidateSpec(spec, k); len(probs) > 0 {
+		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
+	}
+	return spec, cp, nil
+}
+
+// around adds the sizes next to each captured one (±1, half, double+1) for a
+// one-symbol spec, so the sweep covers tails and block boundaries near the
+// sizes the repository uses.
+func around(sweep []map[string]int64, sym string) []map[string]int64 {
+	seen := map[int64]bool{}
+	var vals []int64
+	add := func(v int64) {
+		if v >= 1 && !seen[v] {
+			seen[v] = true
+			vals = append(vals, v)
+		}
+	}
+	for _, a := range sweep {
+		add(a[sym])
+	}
+	for _, a := range sweep {
+		v := a[sym]
+		add(v - 1)
+		add(v + 1)
+		add(v / 2)
+		add(2*v + 1)
+	}
+	out := make([]map[string]int64, len(vals))
+	for i, v := range vals {
+		out[i] = map[string]int64{sym: v}
+	}
+	return out
+}
+
+func sizesKey(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%d,", k, m[k])
+	}
+	return b.String()
+}
+
+// shaper holds the relations read off the first launch.
+type shaper struct {
+	k      *Kernel
+	first  CapturedLaunch
+	params []Param
+	// dims of each pointer param as expressions; sizeExpr of each size param
+	dims  map[int][]*Expr
+	grid  [3]*Expr
+	block [3]int64
+	syms  []string
+}
+
+func argName(k *Kernel, a LaunchArg, i int) string {
+	if k.sig != nil && i < len(k.sig) && k.sig[i].name != "" {
+		return k.sig[i].name
+	}
+	if a.Name != "" {
+		return a.Name
+	}
+	return fmt.Sprintf("arg%d", i)
+}
+
+func isIntScalar(a LaunchArg) bool {
+	return a.Kind == "scalar" && (a.DType == "int32" || a.DType == "int64" || a.DType == "uint32")
+}
+
+func scalarInt(a LaunchArg) (int64, bool) {
+	v, err := strconv.ParseInt(strings.TrimSpace(string(a.Value)), 10, 64)
+	return v, err == nil
+}
+
+func scalarFloat(a LaunchArg) (float64, bool) {
+	s := strings.Trim(strings.TrimSpace(string(a.Value)), `"`)
+	switch strings.ToLower(s) {
+	case "true":
+		return 1, true
+	case "false":
+		return 0, true
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
+// elems is the number of elements a pointer argument's extent holds.
+func elems(a LaunchArg) (int64, bool) {
+	sz := dtypeSize[a.DType]
+	if sz == 0 || a.ExtentBytes <= 0 || a.ExtentBytes%sz != 0 {
+		return 0, false
+	}
+	return a.ExtentBytes / sz, true
+}
+
+// shapeOf is the tensor's sizes when they cover the extent, else 1-D.
+func shapeOf(a LaunchArg) ([]int64, bool) {
+	n, ok := elems(a)
+	if !ok {
+		return nil, false
+	}
+	if len(a.ShapeHint) > 0 {
+		p := int64(1)
+		for _, d := range a.ShapeHint {
+			p *= d
+		}
+		if p == n {
+			return append([]int64(nil), a.ShapeHint...), true
+		}
+	}
+	return []int64{n}, true
+}
+
+var identOnly = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
+	if k.sig != nil && len(k.sig) != len(l.Args) {
+		return nil, fmt.Errorf("launch of %s has %d arguments, the kernel takes %d", k.Name, len(l.Args), len(k.sig))
+	}
+	sh := &shaper{k: k, first: l, dims: map[int][]*Expr{}, block: l.Block}
+	// integer scalars that name a size: value -> the scalars with it
+	byValue := map[int64][]int{}
+	for i, a := range l.Args {
+		if isIntScalar(a) && identOnly.MatchString(argName(k, a, i)) {
+			if v, ok := scalarInt(a); ok && v > 1 {
+				byValue[v] = append(byValue[v], i)
+			}
+		}
+	}
+	used := map[int]bool{}
+	symOf := func(v int64) *Expr {
+		if c := byValue[v]; len(c) == 1 {
+			used[c[0]] = true
+			return Sym(argName(k, l.Args[c[0]], c[0]))
+		}
+		return Lit(v)
+	}
+	for i, a := range l.Args {
+		if a.Kind != "pointer" {
+			continue
+		}
+		if dtypeSize[a.DType] == 0 {
+			return nil, fmt.Errorf("argument %s: dtype %q cannot be captured", argName(k, a, i), a.DType)
+		}
+		shape, ok := shapeOf(a)
+		if !ok {
+			return nil, fmt.Errorf("argument %s: extent of %d bytes is not a whole number of %s elements", argName(k, a, i), a.ExtentBytes, a.DType)
+		}
+		var ds []*Expr
+		for _, d := range shape {
+			ds = append(ds, symOf(d))
+		}
+		if len(shape) > 1 && allLit(ds) {
+			// a scalar equal to the element count relates the flat buffer
+			n := int64(1)
+			for _, d := range shape {
+				n *= d
+			}
+			if e := symOf(n); e.Op == "sym" {
+				ds = []*Expr{e}
+			}
+		}
+		sh.dims[i] = ds
+	}
+	for i := range l.Args {
+		if used[i] {
+			sh.syms = append(sh.syms, argName(k, l.Args[i], i))
+		}
+	}
+	// grids: ceil(size / block) of a symbol or of a buffer's element count
+	bx := l.Block[0] * l.Block[1] * l.Block[2]
+	for d := range 3 {
+		sh.grid[d] = Lit(l.Grid[d])
+		if l.Grid[d] <= 1 || bx <= 1 {
+			continue
+		}
+		for _, e := range sh.sizeExprs() {
+			v, err := e.Eval(sh.env(l))
+			if err != nil || v <= 0 {
+				continue
+			}
+			for _, b := range []int64{l.Block[d], bx} {
+				if b > 1 && (v+b-1)/b == l.Grid[d] {
+					sh.grid[d] = CeilDiv(e, Lit(b))
+					break
+				}
+			}
+			if sh.grid[d].Op != "lit" {
+				break
+			}
+		}
+	}
+	return sh, nil
+}
+
+func allLit(es []*Expr) bool {
+	for _, e := range es {
+		if e.Op != "lit" {
+			return false
+		}
+	}
+	return true
+}
+
+// sizeExprs are the symbolic sizes a grid may follow: each symbol, and each
+// buffer's element count that involves one.
+func (sh *shaper) sizeExprs() []*Expr {
+	var out []*Expr
+	for _, s := range sh.syms {
+		out = append(out, Sym(s))
+	}
+	for i := range sh.first.Args {
+		ds := sh.dims[i]
+		if len(ds) < 2 || allLit(ds) {
+			continue
+		}
+		p := ds[0]
+		for _, d := range ds[1:] {
+			p = Bin("*", p, d)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// env is the size assignment of a launch: each symbol's scalar value.
+func (sh *shaper) env(l CapturedLaunch) map[string]int64 {
+	env := map[string]int64{}
+	for i, a := range l.Args {
+		nm := argName(sh.k, a, i)
+		for _, s := range sh.syms {
+			if s == nm {
+				v, _ := scalarInt(a)
+				env[s] = v
+			}
+		}
+	}
+	return env
+}
+
+// fit reports whether launch l follows the first launch's relations: every
+// buffer's extent and the grid evaluate to what l recorded.
+func (sh *shaper) fit(l CapturedLaunch) (map[string]int64, bool) {
+	if len(l.Args) != len(sh.first.Args) || l.Block != sh.first.Block || l.SharedBytes != sh.first.SharedBytes {
+		return nil, false
+	}
+	env := sh.env(l)
+	for i, a := range l.Args {
+		if a.Kind != sh.first.Args[i].Kind || a.DType != sh.first.Args[i].DType {
+			return nil, false
+		}
+		if a.Kind != "pointer" {
+			continue
+		}
+		n, ok := elems(a)
+		if !ok {
+			return nil, false
+		}
+		p := int64(1)
+		for _, d := range sh.dims[i] {
+			v, err := d.Eval(env)
+			if err != nil {
+				return nil, false
+			}
+			p *= v
+		}
+		if p != n {
+			return nil, false
+		}
+	}
+	for d := range 3 {
+		v, err := sh.grid[d].Eval(env)
+		if err != nil || v != l.Grid[d] {
+			return nil, false
+		}
+	}
+	return env, true
+}
+
+func roleOf(a LaunchArg) string {
+	switch {
+	case a.Written && a.Read:
+		return "inout"
+	case a.Written:
+		return "output"
+	default:
+		return "input"
+	}
+}
+
+func (sh *shaper) spec() *Spec {
+	k, l := sh.k, sh.first
+	s := &Spec{Schema: SpecSchema, ID: k.ID, Name: k.Name, Class: k.Class,
+		Source:        SpecSource{Path: k.Path, Line: k.Line, Origin: k.Origin},
+		Symbols:       append([]string{}, sh.syms...),
+		Deterministic: !strings.Contains(unitSource(k), "atomic"),
+		FastMath:      k.FastMath,
+		Note:          fmt.Sprintf("captured from %s (launch %d of %s)", l.Entry, l.Seq, l.Instance),
+	}
+	if s.Class == "" {
+		s.Class = ClassOther
+	}
+	if targs := sh.templateArgs(); len(targs) > 0 {
+		s.TemplateArgs = targs
+	}
+	for i, a := range l.Args {
+		p := Param{Name: argName(k, a, i), Kind: a.Kind, CType: a.CType, DType: a.DType}
+		if p.CType == "" && k.sig != nil && i < len(k.sig) {
+			p.CType = k.sig[i].ctype
+		}
+		switch {
+		case a.Kind == "pointer":
+			p.Role = roleOf(a)
+			for _, d := range sh.dims[i] {
+				p.Shape = append(p.Shape, d.String())
+			}
+		case contains(sh.syms, p.Name):
+			p.Role, p.Expr = "size", p.Name
+		default:
+			p.Role = "scalar"
+			if v, ok := scalarFloat(a); ok {
+				p.Value = &v
+			}
+		}
+		s.Params = append(s.Params, p)
+	}
+	for d := range 3 {
+		s.Launch.Grid[d] = sh.grid[d].String()
+		s.Launch.Block[d] = strconv.FormatInt(l.Block[d], 10)
+	}
+	s.Launch.SharedBytes = strconv.FormatInt(l.SharedBytes, 10)
+	return s
+}
+
+// templateArgs maps the kernel's template parameters to the captured
+// instance's arguments.
+func (sh *shaper) templateArgs() map[string]string {
+	if len(sh.first.TemplateArgs) == 0 || sh.k.Unit == nil || len(sh.k.Unit.templateParams) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for i, name := range sh.k.Unit.templateParams {
+		if i < len(sh.first.TemplateArgs) {
+			out[name] = sh.first.TemplateArgs[i]
+		}
+	}
+	return out
+}
+
+func contains(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func unitSource(k *Kernel) string {
+	if k.Unit == nil {
+		return ""
+	}
+	return k.Unit.Source
+}
+
+// captured reads launch l's buffers into a validator case; n is its bytes.
+func (sh *shaper) captured(l CapturedLaunch, sizes map[string]int64) (CapturedCase, int64, error) {
+	c := CapturedCase{Label: fmt.Sprintf("launch %d (%s) of %s", l.Seq, l.Instance, l.Entry), Sizes: sizes,
+		Args: map[string]any{}, Expected: map[string]CapturedBuffer{}}
+	c.Launch = [7]int64{l.Grid[0], l.Grid[1], l.Grid[2], l.Block[0], l.Block[1], l.Block[2], l.SharedBytes}
+	var n int64
+	for i, a := range l.Args {
+		name := argName(sh.k, a, i)
+		if a.Kind != "pointer" {
+			if v, ok := scalarInt(a); ok {
+				c.Args[name] = v
+			} else if f, ok := scalarFloat(a); ok {
+				c.Args[name] = f
+			} else {
+				return c, 0, fmt.Errorf("argument %s: value %s is not a number", name, a.Value)
+			}
+			continue
+		}
+		shape := make([]int64, len(sh.dims[i]))
+		for j, d := range sh.dims[i] {
+			v, err := d.Eval(sizes)
+			if err != nil {
+				return c, 0, err
+			}
+			shape[j] = v
+		}
+		role := roleOf(sh.first.Args[i])
+		if role != "output" {
+			b, err := readBuf(l.Dir, a.Before, a.ExtentBytes)
+			if err != nil {
+				return c, 0, fmt.Errorf("argument %s: %w", name, err)
+			}
+			c.Args[name] = &CapturedBuffer{DType: a.DType, Shape: shape, Data: b}
+			n += int64(len(b))
+		}
+		if role != "input" {
+			b, err := readBuf(l.Dir, a.After, a.ExtentBytes)
+			if err != nil {
+				return c, 0, fmt.Errorf("argument %s: %w", name, err)
+			}
+			c.Expected[name] = CapturedBuffer{DType: a.DType, Shape: shape, Data: b}
+			n += int64(len(b))
+		}
+	}
+	return c, n, nil
+}
+
+func readBuf(dir, name string, want int64) ([]byte, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || name == ".." {
+		return nil, fmt.Errorf("no buffer file recorded (%q)", name)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != want {
+		return nil, fmt.Errorf("buffer %s holds %d bytes, the launch recorded %d", name, len(b), want)
+	}
+	return b, nil
+}
+
+// UseCapture makes a captured spec the kernel's spec (it wins over a user
+// spec file and static inference) and, when the captured instance's template
+// arguments differ from the unit's, re-instantiates the isolated unit.
+func (k *Kernel) UseCapture(spec *Spec, cp *Capture) {
+	k.Spec, k.SpecStatus, k.Reason = spec, SpecCaptured, ""
+	k.Captured = cp
+	if len(spec.TemplateArgs) > 0 && k.Unit != nil {
+		var targs []string
+		for _, name := range k.Unit.templateParams {
+			targs = append(targs, spec.TemplateArgs[name])
+		}
+		k.Unit.Reinstantiate(targs)
+		k.TemplateArgs = spec.TemplateArgs
+	}
+}

@@ -1,0 +1,255 @@
+package kernels
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// A kernel whose launch static inference cannot read: the launcher takes raw
+// pointers in another file, the grid comes from a helper and the dtype from a
+// template chosen at run time.
+var captureRepo = map[string]string{
+	"csrc/kernel.cuh": `#pragma once
+#define CUDA_1D_KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+template <typename T>
+__global__ void scale_add_kernel(const int n, const T* x, const T* y, const T alpha, T* out) {
+  CUDA_1D_KERNEL_LOOP(i, n) { out[i] = alpha * x[i] + y[i]; }
+}
+`,
+	"csrc/launch.cu": `#include "kernel.cuh"
+static int blocks(int n) { return (n + 255) / 256; }
+void launch_scale_add(int n, const void* x, const void* y, double alpha, void* out, bool dbl) {
+  if (dbl) scale_add_kernel<double><<<blocks(n), 256>>>(n, (const double*)x, (const double*)y, alpha, (double*)out);
+  else scale_add_kernel<float><<<blocks(n), 256>>>(n, (const float*)x, (const float*)y, (float)alpha, (float*)out);
+}
+`,
+}
+
+func writeRepo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for p, s := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// fakeLaunch writes one scale_add launch (n elements of dtype) into dir the
+// way the emulator records it and returns its launches.jsonl line.
+func fakeLaunch(t *testing.T, dir string, seq, n int, dtype string, extent int) string {
+	t.Helper()
+	size := map[string]int{"float32": 4, "float64": 8}[dtype]
+	ctype := map[string]string{"float32": "float", "float64": "double"}[dtype]
+	buf := func(name string, f func(i int) float64) string {
+		b := make([]byte, extent*size)
+		for i := range extent {
+			if size == 4 {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(f(i))))
+			} else {
+				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(f(i)))
+			}
+		}
+		file := fmt.Sprintf("%06d_%s.bin", seq, name)
+		if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	x := buf("a1_before", func(i int) float64 { return float64(i) })
+	y := buf("a2_before", func(i int) float64 { return 1 })
+	outBefore := buf("a4_before", func(i int) float64 { return 0 })
+	outAfter := buf("a4_after", func(i int) float64 { return 1.5*float64(i) + 1 })
+	ptr := func(idx int, name string, read, written bool, before, after string) map[string]any {
+		return map[string]any{"index": idx, "name": name, "kind": "pointer", "ctype": ctype + "*", "dtype": dtype,
+			"alloc": map[string]any{"id": idx, "bytes": extent * size, "origin": "torch"}, "offset_bytes": 0,
+			"extent_bytes": extent * size, "shape_hint": []int{2, extent / 2}, "read": read, "written": written,
+			"before": before, "after": after}
+	}
+	l := map[string]any{"schema": CaptureSchema, "seq": seq, "kernel": "scale_add_kernel",
+		"instance": "scale_add_kernel<" + ctype + ">", "template_args": []string{ctype},
+		"grid": []int{(n + 255) / 256, 1, 1}, "block": []int{256, 1, 1}, "shared_bytes": 0,
+		"args": []any{
+			map[string]any{"index": 0, "name": "n", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": n},
+			ptr(1, "x", true, false, x, x), ptr(2, "y", true, false, y, y),
+			map[string]any{"index": 3, "name": "alpha", "kind": "scalar", "ctype": ctype, "dtype": dtype, "value": 1.5},
+			ptr(4, "out", false, true, outBefore, outAfter)},
+		"roles_from": "access", "duration_s": 0.001}
+	b, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func captureKernel(t *testing.T) *Kernel {
+	t.Helper()
+	root := writeRepo(t, captureRepo)
+	inv, _ := Discover(context.Background(), root, nil)
+	for _, k := range inv.Kernels {
+		if k.Name == "scale_add_kernel" {
+			return k
+		}
+	}
+	t.Fatalf("scale_add_kernel not discovered: %+v", inv.Kernels)
+	return nil
+}
+
+func writeCapture(t *testing.T, lines ...string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestSpecFromLaunches(t *testing.T) {
+	k := captureKernel(t)
+	dir := t.TempDir()
+	lines := []string{fakeLaunch(t, dir, 1, 300, "float32", 300), fakeLaunch(t, dir, 2, 1000, "float32", 1000),
+		fakeLaunch(t, dir, 3, 500, "float32", 400)} // extent does not follow n: left out
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil || len(ls) != 3 {
+		t.Fatalf("ReadLaunches = %d, %v", len(ls), err)
+	}
+	for i := range ls {
+		ls[i].Entry = "tests/test_scale_add.py"
+	}
+	spec, cp, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp.Launches != 3 || cp.Used != 2 || len(cp.Cases) != 2 {
+		t.Errorf("capture: launches %d used %d cases %d, want 3 2 2", cp.Launches, cp.Used, len(cp.Cases))
+	}
+	if !reflect.DeepEqual(spec.Symbols, []string{"n"}) {
+		t.Errorf("symbols = %v, want [n]", spec.Symbols)
+	}
+	type pr struct{ name, role, dtype, shape, expr string }
+	var got []pr
+	for _, p := range spec.Params {
+		got = append(got, pr{p.Name, p.Role, p.DType, strings.Join(p.Shape, ","), p.Expr})
+	}
+	want := []pr{{"n", "size", "int32", "", "n"}, {"x", "input", "float32", "n", ""}, {"y", "input", "float32", "n", ""},
+		{"alpha", "scalar", "float32", "", ""}, {"out", "output", "float32", "n", ""}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("params = %+v\nwant %+v", got, want)
+	}
+	if a := spec.Params[3]; a.Value == nil || *a.Value != 1.5 {
+		t.Errorf("alpha value = %v, want 1.5 (captured)", a.Value)
+	}
+	if spec.Launch.Grid != [3]string{"(n + 255) / 256", "1", "1"} || spec.Launch.Block != [3]string{"256", "1", "1"} {
+		t.Errorf("launch = %+v", spec.Launch)
+	}
+	var sweep []int64
+	for _, a := range spec.Domain.Sweep {
+		sweep = append(sweep, a["n"])
+	}
+	for _, n := range []int64{300, 1000, 299, 301, 999, 1001} {
+		if !containsInt(sweep, n) {
+			t.Errorf("sweep %v lacks n=%d (captured sizes and their neighbours)", sweep, n)
+		}
+	}
+	c := cp.Cases[1]
+	if c.Sizes["n"] != 1000 || c.Launch != [7]int64{4, 1, 1, 256, 1, 1, 0} {
+		t.Errorf("case sizes %v launch %v", c.Sizes, c.Launch)
+	}
+	x, ok := c.Args["x"].(*CapturedBuffer)
+	if !ok || len(x.Data) != 4000 || !reflect.DeepEqual(x.Shape, []int64{1000}) {
+		t.Fatalf("case x = %+v", c.Args["x"])
+	}
+	if _, ok := c.Args["out"]; ok {
+		t.Errorf("an output's before-buffer is passed as an input")
+	}
+	out := c.Expected["out"]
+	if got := math.Float32frombits(binary.LittleEndian.Uint32(out.Data[4*10:])); got != 16 {
+		t.Errorf("expected out[10] = %v, want 16 (the after-buffer)", got)
+	}
+	if c.Args["n"] != int64(1000) || c.Args["alpha"] != 1.5 {
+		t.Errorf("scalars n=%v alpha=%v", c.Args["n"], c.Args["alpha"])
+	}
+	js, err := CapturedCasesJSON(k.ID, cp.Cases)
+	if err != nil || !strings.Contains(string(js), `"schema":"pallasify.captured/v1"`) {
+		t.Errorf("CapturedCasesJSON: %v %.80s", err, js)
+	}
+}
+
+func containsInt(xs []int64, v int64) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// The captured instance's template arguments instantiate the isolated unit.
+func TestUseCaptureReinstantiates(t *testing.T) {
+	k := captureKernel(t)
+	// capture the instance discovery did not pick
+	dtype, ctype := "float64", "double"
+	if strings.HasSuffix(k.Unit.Entry, "<double>") {
+		dtype, ctype = "float32", "float"
+	}
+	dir := t.TempDir()
+	line := fakeLaunch(t, dir, 1, 64, dtype, 64)
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, cp, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := k.Unit.Hash
+	k.UseCapture(spec, cp)
+	if k.SpecStatus != SpecCaptured || k.Captured != cp || k.Spec != spec {
+		t.Errorf("status %s", k.SpecStatus)
+	}
+	if !strings.Contains(k.Unit.Source, "scale_add_kernel<"+ctype+">(const int n, const "+ctype+"* x") || !strings.HasSuffix(k.Unit.Entry, "scale_add_kernel<"+ctype+">") {
+		t.Errorf("unit not instantiated for %s: entry %s\n%s", ctype, k.Unit.Entry, k.Unit.Source)
+	}
+	if k.Unit.Hash == before || k.TemplateArgs["T"] != ctype {
+		t.Errorf("hash unchanged or template args %v", k.TemplateArgs)
+	}
+	if spec.Params[1].DType != dtype {
+		t.Errorf("x dtype %s", spec.Params[1].DType)
+	}
+}
+
+func TestReadLaunchesRejectsOtherSchemas(t *testing.T) {
+	dir := writeCapture(t, `{"schema":"other/v9","seq":1,"kernel":"k"}`)
+	if _, err := ReadLaunches(dir); err == nil || !strings.Contains(err.Error(), "schema") {
+		t.Errorf("err = %v", err)
+	}
+	if ls, err := ReadLaunches(t.TempDir()); err != nil || ls != nil {
+		t.Errorf("empty capture dir: %v %v", ls, err)
+	}
+}
+
+func TestSpecFromLaunchesNotLaunched(t *testing.T) {
+	k := captureKernel(t)
+	_, cp, err := SpecFromLaunches(k, []CapturedLaunch{{Schema: CaptureSchema, Kernel: "other_kernel"}})
+	if err == nil || cp.Launches != 0 || !strings.Contains(err.Error(), "not launched") {
+		t.Errorf("err %v launches %d", err, cp.Launches)
+	}
+}
