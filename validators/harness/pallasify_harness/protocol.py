@@ -569,9 +569,8 @@ def _tpu_gate(a, v, run, shapes, tracer):
     bad = [c for c in a.chips if not res[c]["compiled"]]
     v.d["gates"]["tpu_compile"] = not bad
     if bad:
-        also = f"; also fails on {', '.join(bad[1:])}" if len(bad) > 1 else ""
-        raise reject("V-TPU-COMPILE", f"does not compile for {bad[0]} ({res[bad[0]]['topology']}) "
-                     f"{res[bad[0]]['error']}{also}")
+        raise reject("V-TPU-COMPILE", f"does not compile for {', '.join(bad)} (of {', '.join(a.chips)}); "
+                     f"{bad[0]} ({res[bad[0]]['topology']}) {res[bad[0]]['error']}")
 
 
 def _call(fn, arrays, jnp, interp, when, ghost=False):
