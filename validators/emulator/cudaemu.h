@@ -942,15 +942,23 @@ inline void dev_printf(const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   e.in_libc = 1;
-  vfprintf(stderr, fmt, ap);
+  // Host code (a standalone program's own check) prints to stdout as usual.
+  vfprintf(e.cur ? stderr : stdout, fmt, ap);
   e.in_libc = 0;
   va_end(ap);
 }
 
+inline const char* e_msg() { return emu().msg; }
 inline void device_assert_fail(const char* expr, const char* file, int line) {
   set_error("cudaemu: device assertion failed: %s (%s:%d) in block (%u,%u,%u), thread (%u,%u,%u)", expr, file, line,
             blockIdx.x, blockIdx.y, blockIdx.z, threadIdx.x, threadIdx.y, threadIdx.z);
   if (in_kernel()) device_fail();
+#if defined(CUDAEMU_HOST)
+  // Host code (CUDAEMU_HOST builds run the program's own host side): a failed
+  // assert ends the process as the C library's would.
+  fprintf(stderr, "%s\n", e_msg());
+  abort();
+#endif
 }
 
 }  // namespace cudaemu
@@ -1437,6 +1445,11 @@ inline float bf2f_bits(unsigned short b) { return bitcast<float>(static_cast<uns
 }  // namespace cudaemu
 
 struct __half_raw { unsigned short x; };
+// CUDAEMU_HALF_INTEROP adds conversions to and from the host library's
+// half types (c10::Half, c10::BFloat16) in CUDAEMU_HOST_TORCH builds.
+#ifndef CUDAEMU_HALF_INTEROP
+#define CUDAEMU_HALF_INTEROP(H)
+#endif
 struct __nv_bfloat16_raw { unsigned short x; };
 
 #define CUDAEMU_HALFLIKE(H, TOB, FROMB)                                                                        \
@@ -1454,6 +1467,7 @@ struct __nv_bfloat16_raw { unsigned short x; };
     H(unsigned short v) : __x(cudaemu::TOB(static_cast<float>(v))) {}                                          \
     operator float() const { return cudaemu::FROMB(__x); }                                                     \
     operator H##_raw() const { return H##_raw{__x}; }                                                          \
+    CUDAEMU_HALF_INTEROP(H)                                                                                    \
     H& operator=(float f) { __x = cudaemu::TOB(f); return *this; }                                             \
     H& operator=(double f) { __x = cudaemu::TOB(static_cast<float>(f)); return *this; }                        \
     H& operator=(const H##_raw& r) { __x = r.x; return *this; }                                                \
@@ -1673,6 +1687,7 @@ CUDAEMU_H_ARITH(__nv_bfloat16, __nv_bfloat162)
 // Device-side PyTorch names that kernels written for torch extensions use:
 // c10::Half / c10::BFloat16 (arithmetic with float promotes to float, as in
 // c10/util/Half-inl.h), at::acc_type / at::opmath_type, and common macros.
+#if !defined(CUDAEMU_HOST_TORCH)  // a host build uses the real c10 headers
 namespace c10 {
 #define CUDAEMU_C10_FLOAT(NAME, RAW)                                                                          \
   struct alignas(2) NAME {                                                                                    \
@@ -1759,6 +1774,8 @@ template <class T> using opmath_type = typename c10::OpMath<T>::type;
 #define __ubsan_ignore_undefined__
 #define __ubsan_ignore_signed_int_overflow__
 #define __ubsan_ignore_function__
+#endif  // !CUDAEMU_HOST_TORCH
+#undef CUDA_KERNEL_ASSERT
 #define CUDA_KERNEL_ASSERT(cond) assert(cond)
 #ifndef CUDA_KERNEL_LOOP
 #define CUDA_KERNEL_LOOP(i, n) \
@@ -1873,7 +1890,9 @@ CUDAEMU_UNSUPPORTED(surf1Dwrite, "surface access surf1Dwrite")
 CUDAEMU_UNSUPPORTED(surf2Dread, "surface access surf2Dread")
 CUDAEMU_UNSUPPORTED(surf2Dwrite, "surface access surf2Dwrite")
 CUDAEMU_UNSUPPORTED(cudaLaunchDevice, "dynamic parallelism (cudaLaunchDevice)")
+#if !defined(CUDAEMU_HOST)  // host builds define the runtime's cudaDeviceSynchronize
 CUDAEMU_UNSUPPORTED(cudaDeviceSynchronize, "dynamic parallelism (device-side cudaDeviceSynchronize)")
+#endif
 #undef CUDAEMU_UNSUPPORTED
 template <class T = void> inline long long clock64() {
   static_assert(cudaemu::unsupported<T>, "cudaemu: unsupported construct: clock64() (cycle-counter timing)");

@@ -1,0 +1,6 @@
+// ATen/cuda/CUDAContextLight.h — emulator shim (validators/emulator/host): the names it declares come from cudaemu_host.h, force-included before every translation unit of a host build.
+#pragma once
+#include "cudaemu_host.h"
+#if !defined(CUDAEMU_HOST_TORCH)
+#error "cudaemu: unsupported construct: #include <ATen/cuda/CUDAContextLight.h> outside a torch extension build"
+#endif

@@ -1,0 +1,6 @@
+// c10/cuda/CUDACachingAllocator.h — emulator shim (validators/emulator/host): the names it declares come from cudaemu_host.h, force-included before every translation unit of a host build.
+#pragma once
+#include "cudaemu_host.h"
+#if !defined(CUDAEMU_HOST_TORCH)
+#error "cudaemu: unsupported construct: #include <c10/cuda/CUDACachingAllocator.h> outside a torch extension build"
+#endif
