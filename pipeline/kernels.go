@@ -29,6 +29,10 @@ type KernelStage struct {
 	Emulate func(ctx context.Context, k *kernels.Kernel) string
 	// EmulateConcurrency bounds Emulate calls at once (default 2).
 	EmulateConcurrency int
+	// Capture, when set, builds the repository's extensions for the CPU,
+	// runs its tests with every launch captured and takes the specs of the
+	// kernels they launched from the captures (capture.go).
+	Capture *CaptureStage
 
 	// Inventory is what the last Run found.
 	Inventory *kernels.Inventory
@@ -67,6 +71,10 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		return fmt.Errorf("kernel discovery: %w", err)
 	}
 	s.Inventory = inv
+	var caps map[string]*KernelCapture
+	if s.Capture != nil {
+		caps = s.Capture.Run(ctx, r.Root, files, inv)
+	}
 	r.Kernels = r.Kernels[:0]
 	limit := s.EmulateConcurrency
 	if limit <= 0 {
@@ -76,6 +84,10 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 	for _, k := range inv.Kernels {
 		pk := &Kernel{ID: k.ID, Name: k.Name, Path: k.Path, Line: k.Line, Origin: k.Origin, Class: k.Class, SpecStatus: k.SpecStatus,
 			SpecSource: specSourceOf(k)}
+		if kc := caps[k.ID]; kc != nil {
+			pk.BuiltCPU, pk.BuildReason, pk.Captured = kc.BuiltCPU, kc.BuildReason, kc.Captured
+			pk.TestsPassed, pk.TestsFailed = kc.TestsPassed, kc.TestsFailed
+		}
 		switch {
 		case k.Origin == kernels.OriginTriton:
 			pk.EmuStatus = "unsupported: triton (inventory only)"
@@ -90,7 +102,8 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 	}
 	emu.Wait()
 	for _, pk := range r.Kernels {
-		pk.Emulated = pk.EmuStatus == "compiled"
+		// compiled against the emulator, or run on it by the tests
+		pk.Emulated = pk.EmuStatus == "compiled" || pk.Captured > 0
 	}
 	for _, p := range probs {
 		d := Diagnostic{Code: p.Code, Severity: Severity(p.Severity), Path: p.Path, Line: p.Line, Message: p.Message, Safety: "diagnostic"}
@@ -143,6 +156,8 @@ func specSourceOf(k *kernels.Kernel) string {
 	switch {
 	case k.Spec == nil:
 		return SpecNone
+	case k.SpecStatus == kernels.SpecCaptured:
+		return SpecTests
 	case k.SpecStatus == kernels.SpecUser:
 		return SpecCallSites
 	default:

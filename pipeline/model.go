@@ -91,6 +91,11 @@ type Kernel struct {
 	Captured    int          `json:"captured"`
 	SpecSource  string       `json:"spec_source"`
 	Emulated    bool         `json:"emulated"`
+	// TestsPassed and TestsFailed count the test entries (pytest files, the
+	// KernelBench driver with its ModelNew-vs-Model check) that passed or
+	// failed against the CPU-built original.
+	TestsPassed int `json:"tests_passed,omitempty"`
+	TestsFailed int `json:"tests_failed,omitempty"`
 	// TPUCompiled is the TPU compile gate's result per chip for the proven
 	// draft (validators' Verdict.TPU), nil when the gate did not run.
 	TPUCompiled map[string]bool `json:"tpu_compiled,omitempty"`

@@ -144,6 +144,10 @@ type KernelRow struct {
 	SpecSource  string                `json:"spec_source"`
 	Emulated    bool                  `json:"emulated"`
 	TPUCompiled map[string]bool       `json:"tpu_compiled"`
+	// TestsPassed and TestsFailed count the repository's test entries run
+	// against the CPU-built original.
+	TestsPassed int `json:"tests_passed,omitempty"`
+	TestsFailed int `json:"tests_failed,omitempty"`
 	// Drafted, Proven and Wired summarise the draft columns: a candidate was
 	// drafted, the validator proved it, and migrate wired it in.
 	Drafted bool `json:"drafted"`
@@ -363,7 +367,7 @@ func dur(s float64) string {
 // wired summary into a kernel row.
 func captureColumns(row *KernelRow, k *pipeline.Kernel) {
 	row.BuiltCPU, row.BuildReason, row.Captured, row.Emulated = k.BuiltCPU, k.BuildReason, k.Captured, k.Emulated
-	row.SpecSource = k.SpecSource
+	row.SpecSource, row.TestsPassed, row.TestsFailed = k.SpecSource, k.TestsPassed, k.TestsFailed
 	if row.SpecSource == "" {
 		row.SpecSource = pipeline.SpecNone
 	}

@@ -87,6 +87,9 @@ type Kernel struct {
 type Inventory struct {
 	Root    string    `json:"root"`
 	Kernels []*Kernel `json:"kernels"`
+	// Extensions are the build calls found in Python (load_inline, load,
+	// CUDAExtension); FindExtensions adds pybind trees.
+	Extensions []*Extension `json:"extensions,omitempty"`
 }
 
 // Lookup returns the kernel with id, or nil.
@@ -164,6 +167,7 @@ func Discover(ctx context.Context, root string, files []string) (*Inventory, []P
 		for _, s := range res.inline {
 			d.sources = append(d.sources, s)
 		}
+		inv.Extensions = append(inv.Extensions, res.exts...)
 		for _, r := range res.refs {
 			if old, ok := refs[r.path]; ok {
 				old.by = appendUniq(old.by, r.by...)

@@ -31,6 +31,9 @@ type Unit struct {
 	Masked []Masked `json:"masked,omitempty"`
 	// Hash is sha256 of Source, hex.
 	Hash string `json:"hash"`
+	// Original is the unit as isolated when Source was preprocessed (macros,
+	// #if branches resolved with the emulator's defines), else "".
+	Original string `json:"original,omitempty"`
 
 	// A template kernel's parameter names and its explicit instantiation
 	// (the line in Source, and what Reinstantiate rebuilds it from).
@@ -40,6 +43,17 @@ type Unit struct {
 	instRet        string
 	instName       string
 	instParams     string
+}
+
+// SetPreprocessed replaces Source by its preprocessed text (the drafters
+// and the reference read it), keeping the isolated text in Original.
+func (u *Unit) SetPreprocessed(src string) {
+	if u.Original == "" {
+		u.Original = u.Source
+	}
+	u.Source = src
+	sum := sha256.Sum256([]byte(u.Source))
+	u.Hash = hex.EncodeToString(sum[:])
 }
 
 // Reinstantiate changes a template kernel's explicit instantiation (and

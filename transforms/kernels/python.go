@@ -19,6 +19,7 @@ type pyRef struct {
 }
 
 type pyResult struct {
+	exts     []*Extension
 	inline   []*source
 	launches []*pyLaunch
 	refs     []*pyRef
@@ -161,6 +162,7 @@ func (pf *pyFile) call(n *ts.Node, res *pyResult) {
 		if v == nil {
 			return
 		}
+		res.exts = append(res.exts, pf.inlineExtension(n))
 		for _, s := range pf.strings(v) {
 			if s.err != "" {
 				pf.warn(n, "load_inline cuda_sources: %s", s.err)
@@ -188,12 +190,15 @@ func (pf *pyFile) call(n *ts.Node, res *pyResult) {
 				items = ts.Children(r)
 			}
 		}
+		ext := pf.extension(n, origin, short)
+		res.exts = append(res.exts, ext)
 		for _, it := range items {
 			p, err := pf.pathOf(it, 0)
 			if err != nil {
 				pf.warn(it, "%s source %s: %v", short, oneLine(pf.text(it)), err)
 				continue
 			}
+			ext.Sources = appendOne(ext.Sources, p)
 			if !strings.HasSuffix(p, ".cu") && !strings.HasSuffix(p, ".cuh") {
 				continue
 			}

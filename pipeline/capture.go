@@ -1,0 +1,579 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+)
+
+// The capture stage runs the ORIGINAL extension on the CPU: it builds each
+// extension the repository defines (setup.py CUDAExtension, load,
+// load_inline, an mmcv-style pybind tree) with the CUDA-on-CPU emulator,
+// runs the repository's own tests (or, for KernelBench-style files, a driver
+// calling ModelNew(*get_init_inputs())(*get_inputs())) with every launch
+// captured, and turns each kernel's launches into its spec and validator
+// cases. Inputs come, in order, from the tests, then from a user spec file
+// for the call sites, then from static inference (Kernel.SpecSource).
+
+// Capture codes (the reasons a kernel has no captured spec).
+const (
+	CodeCaptureNoExtension = "CAP-NO-EXTENSION" // no build call or pybind tree compiles the kernel
+	CodeCaptureExtension   = "CAP-EXTENSION"    // the build call cannot be read fully (computed name or sources)
+	CodeCaptureBuild       = "EMU-BUILD"        // the CPU build failed (the builder's code wins when it gives one)
+	CodeCaptureNoTests     = "CAP-NO-TESTS"     // nothing in the repository exercises the extension
+	CodeCaptureNotLaunched = "CAP-NOT-LAUNCHED" // the tests ran but never launched the kernel
+	CodeCaptureUnreadable  = "CAP-UNREADABLE"   // launches were recorded but do not make a spec
+)
+
+// HostBuild builds an extension for the CPU and runs Python entries against
+// it with capture on, inside the sandbox (validators/hostbuild through
+// pipeline/hostcap is the real one; tests use a fake).
+type HostBuild interface {
+	Build(ctx context.Context, req BuildRequest) (*BuiltExtension, error)
+	Run(ctx context.Context, req CaptureRun) (*CaptureResult, error)
+	// Preprocess runs the C preprocessor with the emulator's defines over an
+	// isolated unit (system includes kept as they are).
+	Preprocess(ctx context.Context, src string) (string, error)
+}
+
+// BuildRequest names an extension as the repository builds it.
+type BuildRequest struct {
+	Root        string
+	Module      string
+	Sources     []string
+	IncludeDirs []string
+	Defines     map[string]string
+	Inline      *InlineSources
+}
+
+// InlineSources are load_inline's arguments.
+type InlineSources struct {
+	Name      string
+	CPP, CUDA []string
+	Functions []string
+}
+
+// BuiltExtension is a built extension module; Handle is the builder's own
+// value (hostbuild.Built).
+type BuiltExtension struct {
+	Module string
+	Key    string // content hash of what was built
+	Cached bool
+	Handle any
+}
+
+// BuildFailure is a build refused or failed with a code (EMU-UNSUPPORTED,
+// EMU-BUILD, ...) and the construct or first error, one line.
+type BuildFailure struct {
+	Code, Construct string
+}
+
+func (e *BuildFailure) Error() string { return e.Code + ": " + e.Construct }
+
+// CaptureRun is one Python entry run with capture on.
+type CaptureRun struct {
+	Root                 string
+	Built                []*BuiltExtension
+	Entry                []string // argv after python
+	CaptureDir           string
+	Timeout              time.Duration
+	MaxLaunchesPerKernel int
+}
+
+// CaptureResult is what the entry did.
+type CaptureResult struct {
+	ExitCode                int
+	Passed, Failed, Skipped int
+	Output                  string
+}
+
+// CaptureStage fills kernels' specs from captured launches. Set it on a
+// KernelStage (KernelStage.Capture); nil turns it off.
+type CaptureStage struct {
+	Host HostBuild
+	// CacheDir holds capture dirs by content hash, so a second run does no
+	// re-capture ("" disables the cache; the builder caches builds itself).
+	CacheDir string
+	// Timeout bounds one entry (default 3 min); MaxEntries the entries run
+	// per extension (default 16); MaxLaunches the launches kept per kernel
+	// per entry (default 4).
+	Timeout     time.Duration
+	MaxEntries  int
+	MaxLaunches int
+
+	mu    sync.Mutex
+	Stats CaptureStats
+}
+
+// CaptureStats counts what the last runs did.
+type CaptureStats struct {
+	Builds, BuildsCached, Runs, RunsCached, Preprocessed int
+}
+
+// KernelCapture is the capture stage's result for one kernel.
+type KernelCapture struct {
+	BuiltCPU     bool
+	BuildReason  *BuildReason
+	Captured     int // launches recorded
+	TestsPassed  int
+	TestsFailed  int
+	Preprocessed bool
+}
+
+func (c *CaptureStage) count(f func(*CaptureStats)) {
+	c.mu.Lock()
+	f(&c.Stats)
+	c.mu.Unlock()
+}
+
+// Run builds, runs and captures every extension of inv, replaces the specs
+// of the kernels the tests launched, preprocesses the units of kernels with
+// a spec, and returns what happened per kernel id.
+func (c *CaptureStage) Run(ctx context.Context, root string, files []string, inv *kernels.Inventory) map[string]*KernelCapture {
+	out := map[string]*KernelCapture{}
+	for _, k := range inv.Kernels {
+		if k.Origin != kernels.OriginTriton && k.Origin != kernels.OriginCuPy {
+			out[k.ID] = &KernelCapture{BuildReason: &BuildReason{Code: CodeCaptureNoExtension,
+				Text: "no setup.py CUDAExtension, load, load_inline or PYBIND11_MODULE source compiles " + k.Path}}
+		}
+	}
+	for _, ext := range kernels.FindExtensions(root, inv, files) {
+		if ctx.Err() != nil {
+			break
+		}
+		var mine []*kernels.Kernel
+		for _, k := range inv.Kernels {
+			if out[k.ID] != nil && ext.Owns(root, k) {
+				mine = append(mine, k)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		c.extension(ctx, root, files, ext, mine, out)
+	}
+	for _, k := range inv.Kernels {
+		kc := out[k.ID]
+		if kc == nil || k.Spec == nil || k.Unit == nil || len(k.Unit.Unsupported) > 0 {
+			continue
+		}
+		if src, err := c.preprocess(ctx, k.Unit.Source); err == nil && src != k.Unit.Source {
+			k.Unit.SetPreprocessed(src)
+			kc.Preprocessed = true
+		}
+	}
+	return out
+}
+
+func (c *CaptureStage) extension(ctx context.Context, root string, files []string, ext *kernels.Extension, mine []*kernels.Kernel, out map[string]*KernelCapture) {
+	setReason := func(code, text string) {
+		for _, k := range mine {
+			out[k.ID].BuildReason = &BuildReason{Code: code, Text: text}
+		}
+	}
+	req, problem := buildRequest(root, ext)
+	if problem != "" {
+		setReason(CodeCaptureExtension, problem)
+		return
+	}
+	built, err := c.Host.Build(ctx, req)
+	if err != nil {
+		var bf *BuildFailure
+		if errors.As(err, &bf) {
+			setReason(bf.Code, bf.Construct)
+		} else {
+			setReason(CodeCaptureBuild, oneLine(err.Error()))
+		}
+		return
+	}
+	c.count(func(s *CaptureStats) {
+		s.Builds++
+		if built.Cached {
+			s.BuildsCached++
+		}
+	})
+	for _, k := range mine {
+		out[k.ID].BuiltCPU, out[k.ID].BuildReason = true, nil
+	}
+	entries := testEntries(root, files, ext)
+	if max := c.maxEntries(); len(entries) > max {
+		entries = entries[:max]
+	}
+	if len(entries) == 0 {
+		setReason(CodeCaptureNoTests, "no test imports "+strings.Join(ext.Wrappers, ", ")+" and no get_inputs() drives it")
+		return
+	}
+	var launches []kernels.CapturedLaunch
+	var passed, failed int
+	var runErrs []string
+	for _, e := range entries {
+		ls, res, err := c.capture(ctx, root, files, built, e)
+		if err != nil {
+			runErrs = append(runErrs, oneLine(err.Error()))
+			continue
+		}
+		if res.ExitCode == 0 && res.Failed == 0 {
+			passed++
+		} else {
+			failed++
+		}
+		launches = append(launches, ls...)
+	}
+	for _, k := range mine {
+		kc := out[k.ID]
+		kc.TestsPassed, kc.TestsFailed = passed, failed
+		spec, cp, err := kernels.SpecFromLaunches(k, launches)
+		kc.Captured = cp.Launches
+		switch {
+		case err == nil:
+			k.UseCapture(spec, cp)
+		case cp.Launches == 0:
+			why := fmt.Sprintf("%d test entr%s ran, none launched %s", len(entries), plural(len(entries), "y", "ies"), k.Name)
+			if len(runErrs) > 0 {
+				why += " (" + runErrs[0] + ")"
+			}
+			kc.BuildReason = &BuildReason{Code: CodeCaptureNotLaunched, Text: why}
+		default:
+			kc.BuildReason = &BuildReason{Code: CodeCaptureUnreadable, Text: oneLine(err.Error())}
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (c *CaptureStage) maxEntries() int {
+	if c.MaxEntries > 0 {
+		return c.MaxEntries
+	}
+	return 16
+}
+
+// buildRequest turns an extension into what the builder needs, or says why
+// it cannot.
+func buildRequest(root string, ext *kernels.Extension) (BuildRequest, string) {
+	req := BuildRequest{Root: root, Module: ext.Module, Sources: ext.Sources, IncludeDirs: ext.IncludeDirs, Defines: ext.Defines}
+	if ext.Module == "" {
+		return req, ext.Problem
+	}
+	if ext.Origin == kernels.OriginLoadInline {
+		if len(ext.CUDA) == 0 {
+			return req, "load_inline " + ext.Module + ": cuda_sources cannot be read (" + ext.Problem + ")"
+		}
+		req.Sources = nil
+		req.Inline = &InlineSources{Name: ext.Module, CPP: ext.CPP, CUDA: ext.CUDA, Functions: ext.Functions}
+		return req, ""
+	}
+	if len(ext.Sources) == 0 {
+		return req, ext.Origin + " " + ext.Module + ": no source list can be read (" + ext.Problem + ")"
+	}
+	return req, ""
+}
+
+var testFileRE = regexp.MustCompile(`(^|/)(test_[^/]*|[^/]*_test)\.py$`)
+
+// testEntries are the Python entries that exercise ext: the repository's
+// test files importing one of its wrapper modules (or their package), each
+// run with pytest, and, for a KernelBench-style module defining ModelNew, a
+// driver that calls ModelNew(*get_init_inputs())(*get_inputs()) and checks
+// it against Model where the reference module has one.
+func testEntries(root string, files []string, ext *kernels.Extension) [][]string {
+	var out [][]string
+	if d := kernelBenchDriver(root, files, ext); d != "" {
+		out = append(out, []string{"-c", d})
+	}
+	var mods []string
+	for _, w := range ext.Wrappers {
+		mods = appendUniqStr(mods, kernels.ModuleName(w))
+		if pkg := kernels.ModuleName(path.Dir(w)); pkg != "." && pkg != "" {
+			mods = appendUniqStr(mods, pkg)
+		}
+	}
+	if len(mods) == 0 {
+		return out
+	}
+	var pats []*regexp.Regexp
+	for _, m := range mods {
+		q := regexp.QuoteMeta(m)
+		pats = append(pats, regexp.MustCompile(`(?m)^\s*(from\s+`+q+`(\.\w+)*\s+import\b|import\s+`+q+`\b)`))
+	}
+	var tests []string
+	for _, f := range files {
+		if !testFileRE.MatchString(f) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			continue
+		}
+		for _, re := range pats {
+			if re.Match(b) {
+				tests = append(tests, f)
+				break
+			}
+		}
+	}
+	sort.Strings(tests)
+	for _, t := range tests {
+		out = append(out, []string{"-m", "pytest", "-q", "-p", "no:cacheprovider", t})
+	}
+	return out
+}
+
+func appendUniqStr(xs []string, s string) []string {
+	for _, x := range xs {
+		if x == s {
+			return xs
+		}
+	}
+	return append(xs, s)
+}
+
+var (
+	modelNewRE  = regexp.MustCompile(`(?m)^class\s+ModelNew\b`)
+	getInputsRE = regexp.MustCompile(`(?m)^def\s+get_inputs\s*\(`)
+	modelRE     = regexp.MustCompile(`(?m)^class\s+Model\b`)
+)
+
+// kernelBenchDriver is the driver source for a load_inline extension whose
+// file defines ModelNew, with get_inputs() from the same file or from its
+// reference (model_new_ex_X.py ↔ model_ex_X.py); "" when there is none.
+func kernelBenchDriver(root string, files []string, ext *kernels.Extension) string {
+	if ext.Origin != kernels.OriginLoadInline {
+		return ""
+	}
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	src := read(ext.By)
+	if !modelNewRE.MatchString(src) {
+		return ""
+	}
+	ref := ""
+	base := path.Base(ext.By)
+	if cand := path.Join(path.Dir(ext.By), strings.Replace(base, "new_", "", 1)); cand != ext.By {
+		if s := read(cand); getInputsRE.MatchString(s) {
+			ref = cand
+		}
+	}
+	if !getInputsRE.MatchString(src) && ref == "" {
+		return ""
+	}
+	refHasModel := ref != "" && modelRE.MatchString(read(ref))
+	return fmt.Sprintf(kernelBenchTemplate, pyStr(ext.By), pyStr(ref), pyBool(refHasModel))
+}
+
+func pyStr(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
+// kernelBenchTemplate drives a KernelBench-style module: ModelNew on the
+// reference's inputs, compared with Model (the operator-level check) when
+// the reference defines it. Both models are built after the same seed.
+const kernelBenchTemplate = `# pallasify capture driver (generated)
+import importlib.util, sys
+import torch
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+NEW, REF, REF_HAS_MODEL = %s, %s, %s
+new = _load(NEW, "pallasify_model_new")
+ref = _load(REF, "pallasify_model_ref") if REF else None
+src = new if hasattr(new, "get_inputs") else ref
+torch.manual_seed(0)
+init = list(src.get_init_inputs()) if hasattr(src, "get_init_inputs") else []
+inputs = list(src.get_inputs())
+with torch.no_grad():
+    torch.manual_seed(1)
+    out = new.ModelNew(*init)(*inputs)
+    if REF_HAS_MODEL:
+        torch.manual_seed(1)
+        want = ref.Model(*init)(*inputs)
+        torch.testing.assert_close(out, want, rtol=1e-3, atol=1e-3)
+        print("pallasify-driver: ModelNew matches Model")
+print("pallasify-driver: ok")
+`
+
+// capture runs one entry (or takes its capture dir from the cache) and
+// returns its launches, each tagged with the entry.
+func (c *CaptureStage) capture(ctx context.Context, root string, files []string, built *BuiltExtension, entry []string) ([]kernels.CapturedLaunch, *CaptureResult, error) {
+	label := entryLabel(entry)
+	key := c.captureKey(root, files, built, entry)
+	var dir string
+	if c.CacheDir != "" {
+		dir = filepath.Join(c.CacheDir, key)
+		if res, ok := readCaptureResult(dir); ok {
+			c.count(func(s *CaptureStats) { s.RunsCached++ })
+			ls, err := kernels.ReadLaunches(dir)
+			return tag(ls, label), res, err
+		}
+	}
+	tmp, err := c.tempDir(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Minute
+	}
+	maxL := c.MaxLaunches
+	if maxL <= 0 {
+		maxL = 4
+	}
+	c.count(func(s *CaptureStats) { s.Runs++ })
+	res, err := c.Host.Run(ctx, CaptureRun{Root: root, Built: []*BuiltExtension{built}, Entry: entry, CaptureDir: tmp,
+		Timeout: timeout, MaxLaunchesPerKernel: maxL})
+	if err != nil {
+		os.RemoveAll(tmp)
+		return nil, nil, fmt.Errorf("%s: %w", label, err)
+	}
+	if err := writeCaptureResult(tmp, res); err != nil {
+		return nil, nil, err
+	}
+	if c.CacheDir != "" {
+		os.RemoveAll(dir)
+		if err := os.Rename(tmp, dir); err == nil {
+			tmp = dir
+		}
+	}
+	ls, err := kernels.ReadLaunches(tmp)
+	return tag(ls, label), res, err
+}
+
+func (c *CaptureStage) tempDir(key string) (string, error) {
+	if c.CacheDir != "" {
+		if err := os.MkdirAll(c.CacheDir, 0o755); err != nil {
+			return "", err
+		}
+		return os.MkdirTemp(c.CacheDir, key[:12]+".tmp")
+	}
+	return os.MkdirTemp("", "pallasify-capture-")
+}
+
+func tag(ls []kernels.CapturedLaunch, label string) []kernels.CapturedLaunch {
+	for i := range ls {
+		ls[i].Entry = label
+	}
+	return ls
+}
+
+func entryLabel(entry []string) string {
+	if len(entry) == 2 && entry[0] == "-c" {
+		if m := regexp.MustCompile(`NEW, REF, REF_HAS_MODEL = "([^"]*)"`).FindStringSubmatch(entry[1]); m != nil {
+			return "driver " + m[1]
+		}
+		return "driver"
+	}
+	return entry[len(entry)-1]
+}
+
+// captureKey hashes what a capture depends on: the built extension, the
+// entry, the Python files of the tree (tests, wrappers, the models they
+// import) and the launch limit.
+func (c *CaptureStage) captureKey(root string, files []string, built *BuiltExtension, entry []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "capture/v1\nbuilt %s\nmax %d\n", built.Key, c.MaxLaunches)
+	for _, a := range entry {
+		fmt.Fprintf(h, "arg %d %s\n", len(a), a)
+	}
+	py := append([]string(nil), files...)
+	sort.Strings(py)
+	for _, f := range py {
+		if !strings.HasSuffix(f, ".py") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(b)
+		fmt.Fprintf(h, "py %s %x\n", f, sum)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+const captureResultFile = "pallasify-result.json"
+
+func writeCaptureResult(dir string, res *CaptureResult) error {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, captureResultFile), b, 0o644)
+}
+
+func readCaptureResult(dir string) (*CaptureResult, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, captureResultFile))
+	if err != nil {
+		return nil, false
+	}
+	var res CaptureResult
+	if json.Unmarshal(b, &res) != nil {
+		return nil, false
+	}
+	return &res, true
+}
+
+// preprocess runs the host's preprocessor, cached by the source's hash.
+func (c *CaptureStage) preprocess(ctx context.Context, src string) (string, error) {
+	sum := sha256.Sum256([]byte("pp/v1\n" + src))
+	key := hex.EncodeToString(sum[:])
+	var file string
+	if c.CacheDir != "" {
+		file = filepath.Join(c.CacheDir, "pp", key+".cu")
+		if b, err := os.ReadFile(file); err == nil {
+			return string(b), nil
+		}
+	}
+	out, err := c.Host.Preprocess(ctx, src)
+	if err != nil {
+		return "", err
+	}
+	c.count(func(s *CaptureStats) { s.Preprocessed++ })
+	if file != "" && os.MkdirAll(filepath.Dir(file), 0o755) == nil {
+		_ = os.WriteFile(file, []byte(out), 0o644)
+	}
+	return out, nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 240 {
+		s = s[:239] + "…"
+	}
+	return s
+}
