@@ -132,9 +132,17 @@ type runner struct {
 	prBudget atomic.Int64
 }
 
-// Run processes entries. It returns an error only when the run itself
-// cannot proceed (run dir, config); per-repo failures are in the Summary.
-func Run(ctx context.Context, entries []Entry, opts Options) (*Summary, error) {
+// Runner runs single repositories with the settings one run shares (clone
+// limiter, PR budget, log, run directory). Run uses one; so do the queue's
+// workers (pipeline/queue), one per process.
+type Runner struct {
+	r       *runner
+	logFile *os.File
+}
+
+// NewRunner validates opts, fills defaults from the operator config and
+// opens <RunDir>/batch.log. Close it when done.
+func NewRunner(opts Options) (*Runner, error) {
 	if opts.RunDir == "" {
 		return nil, errors.New("batch: no run directory")
 	}
@@ -165,7 +173,6 @@ func Run(ctx context.Context, entries []Entry, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
 	}
-	defer logFile.Close()
 	var lw io.Writer = logFile
 	if opts.Log != nil {
 		lw = io.MultiWriter(logFile, opts.Log)
@@ -176,6 +183,34 @@ func Run(ctx context.Context, entries []Entry, opts Options) (*Summary, error) {
 	if cfg.PR.MaxNewPerRun == 0 {
 		r.prBudget.Store(1 << 40)
 	}
+	return &Runner{r: r, logFile: logFile}, nil
+}
+
+// RunOne processes one repository (prev: its earlier status, may be nil)
+// and records its status.json; per-repo failures are in the Status.
+func (rn *Runner) RunOne(ctx context.Context, e Entry, prev *Status) Status {
+	return rn.r.runOne(ctx, e, prev)
+}
+
+// Options are the runner's options with defaults filled in.
+func (rn *Runner) Options() Options { return rn.r.opts }
+
+// Logger is the run's JSON logger (masked).
+func (rn *Runner) Logger() *slog.Logger { return rn.r.log }
+
+// Close closes the run's log.
+func (rn *Runner) Close() error { return rn.logFile.Close() }
+
+// Run processes entries. It returns an error only when the run itself
+// cannot proceed (run dir, config); per-repo failures are in the Summary.
+func Run(ctx context.Context, entries []Entry, opts Options) (*Summary, error) {
+	rn, err := NewRunner(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer rn.Close()
+	r := rn.r
+	opts = r.opts
 
 	statuses := make([]Status, len(entries))
 	p := pool.New().WithMaxGoroutines(opts.Concurrency)
