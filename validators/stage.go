@@ -88,8 +88,15 @@ func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module
 	if err != nil {
 		return nil, fmt.Errorf("reference of %s: %w", k.Name, err)
 	}
+	var captured []byte
+	if k.Captured != nil && len(k.Captured.Cases) > 0 {
+		// the original's launches from the repository's tests (harness captured.py)
+		if captured, err = kernels.CapturedCasesJSON(k.ID, k.Captured.Cases); err != nil {
+			return nil, fmt.Errorf("captured cases of %s: %w", k.Name, err)
+		}
+	}
 	t0 := time.Now()
-	v, err := Validate(ctx, Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: module}, s.Options)
+	v, err := Validate(ctx, Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: module, Captured: captured}, s.Options)
 	if err != nil {
 		return nil, err
 	}
