@@ -39,8 +39,10 @@ type DoctorOptions struct {
 }
 
 // Doctor checks what validation needs: Python and the venv, the pinned jax
-// and the interpret-mode checks it supports, g++, bubblewrap, git; and
-// reports nvcc and a GPU when present (informational).
+// and the interpret-mode checks it supports, libtpu and whether deviceless
+// TPU compiles work for every default chip (the TPU compile gate), g++,
+// bubblewrap, git; which parts of the real stack (torch, torch_tpu, triton)
+// the venv holds; and reports nvcc and a GPU when present (informational).
 func Doctor(ctx context.Context, opt DoctorOptions) []Check {
 	var checks []Check
 	py, err := findPython(opt.Python)
@@ -94,7 +96,7 @@ func jaxChecks(ctx context.Context, py string) []Check {
 		c.Status, c.Detail = CheckFail, err.Error()
 		return []Check{c}
 	}
-	cmd := exec.CommandContext(ctx, py, "-m", "pallasify_harness", "--probe")
+	cmd := exec.CommandContext(ctx, py, "-m", "pallasify_harness", "--probe", "--probe-tpu")
 	cmd.Env = append(harnessEnv(dir), "HOME="+dir)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -102,11 +104,7 @@ func jaxChecks(ctx context.Context, py string) []Check {
 		c.Status, c.Detail, c.Fix = CheckFail, fmt.Sprintf("cannot import jax: %v: %s", err, lastLine(errb.String())), "run `make venv`"
 		return []Check{c}
 	}
-	var probe struct {
-		JAXVersion      string          `json:"jax_version"`
-		InterpretParams *string         `json:"interpret_params"`
-		Checks          map[string]bool `json:"checks"`
-	}
+	var probe harnessProbe
 	if err := json.Unmarshal(out.Bytes(), &probe); err != nil {
 		c.Status, c.Detail = CheckFail, "unexpected probe output: "+lastLine(out.String())
 		return []Check{c}
@@ -136,7 +134,78 @@ func jaxChecks(ctx context.Context, py string) []Check {
 			ic.Detail += "; missing: " + strings.Join(off, ", ")
 		}
 	}
-	return []Check{c, ic}
+	return append([]Check{c, ic}, stackChecks(probe)...)
+}
+
+// harnessProbe is the harness's --probe --probe-tpu output.
+type harnessProbe struct {
+	JAXVersion      string             `json:"jax_version"`
+	InterpretParams *string            `json:"interpret_params"`
+	Checks          map[string]bool    `json:"checks"`
+	Packages        map[string]*string `json:"packages"`
+	TPU             struct {
+		LibTPU  *string  `json:"libtpu"`
+		Chips   []string `json:"chips"`
+		Default []string `json:"default"`
+		Error   string   `json:"error"`
+		Compile map[string]struct {
+			OK    bool    `json:"ok"`
+			S     float64 `json:"s"`
+			Error string  `json:"error"`
+		} `json:"compile"`
+	} `json:"tpu"`
+}
+
+// stackChecks reports libtpu and the deviceless TPU compile (the compile
+// gate needs both), and which other parts of the real stack are installed.
+func stackChecks(p harnessProbe) []Check {
+	lt := Check{Name: "libtpu", Why: "the TPU compile gate: deviceless Mosaic lowering and XLA:TPU compiles"}
+	if p.TPU.LibTPU == nil {
+		lt.Status, lt.Detail = CheckFail, "not installed"
+		lt.Fix = "run `make venv` (pins libtpu), or validate with --tpu-chips none (no TPU compile gate)"
+	} else {
+		lt.Status, lt.Detail = CheckOK, "libtpu "+*p.TPU.LibTPU
+	}
+	tc := Check{Name: "tpu compile", Why: "proves a candidate compiles for real TPU chips (" + strings.Join(DefaultTPUChips, ", ") + ") without one"}
+	switch {
+	case p.TPU.LibTPU == nil:
+		tc.Status, tc.Detail, tc.Fix = CheckFail, "cannot run without libtpu", lt.Fix
+	case p.TPU.Error != "":
+		tc.Status, tc.Detail, tc.Fix = CheckFail, p.TPU.Error, "check the libtpu install (`make venv`)"
+	default:
+		var parts, bad []string
+		for _, c := range DefaultTPUChips {
+			r, ok := p.TPU.Compile[c]
+			switch {
+			case !ok:
+				bad = append(bad, c+": not tried")
+			case !r.OK:
+				bad = append(bad, c+": "+r.Error)
+			default:
+				parts = append(parts, fmt.Sprintf("%s %.2fs", c, r.S))
+			}
+		}
+		tc.Status, tc.Detail = CheckOK, "deviceless compile of a Pallas kernel: "+strings.Join(parts, ", ")
+		if len(bad) > 0 {
+			tc.Status, tc.Detail = CheckFail, strings.Join(bad, "; ")
+			tc.Fix = "check the libtpu install (`make venv`), or pass --tpu-chips with the chips that work"
+		}
+	}
+	checks := []Check{lt, tc}
+	for _, pk := range []struct{ dist, name, why string }{
+		{"torch", "torch", "the migrated code's PyTorch (real-stack tests, op registration checks)"},
+		{"torch-tpu", "torch_tpu", "TorchTPU: checks the tpu target's names and registers Pallas ops with jax_op"},
+		{"triton", "triton", "runs Triton kernels in its interpreter (Triton references)"},
+	} {
+		c := Check{Name: pk.name, Why: pk.why}
+		if v := p.Packages[pk.dist]; v != nil {
+			c.Status, c.Detail = CheckOK, pk.name+" "+*v
+		} else {
+			c.Status, c.Detail, c.Fix = CheckWarn, "not installed in this Python", "run `make venv` (the real stack, pinned)"
+		}
+		checks = append(checks, c)
+	}
+	return checks
 }
 
 func toolCheck(ctx context.Context, name string, args []string, required bool, why, fix string) Check {

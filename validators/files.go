@@ -161,7 +161,7 @@ func Summary(v *Verdict) string {
 	fmt.Fprintf(&b, "  max abs %.3g, max rel %.3g, ULP p50 %.0f p99 %.0f max %.0f, mismatches %d\n",
 		v.Stats.MaxAbs, v.Stats.MaxRel, v.Stats.ULPP50, v.Stats.ULPP99, v.Stats.ULPMax, v.Stats.Mismatches)
 	var gates []string
-	for _, g := range []string{"launch", "banned_calls", "non_degenerate", "determinism", "inputs_unchanged", "poisoned_outputs"} {
+	for _, g := range []string{"launch", "banned_calls", "non_degenerate", "determinism", "inputs_unchanged", "poisoned_outputs", "tpu_compile"} {
 		st := "-"
 		if p, ok := v.Gates[g]; ok && p != nil {
 			st = map[bool]string{true: "ok", false: "FAIL"}[*p]
@@ -178,5 +178,9 @@ func Summary(v *Verdict) string {
 	}
 	fmt.Fprintf(&b, "  jax %s, interpret checks %v, reference %s, sandboxed %v, %.1fs%s\n",
 		v.JAXVersion, v.InterpretChecks, ref, v.Sandboxed, v.DurationS, map[bool]string{true: " (cached)"}[v.Cached])
+	b.WriteString(TPUSummary(v))
+	if v.TPUGate != "" {
+		fmt.Fprintf(&b, "  tpu compile gate: %s\n", v.TPUGate)
+	}
 	return b.String()
 }

@@ -62,6 +62,12 @@ type Options struct {
 	Limits sandbox.Limits
 	// UnsafeSkipASTBan disables the static ban (tests of the sandbox only).
 	UnsafeSkipASTBan bool
+	// TPUChips are the chips the TPU compile gate compiles a proven
+	// candidate for (nil: DefaultTPUChips; names from KnownTPUChips).
+	TPUChips []string
+	// NoTPUCompile turns the TPU compile gate off (the verdict says so and
+	// records no chip).
+	NoTPUCompile bool
 }
 
 // Request is one candidate to validate.
@@ -148,6 +154,10 @@ type Verdict struct {
 	// the candidate lowered and compiled deviceless for that chip over the
 	// validated shapes, after the numeric proof.
 	TPU map[string]ChipCompile `json:"tpu,omitempty"`
+	// TPUGate says why the gate did not run ("off (--tpu-chips none)").
+	TPUGate string `json:"tpu_gate,omitempty"`
+	// LibTPUVersion is the libtpu that compiled for the chips.
+	LibTPUVersion string `json:"libtpu_version,omitempty"`
 }
 
 // ChipCompile is one chip's outcome of the TPU compile gate.
@@ -286,6 +296,7 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 	if opt.UnsafeSkipASTBan {
 		argv = append(argv, "--unsafe-skip-ast-ban")
 	}
+	argv = append(argv, "--tpu-chips", tpuChipsArg(opt))
 	lim := opt.Limits
 	if lim.Wall <= 0 {
 		lim.Wall = opt.Timeout + 30*time.Second
@@ -467,7 +478,7 @@ func CacheKey(req Request, specJSON, refBytes []byte, opt Options) string {
 		part("captured", req.Captured)
 	}
 	part("harness", []byte(HarnessHash()))
-	part("opts", []byte(fmt.Sprintf("seeds=%d quick=%v skipban=%v", opt.Seeds, opt.Quick, opt.UnsafeSkipASTBan)))
+	part("opts", []byte(fmt.Sprintf("seeds=%d quick=%v skipban=%v tpu=%s", opt.Seeds, opt.Quick, opt.UnsafeSkipASTBan, tpuChipsArg(opt))))
 	return hex.EncodeToString(h.Sum(nil))
 }
 

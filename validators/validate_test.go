@@ -20,6 +20,9 @@ func testPython(t *testing.T) string {
 	}
 	p, _ := filepath.Abs(filepath.Join("..", ".venv", "bin", "python"))
 	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") == "1" {
+			t.Fatal("no Python venv (run make venv) [PALLASIFY_REQUIRE_STACK=1]")
+		}
 		t.Skip("no Python venv (run make venv)")
 	}
 	return p
@@ -193,6 +196,15 @@ func TestDoctor(t *testing.T) {
 	}
 	if c := names["jax"]; c.Status == CheckFail {
 		t.Errorf("jax: %+v", c)
+	}
+	for _, n := range []string{"libtpu", "tpu compile", "torch", "torch_tpu", "triton"} {
+		c, ok := names[n]
+		switch {
+		case !ok:
+			t.Errorf("missing check %s", n)
+		case c.Status != CheckOK && os.Getenv("PALLASIFY_REQUIRE_STACK") == "1":
+			t.Errorf("%s: %+v [PALLASIFY_REQUIRE_STACK=1: the real stack must be present]", n, c)
+		}
 	}
 	_ = runtime.NumCPU
 }

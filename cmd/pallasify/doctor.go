@@ -15,7 +15,7 @@ func newDoctorCmd(io *streams) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check what kernel validation needs (Python venv, jax, g++, bubblewrap, git; GPU info)",
+		Short: "Check what kernel validation needs (Python venv, jax, libtpu and a deviceless TPU compile, torch/torch_tpu/triton, g++, bubblewrap, git; GPU info)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			checks := validators.Doctor(cmd.Context(), validators.DoctorOptions{})

@@ -16,6 +16,7 @@ type kernelFlags struct {
 	NoSandbox bool
 	NoCache   bool
 	Timeout   time.Duration
+	TPU       tpuChipsFlag
 	// Drafters run after the rule drafter (the LLM drafter plugs in here).
 	Drafters []pipeline.KernelDrafter
 	// Validator overrides the real validator (tests).
@@ -30,6 +31,18 @@ func (k *kernelFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&k.NoSandbox, "no-sandbox", false, "run kernel validation without bubblewrap (untrusted code runs unconfined)")
 	fl.BoolVar(&k.NoCache, "no-verdict-cache", false, "do not reuse cached validation verdicts")
 	fl.DurationVar(&k.Timeout, "kernel-timeout", 240*time.Second, "wall limit of one kernel validation")
+	bindTPUChips(fl, &k.TPU)
+}
+
+// validation is the validator's options for these flags (the validate
+// stage and the LLM loop use the same, so the stage's check is a cache hit).
+func (k *kernelFlags) validation() validators.Options {
+	vo := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout}
+	k.TPU.apply(&vo)
+	if !k.NoCache {
+		vo.CacheDir = validators.DefaultCacheDir()
+	}
+	return vo
 }
 
 // install adds the kernel stages to opts; the returned function releases
@@ -41,11 +54,7 @@ func (k *kernelFlags) install(opts *pipeline.Options) func() {
 	v := k.Validator
 	cleanup := func() {}
 	if v == nil {
-		vo := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout}
-		if !k.NoCache {
-			vo.CacheDir = validators.DefaultCacheDir()
-		}
-		sv := validators.NewStageValidator(vo)
+		sv := validators.NewStageValidator(k.validation())
 		v, cleanup = sv, func() { sv.Close() }
 	}
 	drafters := append([]pipeline.KernelDrafter{pipeline.RuleDrafter{}}, k.Drafters...)

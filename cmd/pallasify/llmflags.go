@@ -62,10 +62,7 @@ func (f *llmFlags) setup(k *kernelFlags, root string, cfg *config.Config, getenv
 		k.LLMHint = fix
 		return nil, nil
 	}
-	validation := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout}
-	if !k.NoCache {
-		validation.CacheDir = validators.DefaultCacheDir()
-	}
+	validation := k.validation()
 	validation.NoCache = s.NoCache // --no-cache: fresh verdicts inside the loop too (still written)
 	d, _, err := llm.New(s, &llm.Gate{NoSandbox: k.NoSandbox})
 	if err != nil {

@@ -19,6 +19,7 @@ type validateOptions struct {
 	JSON    bool
 	NoCache bool
 	Timeout time.Duration
+	TPU     tpuChipsFlag
 }
 
 func newValidateCmd(io *streams) *cobra.Command {
@@ -29,7 +30,9 @@ func newValidateCmd(io *streams) *cobra.Command {
 		Long: `Run the validation protocol: the candidate in JAX TPU interpret mode against the
 original kernel (compiled for the CUDA-on-CPU emulator, or a given ref.so or
 reference.py), several seeds, distributions and shapes, poisoned outputs,
-determinism, launch and ban checks — all inside the bubblewrap sandbox.
+determinism, launch and ban checks — all inside the bubblewrap sandbox; then
+the TPU compile gate: the proven candidate is lowered with Mosaic and compiled
+deviceless (libtpu) for each --tpu-chips chip over the validated shapes.
 Exits 0 when proven, 1 when rejected or undecided, 2 on usage errors.`,
 		Example: `  pallasify validate --kernel-spec spec.json --kernel-src kernel.cu --candidate cand.py
   pallasify validate --kernel-spec spec.json --reference-py reference.py --candidate cand.py --json
@@ -55,6 +58,7 @@ Exits 0 when proven, 1 when rejected or undecided, 2 on usage errors.`,
 	f.BoolVar(&o.Files.Options.Quick, "quick", false, "fewer shapes (screening only)")
 	f.IntVar(&o.Files.Options.Seeds, "seeds", 5, "seeds per shape")
 	f.DurationVar(&o.Timeout, "timeout", 120*time.Second, "wall limit of one harness run")
+	bindTPUChips(f, &o.TPU)
 	return cmd
 }
 
@@ -66,6 +70,7 @@ func validateRun(ctx context.Context, o *validateOptions) error {
 		return usageErr(errors.New("give a KERNEL-ID or --kernel-spec"))
 	}
 	o.Files.Options.Timeout = o.Timeout
+	o.TPU.apply(&o.Files.Options)
 	if !o.NoCache {
 		o.Files.Options.CacheDir = validators.DefaultCacheDir()
 	}

@@ -534,8 +534,24 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
     v.d["ghost_replay"] = first_usable is not None
     if tracer.foreign_interpret:
         v.d["interpret_overridden"] = tracer.foreign_interpret[:3]
-    _tpu_gate(a, v, run, [compile_shapes[j] for j in sorted(compile_shapes)], tracer)
+    gate_shapes = [compile_shapes[j] for j in sorted(compile_shapes)]
+    if a.captured:
+        gate_shapes += _captured_shapes(a.captured, spec)
+    _tpu_gate(a, v, run, gate_shapes, tracer)
     return "proven", "", ""
+
+
+def _captured_shapes(path, spec):
+    """The captured launches' shapes (validated first, captured.py)."""
+    from . import captured
+
+    out = []
+    for c in captured.load_cases(path, spec):
+        arrays = {p.name: c["args"][p.name] for p in spec.params if p.role in ("input", "inout")}
+        scalars = {p.name: captured._scalar(p, c["args"][p.name]) for p in spec.params if p.role in ("scalar", "size")}
+        shapes = {p.name: tuple(np.shape(c["expected"][p.name])) for p in spec.outputs}
+        out.append(_compile_shape(spec, c["sizes"], arrays, scalars, spec.outputs, shapes))
+    return out
 
 
 def _compile_shape(spec, env, arrays, scalars, out_params, shapes):
@@ -705,6 +721,23 @@ def strict_precision_env():
         os.environ["XLA_FLAGS"] = (flags + " --xla_allow_excess_precision=false").strip()
 
 
+STACK = ("torch", "torch-tpu", "libtpu", "jax", "jaxlib", "triton", "numpy")
+
+
+def stack_versions() -> dict:
+    """Installed versions of the real stack's distributions (None: absent),
+    read from package metadata without importing them."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in STACK:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
 def main(argv=None):
     a = parse_args(argv)
     strict_precision_env()
@@ -713,6 +746,7 @@ def main(argv=None):
         from . import interp
 
         res = interp.probe()
+        res["packages"] = stack_versions()
         res["tpu"] = tpu.probe() if a.probe_tpu else {"libtpu": tpu.libtpu_version(), "chips": list(tpu.CHIPS),
                                                       "default": list(tpu.DEFAULT_CHIPS)}
         print(json.dumps(res))

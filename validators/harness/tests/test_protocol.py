@@ -25,6 +25,8 @@ def code(v):
     ("banned_try.py", "V-BANNED"),
     ("banned_getattr.py", "V-BANNED"),
     ("compile_error.py", "V-COMPILE"),
+    ("tpu_block.py", "V-TPU-COMPILE"),  # (100,) blocks: fine in interpret mode, refused by Mosaic
+    ("tpu_switch.py", "V-TPU-COMPILE"),  # no pallas_call when interpret=False
 ])
 def test_axpy_gates(tmp_path, refs, cand, want):
     v = run_harness(tmp_path, "axpy", cand, "--quick", "--seeds", "2", reference=refs["axpy"])
@@ -96,3 +98,33 @@ def test_bad_spec(tmp_path, refs):
     spec.write_text((DATA / "axpy" / "spec.json").read_text().replace('"(n + 255) / 256"', '"(n + ) / 256"'))
     v = run_harness(tmp_path, "axpy", "good.py", reference=refs["axpy"], spec=spec)
     assert v["verdict"] == "error" and code(v) == "V-SPEC"
+
+
+def test_tpu_gate_records_each_chip(tmp_path, refs):
+    v = run_harness(tmp_path, "axpy", "good.py", "--quick", "--seeds", "2", reference=refs["axpy"])
+    assert v["gates"]["tpu_compile"] is True
+    assert set(v["tpu"]) == {"v5e", "v6e", "tpu7x"}
+    largest = max(v["shapes"], key=lambda s: s["n"])
+    for chip, r in v["tpu"].items():
+        assert r["compiled"] and "error" not in r, (chip, r)
+        assert r["shape"] == largest and r["min_bytes"] == 3 * 4 * largest["n"]
+        assert r["bytes_accessed"] >= r["min_bytes"] / 2 and r["compile_s"] > 0
+        from pallasify_harness import tpu
+        assert r["roofline_s"] == pytest.approx(r["bytes_accessed"] / tpu.CHIPS[chip].device_bandwidth)
+        assert r["topology"] == tpu.CHIPS[chip].topology
+
+
+def test_tpu_gate_names_the_chip_and_the_compiler_message(tmp_path, refs):
+    v = run_harness(tmp_path, "axpy", "tpu_block.py", "--quick", "--seeds", "2", "--tpu-chips", "v6e",
+                    reference=refs["axpy"])
+    assert v["reason"].startswith("V-TPU-COMPILE: does not compile for v6e (of v6e); v6e (v6e:2x2) on n=")
+    assert "Pallas TPU lowering" in v["reason"] and set(v["tpu"]) == {"v6e"}
+    assert v["tpu"]["v6e"]["compiled"] is False and v["gates"]["tpu_compile"] is False
+
+
+def test_tpu_gate_off_and_unknown_chip(tmp_path, refs):
+    v = run_harness(tmp_path, "axpy", "tpu_block.py", "--quick", "--seeds", "2", "--tpu-chips", "none",
+                    reference=refs["axpy"])
+    assert v["verdict"] == "proven" and "tpu" not in v and v["tpu_gate"].startswith("off")
+    v = run_harness(tmp_path, "axpy", "good.py", "--quick", "--tpu-chips", "v5e,v4", reference=refs["axpy"])
+    assert v["verdict"] == "error" and code(v) == "V-TPU-UNAVAILABLE" and "v4" in v["reason"]

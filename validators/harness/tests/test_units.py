@@ -122,3 +122,24 @@ def test_inputs_checked():
     deleted["x"].delete()
     with pytest.raises(Stop):
         _check_inputs(deleted, pristine, gates)
+
+
+def test_tpu_bytes_accessed():
+    from pallasify_harness import tpu
+    assert tpu.bytes_accessed({"bytes accessed": 10.0, "bytes accessed0{}": 4.0}) == 10.0
+    # Only per-operand entries: their sum ('out{0}' is part of 'out{}').
+    assert tpu.bytes_accessed({"bytes accessed0{}": 4.0, "bytes accessed1{}": 8.0, "bytes accessedout{}": 12.0,
+                               "bytes accessedout{0}": 6.0, "flops": 3.0}) == 24.0
+    assert tpu.bytes_accessed([{"bytes accessed": 7.0}]) == 7.0
+    assert tpu.bytes_accessed({"flops": 1.0}) is None and tpu.bytes_accessed(None) is None
+
+
+def test_tpu_chip_table():
+    from pallasify_harness import tpu
+    assert list(tpu.DEFAULT_CHIPS) == ["v5e", "v6e", "tpu7x"] and set(tpu.DEFAULT_CHIPS) <= set(tpu.CHIPS)
+    assert tpu.CHIPS["tpu7x"].device_bandwidth == tpu.CHIPS["tpu7x"].hbm_bytes_per_s / 2
+    assert tpu.parse_chips("none") == [] and tpu.parse_chips("v6e, v5e,v6e") == ["v6e", "v5e"]
+    with pytest.raises(tpu.Unavailable):
+        tpu.parse_chips("v5e,h100")
+    msg = tpu.first_lines(ValueError("first\n\n  second  \nthird\nfourth"))
+    assert msg == "ValueError: first | second | third"

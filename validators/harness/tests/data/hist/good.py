@@ -13,9 +13,9 @@ def _kernel(d_ref, b_ref, o_ref, *, n):
     def _init():
         o_ref[...] = b_ref[...]
 
-    d = d_ref[...]
-    idx = i * BLOCK + jax.lax.broadcasted_iota(jnp.int32, (BLOCK,), 0)
-    onehot = (d[:, None] == jax.lax.broadcasted_iota(jnp.int32, (BLOCK, NBINS), 1)) & (idx < n)[:, None]
+    d = jnp.broadcast_to(d_ref[...][:, None], (BLOCK, NBINS))  # int32 relayout (Mosaic has no i1 reshape)
+    idx = i * BLOCK + jax.lax.broadcasted_iota(jnp.int32, (BLOCK, NBINS), 0)
+    onehot = (d == jax.lax.broadcasted_iota(jnp.int32, (BLOCK, NBINS), 1)) & (idx < n)
     o_ref[...] += jnp.sum(onehot.astype(jnp.int32), axis=0)
 
 
