@@ -73,6 +73,12 @@ type DraftVerdict struct {
 	Duration time.Duration
 	// TPU is the TPU compile gate's result per chip (nil when it did not run).
 	TPU map[string]bool
+	// Chips is the TPU compile gate's full record per chip, written into the
+	// wired module's PALLASIFY_KERNEL header (nil when the gate did not run).
+	Chips map[string]pallas.ChipCompile
+	// Cases are the proven size assignments with the scalar values the
+	// harness used; the wired module's header quotes one of them.
+	Cases []pallas.ValidatedCase
 }
 
 // KernelValidator proves a candidate against the original kernel
@@ -466,7 +472,8 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 	}
 	var wks []pallas.WireKernel
 	for _, p := range proofs {
-		wks = append(wks, pallas.WireKernel{Kernel: p.Kernel, Module: p.Candidate.Module, Drafter: p.Candidate.Drafter, Verdict: verdictLine(p.Verdict)})
+		wks = append(wks, pallas.WireKernel{Kernel: p.Kernel, Module: p.Candidate.Module, Drafter: p.Candidate.Drafter,
+			Verdict: verdictLine(p.Verdict), Cases: p.Verdict.Cases, TPU: p.Verdict.Chips})
 	}
 	files, wired, probs := pallas.Wire(ctx, wks, read, py)
 	for _, wf := range files {

@@ -101,7 +101,8 @@ func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module
 		return nil, err
 	}
 	return &pipeline.DraftVerdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
-		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU)}, nil
+		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU),
+		Chips: wireChips(v.TPU), Cases: wireCases(v)}, nil
 }
 
 // tpuCompiled reduces the TPU compile gate's per-chip outcome to compiled or

@@ -106,6 +106,9 @@ type Case struct {
 	FirstMismatches [][]int          `json:"first_mismatches"`
 	NaNMaskOK       bool             `json:"nan_mask_ok"`
 	Degenerate      *string          `json:"degenerate,omitempty"`
+
+	// Scalars are the scalar and size parameters' values in this case.
+	Scalars map[string]float64 `json:"scalars,omitempty"`
 }
 
 // Stats aggregates all cases.

@@ -20,6 +20,11 @@ type WireKernel struct {
 	Drafter string
 	// Verdict is the validator's one-line verdict with its statistics.
 	Verdict string
+	// Cases are the validated cases; the module header quotes one of them.
+	Cases []ValidatedCase
+	// TPU is the TPU compile gate's outcome per chip ("v5e", ...), recorded
+	// in the module header; empty when the gate did not run.
+	TPU map[string]ChipCompile
 }
 
 // WireFile is a file wiring creates or rewrites.
@@ -67,13 +72,15 @@ type plan struct {
 }
 
 // Wire generates, for every proven kernel whose Python call it can map, a
-// module next to the call site (the Pallas kernel, a JAX function, a
-// TorchTPU jax_op registration, register_fake for shape-following outputs,
-// register_autograd for a proven forward/backward pair) and rewrites the call
-// to dispatch on the tensor's device type: "tpu" → the Pallas op, anything
-// else → the original call, unchanged. The extension's import or load is
-// guarded so the package imports where CUDA is missing. read returns a
-// file's current content; pyFiles are the tree's Python files.
+// module next to the call site (the Pallas kernel, its JAX function and the
+// PALLASIFY_KERNEL header), the directory's _pallas_ops module (one TorchTPU
+// jax_op per kernel, built on first use; register_autograd for a proven
+// forward/backward pair), and rewrites the call to dispatch on the tensor's
+// device type: "tpu" → the Pallas op, anything else → the original call,
+// unchanged. Nothing TPU-specific is imported before a tpu tensor arrives,
+// and the extension's import or load is guarded, so the package imports
+// where CUDA, jax or torch_tpu is missing. read returns a file's current
+// content; pyFiles are the tree's Python files.
 func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), pyFiles []string) ([]WireFile, []Wired, []WireProblem) {
 	var probs []WireProblem
 	var plans []*plan
@@ -103,10 +110,9 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 	byFile := map[string][]siteOf{}
 	count := map[*plan]int{}
 	var ok []*plan
-	opsParts := map[string][]string{}
 	opsPlans := map[string][]*plan{}
 	for _, p := range plans {
-		mod, ops, err := p.module(pairs[p])
+		mod, err := p.kernelModule()
 		if err != nil {
 			probs = append(probs, WireProblem{Kernel: p.wk.Kernel.ID, Path: p.wk.Kernel.Path, Message: err.Error()})
 			continue
@@ -116,17 +122,20 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 			byFile[cs.file] = append(byFile[cs.file], siteOf{p, cs})
 		}
 		ok = append(ok, p)
-		opsParts[p.dir] = append(opsParts[p.dir], ops)
 		opsPlans[p.dir] = append(opsPlans[p.dir], p)
 	}
-	for _, dir := range sortedKeys(opsParts) {
+	for _, dir := range sortedKeys(opsPlans) {
 		_, pkg := read(path.Join(dir, "__init__.py"))
 		pkg = pkg && dir != "."
+		var parts []string
+		for _, p := range opsPlans[dir] {
+			parts = append(parts, p.opsPart(opsNamespace(dir), pkg, pairs[p]))
+		}
 		op := path.Join(dir, opsName+".py")
 		if dir == "." {
 			op = opsName + ".py"
 		}
-		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, pkg, opsPlans[dir], opsParts[dir])), Generated: true})
+		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, opsPlans[dir], parts)), Generated: true})
 	}
 	// rewrite call sites, last first so spans stay valid
 	for _, f := range sortedKeys(byFile) {
@@ -144,7 +153,7 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 				probs = append(probs, WireProblem{Kernel: x.p.wk.Kernel.ID, Path: f, Message: "call site moved; not rewritten"})
 				continue
 			}
-			s = s[:cs.start] + x.p.dispatch(cs) + s[cs.end:]
+			s = s[:cs.start] + x.p.dispatch(cs, s) + s[cs.end:]
 			count[x.p]++
 			mods = append(mods, opsName)
 		}
@@ -359,15 +368,50 @@ const opsName = "_pallas_ops"
 
 var reSimpleArg = regexp.MustCompile(`^[\w.]+$|^-?[\d.]+(e-?\d+)?$`)
 
-func (p *plan) dispatch(cs callSite) string {
+// simpleArgs reports whether every argument of the call is a name, an
+// attribute or a number: evaluating it twice has no effect.
+func simpleArgs(cs callSite) bool {
 	for _, a := range cs.args {
 		if !reSimpleArg.MatchString(strings.TrimSpace(a)) {
-			// arguments with effects would run twice: bind them once
-			return fmt.Sprintf("%s.%s_dispatch(%s, lambda: %s)", opsName, p.entry, strings.Join(cs.args, ", "), cs.text)
+			return false
 		}
 	}
-	first := cs.args[p.tensors[0]]
-	return fmt.Sprintf("(%s.%s(%s) if %s.device.type == \"tpu\" else %s)", opsName, p.entry, strings.Join(cs.args, ", "), first, cs.text)
+	return true
+}
+
+// needsDispatch reports whether a call site goes through <entry>_dispatch.
+func (p *plan) needsDispatch() bool {
+	for _, cs := range p.sites {
+		if !simpleArgs(cs) {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatch is the rewritten call: a conditional expression choosing the
+// Pallas op for tpu tensors, split over lines (inside its parentheses) when
+// it would pass maxLine in src.
+func (p *plan) dispatch(cs callSite, src string) string {
+	if !simpleArgs(cs) {
+		// arguments with effects would run twice: bind them once
+		return fmt.Sprintf("%s.%s_dispatch(%s, lambda: %s)", opsName, p.entry, strings.Join(cs.args, ", "), cs.text)
+	}
+	tpu := fmt.Sprintf("%s.%s(%s)", opsName, p.entry, strings.Join(cs.args, ", "))
+	cond := fmt.Sprintf("%s.device.type == \"tpu\"", cs.args[p.tensors[0]])
+	one := "(" + tpu + " if " + cond + " else " + cs.text + ")"
+	lineStart := strings.LastIndex(src[:cs.start], "\n") + 1
+	lineEnd := strings.Index(src[cs.end:], "\n")
+	if lineEnd < 0 {
+		lineEnd = len(src) - cs.end
+	}
+	if !strings.Contains(one, "\n") && cs.start-lineStart+len(one)+lineEnd <= maxLine {
+		return one
+	}
+	line := src[lineStart:]
+	indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+	in := indent + "    "
+	return "(\n" + in + tpu + "\n" + in + "if " + cond + "\n" + in + "else " + cs.text + "\n" + indent + ")"
 }
 
 // addImport imports the generated module after the file's last top-level import.
@@ -426,7 +470,7 @@ func guardExtension(s string) string {
 				torch = `__import__("torch")`
 			}
 			indented := strings.ReplaceAll(stmt, "\n", "\n    ")
-			g := fmt.Sprintf("%s = None  # pallasify: guarded — the CUDA extension is built only where CUDA exists; tpu tensors use Pallas\nif %s.cuda.is_available():\n    %s", name, torch, indented)
+			g := fmt.Sprintf("%s = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif %s.cuda.is_available():\n    %s", name, torch, indented)
 			s = s[:start] + g + s[end:]
 		}
 	}
@@ -438,9 +482,9 @@ func guardExtension(s string) string {
 		} else if m[6] >= 0 {
 			name = s[m[6]:m[7]]
 		}
-		g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    %s = None", stmt, name)
+		g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    %s = None", stmt, name)
 		if strings.HasPrefix(stmt, "import ") {
-			g = fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    pass", stmt)
+			g = fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass", stmt)
 		}
 		s = s[:m[0]] + g + s[m[1]:]
 	}
@@ -459,7 +503,8 @@ type autogradPair struct {
 func autogradPairs(plans []*plan) map[*plan]*autogradPair {
 	out := map[*plan]*autogradPair{}
 	for _, f := range plans {
-		if len(f.host.returns) != 1 {
+		// one tensor input: the backward's one result is its gradient
+		if len(f.host.returns) != 1 || len(f.tensors) != 1 {
 			continue
 		}
 		for _, b := range plans {
@@ -509,282 +554,4 @@ func isBackwardOf(fwd, bwd string) bool {
 		}
 	}
 	return fwd+"_backward" == bwd || fwd+"_bwd" == bwd
-}
-
-var reDocHead = regexp.MustCompile(`(?s)^"""(.*?)"""\n`)
-
-func (p *plan) module(pair *autogradPair) (string, string, error) {
-	k := p.wk.Kernel
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	notes := ""
-	if m := reDocHead.FindStringSubmatch(p.wk.Module); m != nil {
-		if i := strings.Index(m[1], "\nNote:"); i >= 0 {
-			notes = strings.TrimSpace(m[1][i:])
-		}
-	}
-	call := p.pyname
-	if p.ns != "" {
-		call = "torch.ops." + p.ns + "." + p.pyname
-	}
-	w(`"""Pallas TPU replacement for CUDA kernel %s (%s:%d, id %s).`, k.Name, k.Path, k.Line, k.ID)
-	w("")
-	w("Generated by pallasify; drafted by %s. Verdict of the numeric validator against", p.wk.Drafter)
-	w("the original kernel (run on the CUDA-on-CPU emulator):")
-	w("    %s", p.wk.Verdict)
-	w("Re-run the validation:")
-	w("    pallasify validate --repo . %s --candidate %s/%s.py", k.ID, p.dir, p.modName)
-	w("")
-	w("Calls of %s dispatch here for tensors on \"tpu\"; every other device keeps", call)
-	w("the original CUDA path unchanged.")
-	if notes != "" {
-		w("")
-		w("%s", notes)
-	}
-	w(`"""`)
-	body := reDocHead.ReplaceAllString(p.wk.Module, "")
-	b.WriteString(body)
-	w("")
-	w("")
-	// JAX function
-	var tparams, sparams, allParams []string
-	for _, i := range p.tensors {
-		tparams = append(tparams, p.host.params[i].name)
-	}
-	for _, i := range p.static {
-		sparams = append(sparams, p.host.params[i].name)
-	}
-	for _, hp := range p.host.params {
-		allParams = append(allParams, hp.name)
-	}
-	var sig []string
-	for _, hp := range p.host.params {
-		if hp.tensor {
-			sig = append(sig, hp.name+": jax.Array")
-		} else {
-			sig = append(sig, hp.name+": "+pyScalarType(hp.ctype))
-		}
-	}
-	ret := "jax.Array"
-	if len(p.host.returns) > 1 {
-		ret = "tuple[" + strings.TrimSuffix(strings.Repeat("jax.Array, ", len(p.host.returns)), ", ") + "]"
-	}
-	w("def %s_jax(%s, *, interpret=False) -> %s:", p.entry, strings.Join(sig, ", "), ret)
-	w(`    """JAX function: the same arguments and results as %s."""`, call)
-	spec := k.Spec
-	reshaped := map[string]string{}
-	for i, prm := range spec.Params {
-		if prm.Kind != "pointer" || prm.Role == "output" {
-			continue
-		}
-		hp := p.host.params[p.host.args[i].param].name
-		v := hp + "_k"
-		switch r := len(prm.Shape); r {
-		case 1:
-			w("    %s = %s.reshape(-1)", v, hp)
-		default:
-			w("    %s = %s.reshape((-1,) + tuple(%s.shape[%d:]))", v, hp, hp, -(r - 1))
-		}
-		reshaped[prm.Name] = v
-	}
-	for _, s := range spec.Symbols {
-		src := ""
-		for _, prm := range spec.Params {
-			if v, ok := reshaped[prm.Name]; ok && src == "" {
-				for j, dim := range prm.Shape {
-					if strings.TrimSpace(dim) == s {
-						src = fmt.Sprintf("%s.shape[%d]", v, j)
-					}
-				}
-			}
-		}
-		if src == "" {
-			return "", "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, call)
-		}
-		w("    s_%s = %s", s, src)
-	}
-	var items []string
-	for i, prm := range spec.Params {
-		switch {
-		case prm.Kind == "pointer" && prm.Role == "output":
-		case prm.Kind == "pointer":
-			items = append(items, fmt.Sprintf("%q: %s", prm.Name, reshaped[prm.Name]))
-		case prm.Role == "size":
-			items = append(items, fmt.Sprintf("%q: %s", prm.Name, exprPyString(prm.Expr)))
-		default:
-			hp := p.host.params[p.host.args[i].param]
-			conv := "float"
-			if prm.DType != "float32" && prm.DType != "float64" && prm.DType != "float16" && prm.DType != "bfloat16" {
-				conv = "int"
-			}
-			items = append(items, fmt.Sprintf("%q: %s(%s)", prm.Name, conv, hp.name))
-		}
-	}
-	w("    res = run({%s}, interpret=interpret)", strings.Join(items, ", "))
-	var outs []string
-	for _, r := range p.host.returns {
-		op := outputParam(k, p.host, r)
-		o := fmt.Sprintf("res[%q]", op.Name)
-		if like, ok := p.outShape[op.Name]; ok {
-			o += ".reshape(" + like + ".shape)"
-		}
-		outs = append(outs, o)
-	}
-	w("    return %s", strings.Join(outs, ", "))
-	kernelMod := b.String()
-	b.Reset()
-	// TorchTPU registration (in the directory's _pallas_ops module)
-	w("")
-	w("")
-	w("# ---- %s: %s (kernel %s, module %s) ----", p.entry, call, k.Name, p.modName)
-	w("")
-	w("")
-	w("@functools.lru_cache(maxsize=None)")
-	w("def _%s_op(%s):", p.entry, strings.Join(sparams, ", "))
-	w("    if _tpu_pallas is None:")
-	w(`        raise RuntimeError("torch_tpu is not installed: tpu tensors need it to run the Pallas kernel")`)
-	var tsig []string
-	for _, t := range tparams {
-		tsig = append(tsig, t+": jax.Array")
-	}
-	var callArgs []string
-	for _, hp := range p.host.params {
-		callArgs = append(callArgs, hp.name)
-	}
-	w("")
-	w("    def fn(%s) -> %s:", strings.Join(tsig, ", "), ret)
-	w("        return %s.%s_jax(%s)", p.modName, p.entry, strings.Join(callArgs, ", "))
-	w("")
-	name := fmt.Sprintf(`"pallasify::%s"`, p.entry)
-	if len(sparams) > 0 {
-		var keys []string
-		for _, s := range sparams {
-			keys = append(keys, "_key("+s+")")
-		}
-		name = fmt.Sprintf(`"pallasify::%s_" + "_".join([%s])`, p.entry, strings.Join(keys, ", "))
-	}
-	w("    op = _tpu_pallas.jax_op(%s, fn)", name)
-	allLike := true
-	var fakes []string
-	for _, r := range p.host.returns {
-		op := outputParam(k, p.host, r)
-		like, ok := p.outShape[op.Name]
-		if !ok {
-			allLike = false
-			break
-		}
-		fakes = append(fakes, like+".new_empty("+like+".shape)")
-	}
-	if allLike {
-		w("    # outputs follow an input's shape: a fake that works for dynamic shapes")
-		w("    op.register_fake(lambda %s: %s)", strings.Join(tparams, ", "), strings.Join(fakes, ", "))
-	}
-	if pair != nil {
-		var bargs []string
-		for i, a := range pair.argOf {
-			switch {
-			case a == "grad":
-				bargs = append(bargs, "grad")
-			case strings.HasPrefix(a, "saved:"):
-				bargs = append(bargs, "ctx.saved_tensors["+strings.TrimPrefix(a, "saved:")+"]")
-			default:
-				bargs = append(bargs, strings.TrimPrefix(a, "static:"))
-			}
-			_ = i
-		}
-		grads := make([]string, len(tparams))
-		for i := range grads {
-			grads[i] = "None"
-		}
-		grads[0] = pair.bwd.entry + "(" + strings.Join(bargs, ", ") + ")"
-		w("")
-		w("    # the backward kernel %s is proven too: gradients run on TPU as well", pair.bwd.wk.Kernel.Name)
-		w("    def _setup(ctx, inputs, output):")
-		w("        ctx.save_for_backward(*inputs)")
-		w("")
-		w("    def _backward(ctx, grad):")
-		w("        return %s", strings.Join(grads, ", ")+",")
-		w("")
-		w("    op.register_autograd(_backward, setup_context=_setup)")
-	}
-	w("    return op")
-	w("")
-	w("")
-	w("def %s(%s):", p.entry, strings.Join(allParams, ", "))
-	w(`    """%s for tensors on "tpu" (the proven Pallas kernel through jax_op)."""`, call)
-	if len(sparams) > 0 {
-		w("    return _%s_op(%s)(%s)", p.entry, strings.Join(sparams, ", "), strings.Join(tparams, ", "))
-	} else {
-		w("    return _%s_op()(%s)", p.entry, strings.Join(tparams, ", "))
-	}
-	w("")
-	w("")
-	w("def %s_dispatch(%s, original):", p.entry, strings.Join(allParams, ", "))
-	w(`    """tpu → the Pallas op; any other device → original() (the CUDA path, unchanged)."""`)
-	w("    if %s.device.type == \"tpu\":", tparams[0])
-	w("        return %s(%s)", p.entry, strings.Join(allParams, ", "))
-	w("    return original()")
-	return kernelMod, b.String(), nil
-}
-
-// opsModule is the directory's _pallas_ops module: the TorchTPU
-// registrations (jax_op, register_fake, register_autograd) and the device
-// dispatch of every wired kernel there. The kernel modules it imports hold
-// exactly the validated code (they pass the validator's static checks).
-func opsModule(dir string, pkg bool, plans []*plan, parts []string) string {
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	w(`"""TorchTPU registrations of the proven Pallas kernels in %s, generated by pallasify.`, dir)
-	w("")
-	w("Each op is registered through torch_tpu's jax_op on first use; the call sites")
-	w("dispatch here only for tensors on \"tpu\" and keep the original CUDA path otherwise.")
-	w("The kernels themselves (and their validator verdicts) are in:")
-	for _, p := range plans {
-		w("    %s.py (%s)", p.modName, p.wk.Kernel.Name)
-	}
-	w(`"""`)
-	w("import functools")
-	w("")
-	w("import jax")
-	w("")
-	if pkg {
-		w("try:")
-		for _, p := range plans {
-			w("    from . import %s", p.modName)
-		}
-		w("except ImportError:  # loaded outside its package")
-		for _, p := range plans {
-			w("    import %s", p.modName)
-		}
-	} else {
-		for _, p := range plans {
-			w("import %s", p.modName)
-		}
-	}
-	w("")
-	w("try:  # the jax_op import location moves between torch_tpu releases")
-	w("    from torch_tpu.experimental import pallas as _tpu_pallas")
-	w("except ImportError:")
-	w("    try:")
-	w("        from torch_tpu._internal import pallas as _tpu_pallas")
-	w("    except ImportError:")
-	w("        _tpu_pallas = None")
-	w("")
-	w("")
-	w("def _key(v):")
-	w(`    return "".join(c if c.isalnum() else "_" for c in repr(v))`)
-	for _, part := range parts {
-		b.WriteString(part)
-	}
-	return b.String()
-}
-
-func pyScalarType(ct string) string {
-	switch strings.TrimSpace(ct) {
-	case "double", "float":
-		return "float"
-	case "bool":
-		return "bool"
-	}
-	return "int"
 }

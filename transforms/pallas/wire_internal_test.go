@@ -13,13 +13,13 @@ import (
 func TestGuardExtension(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"load_inline", "import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = load_inline(\n    name=\"x\",\n    functions=[\"f\"],\n)\n",
-			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = None  # pallasify: guarded — the CUDA extension is built only where CUDA exists; tpu tensors use Pallas\nif torch.cuda.is_available():\n    _ext = load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n"},
+			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif torch.cuda.is_available():\n    _ext = load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n"},
 		{"no torch import", "from torch.utils.cpp_extension import load\next = load(name=\"e\", sources=[\"a.cu\"])\n",
-			"from torch.utils.cpp_extension import load\next = None  # pallasify: guarded — the CUDA extension is built only where CUDA exists; tpu tensors use Pallas\nif __import__(\"torch\").cuda.is_available():\n    ext = load(name=\"e\", sources=[\"a.cu\"])\n"},
+			"from torch.utils.cpp_extension import load\next = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif __import__(\"torch\").cuda.is_available():\n    ext = load(name=\"e\", sources=[\"a.cu\"])\n"},
 		{"relative _C", "import torch\nfrom . import _C  # noqa\n",
-			"import torch\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    _C = None\n"},
+			"import torch\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _C = None\n"},
 		{"dotted import", "import pkg._C\n",
-			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded — the compiled CUDA extension is not built here; tpu tensors use Pallas\n    pass\n"},
+			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass\n"},
 		{"nothing to guard", "import torch\nx = 1\n", "import torch\nx = 1\n"},
 	}
 	for _, c := range cases {
@@ -169,8 +169,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 				s, ok := files[p]
 				return []byte(s), ok
 			}
-			out, wired, probs := Wire(ctx, []WireKernel{{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)"}},
-				read, []string{"pkg/__init__.py", "pkg/ops.py"})
+			wk := WireKernel{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
+				Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 40}}, {Sizes: map[string]int64{"n": 257}}},
+				TPU:   map[string]ChipCompile{"v5e": {Compiled: true, Sizes: map[string]int64{"n": 40}, BytesAccessed: 4096, RooflineS: 5e-9}}}
+			out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"})
 			if len(probs) != 0 || len(wired) != 1 || wired[0].Sites != 1 {
 				t.Fatalf("wired %+v, problems %+v", wired, probs)
 			}
@@ -184,9 +186,28 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 					t.Errorf("ops.py lacks %q:\n%s", w, ops)
 				}
 			}
-			if !strings.Contains(got["pkg/_pallas_twice_kernel.py"], "def twice_jax(x: jax.Array, *, interpret=False) -> jax.Array:") ||
-				!strings.Contains(got["pkg/_pallas_ops.py"], `_tpu_pallas.jax_op("pallasify::twice", fn)`) {
-				t.Errorf("generated modules:\n%s\n%s", got["pkg/_pallas_twice_kernel.py"], got["pkg/_pallas_ops.py"])
+			mod, opsMod := got["pkg/_pallas_twice_kernel.py"], got["pkg/_pallas_ops.py"]
+			for _, w := range []string{
+				"def twice_jax(x: jax.Array, *, interpret: bool = False) -> jax.Array:",
+				`    "function": "twice_jax",` + "\n" + `    "tensors": ["x"],` + "\n" + `    "static": [],`,
+				// the case the compile gate measured, not the largest
+				`    "example": {"x": {"shape": [40], "dtype": "float32"}},`,
+				`        "v5e": {"compiled": True, "bytes_accessed": 4096.0, "roofline_s": 5e-09},`,
+			} {
+				if !strings.Contains(mod, w) {
+					t.Errorf("kernel module lacks %q:\n%s", w, mod)
+				}
+			}
+			if !strings.Contains(opsMod, `return jax_op("pallasify_pkg::twice", kernel.twice_jax)`) ||
+				!strings.Contains(opsMod, "    from . import _pallas_twice_kernel as kernel\n") ||
+				strings.Contains(opsMod, "_dispatch") {
+				t.Errorf("ops module:\n%s", opsMod)
+			}
+			// nothing but functools at module level: the package imports without jax or torch_tpu
+			for _, l := range strings.Split(opsMod, "\n") {
+				if (strings.HasPrefix(l, "import ") || strings.HasPrefix(l, "from ")) && l != "import functools" {
+					t.Errorf("ops module imports at module level: %s", l)
+				}
 			}
 		})
 	}

@@ -464,7 +464,7 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
                 _check_unwritten(p, ea, eb, ex, gates, tol)
                 deg = degenerate(ex, p.dtype, tol)
                 entry = {"sizes": env, "sizes_key": key, "seed": seed, "distribution": dist, "output": p.name,
-                         "subnormal_inputs_flushed": flushed, "degenerate": deg}
+                         "scalars": scalars, "subnormal_inputs_flushed": flushed, "degenerate": deg}
                 entry.update(r)
                 v.d["cases"].append(entry)
                 if deg:
