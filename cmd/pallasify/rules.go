@@ -11,6 +11,7 @@ import (
 	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/transforms"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/validators"
 )
 
 // rulesOptions are the rules command's arguments and dependencies.
@@ -68,6 +69,9 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, f.Label, c.Name, c.Title)
 			}
 		}
+		for _, c := range validators.ReasonCodes() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, "verdict", c.Name, c.Title)
+		}
 		return tw.Flush()
 	}
 	code := strings.ToUpper(strings.TrimSpace(o.Code))
@@ -79,6 +83,10 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 	}
 	if c, ok := pipeline.CodeInfo(code); ok {
 		fmt.Fprintf(o.IO.Out, "%s %s (%s)\n\n%s\n\n%s\n", c.Code, c.Name, c.Severity, c.Title, c.Doc)
+		return nil
+	}
+	if c, ok := validators.ReasonCode(code); ok {
+		fmt.Fprintf(o.IO.Out, "%s %s (validator verdict reason, %s)\n\n%s\n\n%s\n", c.Code, c.Name, c.Severity, c.Title, c.Doc)
 		return nil
 	}
 	return usageErr(fmt.Errorf("no rule with code %q (run `pallasify rules` for the list)", o.Code))

@@ -55,6 +55,15 @@ func TestRulesRegistry(t *testing.T) {
 			t.Errorf("rules %s starts %q", r.Code, strings.SplitN(out.String(), "\n", 2)[0])
 		}
 	}
+	for _, code := range []string{"V-TPU-COMPILE", "v-mismatch"} {
+		io, out, _ := testStreams()
+		if err := rulesRun(context.Background(), &rulesOptions{IO: io, Code: code}); err != nil {
+			t.Errorf("rules %s: %v", code, err)
+		}
+		if !strings.HasPrefix(out.String(), strings.ToUpper(code)+" ") || !strings.Contains(out.String(), "validator verdict reason") {
+			t.Errorf("rules %s: %q", code, out.String())
+		}
+	}
 	io, _, _ = testStreams()
 	if code := run([]string{"migrate", "--target", "gpu", "."}, io); code != 2 {
 		t.Errorf("bad --target: exit %d; want 2", code)

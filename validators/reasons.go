@@ -1,0 +1,86 @@
+package validators
+
+import (
+	"sync"
+
+	"github.com/pallasify/pallasify/pipeline"
+)
+
+// ReasonCodes documents every reason code a verdict can carry (the harness's
+// and the Go side's, validators/CONTRACTS.md), in protocol order; `pallasify
+// rules V-CODE` prints them. A test keeps the table equal to the codes the
+// sources emit.
+func ReasonCodes() []pipeline.CodeDoc {
+	return []pipeline.CodeDoc{
+		{Code: "V-SPEC", Name: "bad-spec", Severity: pipeline.SevError, Title: "The kernel spec (or its captured launches) is malformed",
+			Doc: "The KernelSpec does not parse or is inconsistent (unknown dtype, an expression over unknown symbols, no " +
+				"sweep inside the constraints), or the captured-launch file does not match it. Nothing ran; fix the spec."},
+		{Code: "V-BANNED", Name: "banned-call", Severity: pipeline.SevError, Title: "The candidate makes a forbidden call or keeps state across calls",
+			Doc: "Found statically before the candidate runs: imports of os, subprocess, socket, ctypes, importlib, file " +
+				"access, dynamic code, caches of results across calls, or a call of the op being replaced (jax.nn.softmax " +
+				"for a softmax kernel; for matmul and transpose kernels their building blocks outside the Pallas kernel body)."},
+		{Code: "V-NOLAUNCH", Name: "no-launch", Severity: pipeline.SevError, Title: "The candidate does not compute through a pl.pallas_call",
+			Doc: "No pl.pallas_call in the source, none traced when it ran, or the output did not change when the kernel " +
+				"was replaced by poison (ghost replay): the numbers came from plain JAX, not from a Pallas kernel."},
+		{Code: "V-COMPILE", Name: "candidate-failed", Severity: pipeline.SevError, Title: "The candidate does not import, trace or run in interpret mode",
+			Doc: "Importing the module, tracing run(args, interpret=...) or running it in TPU interpret mode raised (an " +
+				"out-of-bounds access under the interpreter's checks included). The message is the exception's."},
+		{Code: "V-SHAPE", Name: "wrong-shape", Severity: pipeline.SevError, Title: "An output has the wrong shape or dtype, or is missing",
+			Doc: "run() must return a dict with every output and inout parameter, shaped and typed as the spec says."},
+		{Code: "V-INPUT-MUTATED", Name: "input-mutated", Severity: pipeline.SevError, Title: "The candidate changed or donated an input",
+			Doc: "An input buffer differs after the run, or was deleted (donated). Parameters the kernel writes must be " +
+				"marked inout in the spec."},
+		{Code: "V-UNWRITTEN", Name: "unwritten-output", Severity: pipeline.SevError, Title: "Part of an output was never written",
+			Doc: "Outputs are poisoned (NaN or the integer maximum in one run, zero in the other); elements still holding " +
+				"poison were never written, or were accumulated into without initialisation (a grid that misses a tail)."},
+		{Code: "V-NAN", Name: "nan-mismatch", Severity: pipeline.SevError, Title: "NaN/Inf where the reference has none, or the other way round",
+			Doc: "With special values (NaN, ±Inf, -0.0) among the inputs, the candidate's non-finite elements or their " +
+				"signs differ from the reference's."},
+		{Code: "V-MISMATCH", Name: "mismatch", Severity: pipeline.SevError, Title: "The numbers differ from the original kernel's",
+			Doc: "Some elements are outside the dtype-aware tolerance on some shape, seed and distribution; the reason " +
+				"names the output, how many elements, the first index, both values and the error statistics."},
+		{Code: "V-NONDET", Name: "nondeterministic", Severity: pipeline.SevError, Title: "Runs differ, or interpret mode found a data race",
+			Doc: "A deterministic kernel's second run on new buffers (other poison, other grid order) differs bitwise, or " +
+				"the TPU interpreter's race detector fired."},
+		{Code: "V-DEGENERATE", Name: "degenerate-test", Severity: pipeline.SevWarning, Title: "The test cases cannot tell the kernel from a constant",
+			Doc: "Every case of some output is all-zero or constant, so a constant candidate would pass. The test, not " +
+				"the candidate, is refused (verdict error): widen the spec's sweep or value ranges."},
+		{Code: "V-TPU-COMPILE", Name: "tpu-compile", Severity: pipeline.SevError, Title: "Proven in interpret mode, but does not compile for a TPU chip",
+			Doc: "After the numeric proof the candidate is traced with interpret=False (real Mosaic lowering) and compiled " +
+				"by libtpu, deviceless, for every --tpu-chips chip (default v5e, v6e, tpu7x) over the validated shapes. " +
+				"Interpret mode accepts what Mosaic refuses: a block whose last two dims are not multiples of (8, 128) " +
+				"and not the whole array, a primitive without a TPU lowering (erfc, sort, a general gather, ...), more " +
+				"VMEM than the chip has (TPU7x has 64 MiB per TensorCore, v5e and v6e 128 MiB). The reason names the " +
+				"failing chips, the shape and the compiler's first lines; the verdict's tpu section has every chip. A " +
+				"candidate whose interpret=False program holds no Mosaic kernel is refused here too."},
+		{Code: "V-TPU-UNAVAILABLE", Name: "tpu-unavailable", Severity: pipeline.SevError, Title: "The TPU compile gate could not run",
+			Doc: "libtpu is not installed in the validator's Python, a --tpu-chips name is unknown, or libtpu could not " +
+				"build the chip's topology. Run `make venv` (it pins libtpu), or pass --tpu-chips none to validate " +
+				"without the gate (the verdict then records that no chip was compiled for)."},
+		{Code: "V-REFERENCE", Name: "reference-failed", Severity: pipeline.SevError, Title: "The reference (original kernel) failed",
+			Doc: "The emulated kernel or reference.py did not load, crashed, modified its inputs or left outputs " +
+				"unwritten. The verdict is error: nothing is known about the candidate."},
+		{Code: "V-TIMEOUT", Name: "timeout", Severity: pipeline.SevError, Title: "The run exceeded its wall limit",
+			Doc: "The harness (or the sandbox around it) stopped the run at the wall limit; the reason names the phase."},
+		{Code: "V-SANDBOX", Name: "sandbox-limit", Severity: pipeline.SevError, Title: "The sandbox stopped the candidate",
+			Doc: "A sandbox limit (memory, CPU seconds, file size) killed the run, or the candidate tried something the " +
+				"sandbox denies (network, writes outside its work directory)."},
+		{Code: "V-HARNESS", Name: "harness-failed", Severity: pipeline.SevError, Title: "The harness itself failed",
+			Doc: "The harness raised or wrote no verdict: a bug or a broken environment, not a finding about the " +
+				"candidate. The verdict's output holds the harness's last lines."},
+	}
+}
+
+var reasonIndex = sync.OnceValue(func() map[string]pipeline.CodeDoc {
+	m := map[string]pipeline.CodeDoc{}
+	for _, c := range ReasonCodes() {
+		m[c.Code] = c
+	}
+	return m
+})
+
+// ReasonCode documents one verdict reason code.
+func ReasonCode(code string) (pipeline.CodeDoc, bool) {
+	c, ok := reasonIndex()[code]
+	return c, ok
+}
