@@ -577,3 +577,26 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// CaptureCodes documents the CAP family: why a kernel got no captured spec
+// (the build's own EMU- codes come from validators/hostbuild).
+func CaptureCodes() []CodeDoc {
+	return []CodeDoc{
+		{CodeCaptureNoExtension, "no-extension", SevInfo, "No extension build compiles the kernel",
+			"No setup.py CUDAExtension, torch.utils.cpp_extension.load or load_inline call, and no PYBIND11_MODULE source " +
+				"tree, names the kernel's file, so the original cannot be built for the CPU and run. Its spec comes from a user " +
+				"spec file or static inference."},
+		{CodeCaptureExtension, "unreadable-extension", SevWarning, "The extension's build call cannot be read",
+			"The module name or the source list of the build call is computed (an f-string, a glob, a variable the analysis " +
+				"cannot follow), so the extension cannot be rebuilt as the repository builds it."},
+		{CodeCaptureNoTests, "no-tests", SevInfo, "Nothing in the repository exercises the extension",
+			"No test file imports a Python module that loads the extension, and no KernelBench-style get_inputs() drives " +
+				"its ModelNew. Write a test, or a spec file for the kernel."},
+		{CodeCaptureNotLaunched, "not-launched", SevInfo, "The tests ran but never launched the kernel",
+			"The repository's tests ran against the CPU-built original (or failed before reaching the op: the reason " +
+				"names the first failure) without launching this kernel, so no launch could be captured."},
+		{CodeCaptureUnreadable, "capture-unreadable", SevWarning, "The captured launches do not make a spec",
+			"The kernel was launched, but its launches could not be turned into a spec: buffers missing, an extent that is " +
+				"not a whole number of elements, arguments that do not match the kernel's signature."},
+	}
+}

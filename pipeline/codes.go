@@ -99,12 +99,13 @@ type CodeFamily struct {
 }
 
 // CodeFamilies returns every driver code table — PIO (input and engine
-// problems), PKN (kernel discovery), PPL and PDR (drafting and validation) —
+// problems), PKN (kernel discovery), CAP (capture), PPL and PDR (drafting and validation) —
 // as opposed to rule codes.
 func CodeFamilies() []CodeFamily {
 	return []CodeFamily{
 		{"input", IOCodes()},
 		{"kernel", KernelCodes()},
+		{"capture", CaptureCodes()},
 		{"draft", DraftCodes()},
 	}
 }
