@@ -80,9 +80,12 @@ type Options struct {
 	// ConfigPath is the operator's config; each repository's pallasify.yaml
 	// is merged under it, untrusted.
 	ConfigPath string
-	// Workers and Queue bound the job pool; JobTimeout bounds one job.
+	// Workers and Queue bound the in-memory job pool; JobTimeout bounds one job.
 	Workers, Queue int
-	JobTimeout     time.Duration
+	// Jobs, when set, keeps accepted jobs durably instead (its workers run
+	// them with RunJob; Start runs no pool then).
+	Jobs       JobQueue
+	JobTimeout time.Duration
 	// Workspace is where clones go (default: the temp dir).
 	Workspace string
 	Version   string
@@ -161,6 +164,9 @@ func New(opts Options) (*Server, error) {
 
 // Start runs the workers until Shutdown; jobs get a context derived from ctx.
 func (s *Server) Start(ctx context.Context) {
+	if s.opts.Jobs != nil {
+		return
+	}
 	for i := 0; i < s.opts.Workers; i++ {
 		s.workers.Add(1)
 		go func() {
@@ -282,6 +288,9 @@ func (s *Server) forget(id string) {
 }
 
 func (s *Server) enqueue(j job) bool {
+	if s.opts.Jobs != nil {
+		return s.enqueueDurable(j)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
