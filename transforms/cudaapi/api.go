@@ -67,3 +67,21 @@ func simpleReplace(p *rule.Pass, names []string, portable, tpu, msg string) {
 		devkit.Report(p, f)
 	})
 }
+
+// positional returns the edit that turns the keyword argument `name=value`
+// of the call into the positional `value` (none when there is no such
+// keyword): torch.accelerator's device parameters are positional-only
+// (`synchronize(device=None, /)`, `set_device_index(device, /)`,
+// `random.get_rng_state(device=None, /)`), where torch.cuda's are not. Only
+// the `name=` part is deleted, so edits around the value still apply.
+func (c apiCall) positional(name string) []rule.Edit {
+	kw := c.args.Keywords[name]
+	if kw == nil {
+		return nil
+	}
+	v := kw.ChildByFieldName("value")
+	if v == nil {
+		return nil
+	}
+	return []rule.Edit{{Start: devkit.Start(kw), End: devkit.Start(v)}}
+}

@@ -16,7 +16,7 @@ idx = torch.accelerator.current_device_index()
 `,
 	TPU: `import torch
 
-idx = torch.tpu.current_device()
+idx = torch.accelerator.current_device_index()
 `,
 }
 
@@ -30,13 +30,15 @@ var CurrentDevice = &rule.Rule{
 	Needles: []string{"cuda"},
 	Example: currentDeviceExample,
 	Doc: devkit.Doc(devkit.DocSpec{
-		Title:  "`torch.cuda.current_device()` asks CUDA for the current index",
-		What:   "Portable: `torch.accelerator.current_device_index()`. TPU: `torch.tpu.current_device()` (always 0: one chip per process).",
-		Why:    "The CUDA call fails without CUDA. Both replacements return an `int` index, as the original does.",
+		Title: "`torch.cuda.current_device()` asks CUDA for the current index",
+		What:  "Both targets: `torch.accelerator.current_device_index()` (on TorchTPU always 0: one chip per process).",
+		Why: "The CUDA call fails without CUDA; the replacement returns an `int` index, as the original does. " +
+			"TorchTPU 0.2.0 defers to it: user code calling `torch.tpu.current_device()` raises RuntimeError " +
+			"(internal to TorchTPU from torch 2.11 on; torchtpu.md, confirmed section).",
 		Safety: "Safe: the same index on a CUDA machine.",
 	}, currentDeviceExample),
 	Run: func(p *rule.Pass) {
-		simpleReplace(p, []string{"current_device"}, "torch.accelerator.current_device_index", "torch.tpu.current_device",
+		simpleReplace(p, []string{"current_device"}, "torch.accelerator.current_device_index", "torch.accelerator.current_device_index",
 			"asks CUDA for the current device")
 	},
 }

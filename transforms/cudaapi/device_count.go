@@ -16,7 +16,7 @@ world_size = torch.accelerator.device_count()
 `,
 	TPU: `import torch
 
-world_size = torch.tpu.device_count() if hasattr(torch, "tpu") else 0
+world_size = torch.accelerator.device_count()
 `,
 }
 
@@ -31,9 +31,11 @@ var DeviceCount = &rule.Rule{
 	Example: deviceCountExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.device_count()` counts CUDA devices only",
-		What: "Portable: `torch.accelerator.device_count()`. TPU: `torch.tpu.device_count() if hasattr(torch, \"tpu\") else 0` " +
-			"(the local chip count; parenthesised where precedence needs it).",
-		Why:    "On a TPU host the CUDA count is 0, so data-parallel code spawns no workers or falls back to the CPU.",
+		What: "Both targets: `torch.accelerator.device_count()`, the device count of the current accelerator (on a " +
+			"TPU host, the chips this process sees; 0 where there is no accelerator).",
+		Why: "On a TPU host the CUDA count is 0, so data-parallel code spawns no workers or falls back to the CPU. " +
+			"TorchTPU 0.2.0 defers to `torch.accelerator` here: user code calling `torch.tpu.device_count()` raises " +
+			"RuntimeError (internal to TorchTPU from torch 2.11 on; torchtpu.md, confirmed section).",
 		Safety: "Safe: the same count on a CUDA machine; 0 where there is no accelerator, as before.",
 	}, deviceCountExample),
 	Run: func(p *rule.Pass) {
@@ -42,12 +44,7 @@ var DeviceCount = &rule.Rule{
 				return
 			}
 			f := c.finding(p, "counts CUDA devices only")
-			if p.Target == rule.TPU {
-				f.Fix = devkit.TorchFix("Count TPU chips", rule.Safe,
-					c.whole(devkit.Paren(c.call, `torch.tpu.device_count() if hasattr(torch, "tpu") else 0`, true)))
-			} else {
-				f.Fix = devkit.TorchFix("Call torch.accelerator.device_count", rule.Safe, c.callee("torch.accelerator.device_count"))
-			}
+			f.Fix = devkit.TorchFix("Call torch.accelerator.device_count", rule.Safe, c.callee("torch.accelerator.device_count"))
 			devkit.Report(p, f)
 		})
 	},

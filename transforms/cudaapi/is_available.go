@@ -18,10 +18,14 @@ if torch.accelerator.is_available():
 `,
 	TPU: `import torch
 
-if hasattr(torch, "tpu") and torch.tpu.is_available():
+if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu":
     model = model.half()
 `,
 }
+
+// tpuAvailable is the tpu target's probe for a usable TPU: torch.accelerator
+// answers for TorchTPU 0.2.0 (torch.tpu.is_available raises for user code).
+const tpuAvailable = `torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu"`
 
 // IsAvailable rewrites torch.cuda.is_available().
 var IsAvailable = &rule.Rule{
@@ -34,10 +38,15 @@ var IsAvailable = &rule.Rule{
 	Example: isAvailableExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.is_available()` probes for CUDA only",
-		What: "Portable: `torch.accelerator.is_available()`. TPU: `hasattr(torch, \"tpu\") and torch.tpu.is_available()` " +
-			"(parenthesised where precedence needs it).",
+		What: "Portable: `torch.accelerator.is_available()`. TPU: `torch.accelerator.is_available() and " +
+			"torch.accelerator.current_accelerator().type == \"tpu\"` (parenthesised where precedence needs it), the " +
+			"probe of transformers' `is_torch_tpu_available()`.",
 		Why: "On a TPU host `torch.cuda.is_available()` is False, so code guarded by it takes the CPU path. TorchTPU " +
-			"registers the `torch.tpu` module only when TPU devices exist (torchtpu.md §1), hence the `hasattr` probe.",
+			"0.2.0 defers device probing to `torch.accelerator`: user code calling `torch.tpu.is_available()` raises " +
+			"RuntimeError (it is internal to TorchTPU from torch 2.11 on), and `hasattr(torch, \"tpu\")` is True on " +
+			"any host where the package is installed, TPU or not (torchtpu.md, confirmed section). " +
+			"`current_accelerator()` is the compiled-in accelerator (CUDA on PyPI's torch even without a GPU, tpu " +
+			"where a TPU initialises) and may be None, hence `is_available()` first.",
 		Safety: "Safe: on a CUDA machine `torch.accelerator.is_available()` is True exactly when CUDA is. On a machine " +
 			"with another accelerator (MPS, XPU, TPU) it becomes True, which is the point of the portable target.",
 	}, isAvailableExample),
@@ -49,7 +58,7 @@ var IsAvailable = &rule.Rule{
 			f := c.finding(p, "probes for CUDA only")
 			if p.Target == rule.TPU {
 				f.Fix = devkit.TorchFix("Probe for TorchTPU", rule.Safe,
-					c.whole(devkit.Paren(c.call, `hasattr(torch, "tpu") and torch.tpu.is_available()`, false)))
+					c.whole(devkit.Paren(c.call, tpuAvailable, false)))
 			} else {
 				f.Fix = devkit.TorchFix("Call torch.accelerator.is_available", rule.Safe, c.callee("torch.accelerator.is_available"))
 			}

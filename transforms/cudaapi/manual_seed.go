@@ -38,7 +38,8 @@ var ManualSeed = &rule.Rule{
 		What: "When the same block already calls `torch.manual_seed(s)` with the same argument, the CUDA call is " +
 			"removed. Otherwise it becomes `torch.manual_seed(s)` (both targets).",
 		Why: "`torch.manual_seed` seeds the CPU and every device, TorchTPU included (its device module hooks into it, " +
-			"torchtpu.md §3), whereas `torch.tpu.manual_seed` is unconfirmed. The CUDA-only call leaves the " +
+			"torchtpu.md §3), whereas TorchTPU 0.2.0's own `torch.tpu.manual_seed` is experimental and a no-op " +
+			"without a TPU. The CUDA-only call leaves the " +
 			"accelerator unseeded on every other backend.",
 		Safety: "Removing a call next to `torch.manual_seed(s)` with the same seed is safe: that call already seeded " +
 			"CUDA. The replacement elsewhere is unsafe: `torch.manual_seed` also reseeds the CPU generator, so CPU " +

@@ -18,14 +18,14 @@ torch.cuda.set_rng_state(ckpt["cuda_rng"])
 # pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
 DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
 
-ckpt = {"cpu_rng": torch.get_rng_state(), "cuda_rng": torch.get_device_module(DEVICE).get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state()}
+ckpt = {"cpu_rng": torch.get_rng_state(), "cuda_rng": torch.accelerator.random.get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state()}
 torch.set_rng_state(ckpt["cpu_rng"])
 if DEVICE.type != "cpu":
     torch.get_device_module(DEVICE).set_rng_state(ckpt["cuda_rng"])
 `,
 	TPU: `import torch
 
-ckpt = {"cpu_rng": torch.get_rng_state(), "cuda_rng": torch.tpu.get_rng_state()}
+ckpt = {"cpu_rng": torch.get_rng_state(), "cuda_rng": torch.accelerator.random.get_rng_state()}
 torch.set_rng_state(ckpt["cpu_rng"])
 torch.tpu.set_rng_state(ckpt["cuda_rng"])
 `,
@@ -42,18 +42,24 @@ var RngState = &rule.Rule{
 	Example: rngStateExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.get_rng_state/set_rng_state` save and restore the CUDA generator only",
-		What: "Portable: `torch.get_device_module(DEVICE).get_rng_state(...)` / `.set_rng_state(...)`, the " +
-			"generator of whichever accelerator `DEVICE` is. On a CPU-only machine there is no device generator: " +
+		What: "Portable: `torch.accelerator.random.get_rng_state(...)` / " +
+			"`torch.get_device_module(DEVICE).set_rng_state(...)`, the generator of whichever accelerator `DEVICE` is " +
+			"(`torch.accelerator.random` has no setter; a `device=` keyword of the getter becomes positional, its " +
+			"parameter being positional-only). On a CPU-only machine there is no device generator: " +
 			"`get_rng_state` gives the CPU generator's state (`torch.get_rng_state()`, so a checkpoint still has a " +
 			"value of the same type) and `set_rng_state` does nothing (a state saved on a GPU does not fit the " +
 			"CPU generator). `set_rng_state` as a statement of its own is put under `if DEVICE.type != \"cpu\":`. " +
 			"An index argument other than 0 becomes `device_at(i)` (see cuda-device-string, PDV001); a " +
 			"`\"cuda\"` device argument (the current device, which is the default) is dropped.\n\n" +
-			"TPU: `torch.tpu.get_rng_state()` / `torch.tpu.set_rng_state(state)`; a device argument is dropped " +
-			"(TorchTPU's generator calls work on the current device only, torchtpu.md §3).\n\n" +
+			"TPU: `torch.accelerator.random.get_rng_state()` / `torch.tpu.set_rng_state(state)` (public and " +
+			"experimental in TorchTPU 0.2.0); a device argument is dropped (TorchTPU's generator calls work on the " +
+			"current device only, torchtpu.md §3).\n\n" +
 			"`get_rng_state_all`/`set_rng_state_all` are left alone: TorchTPU has no counterpart.",
 		Why: "`torch.cuda.get_rng_state()` fails where there is no CUDA; checkpointing code that saves and restores " +
-			"the generators would fail on TPU or CPU.",
+			"the generators would fail on TPU or CPU. `torch.tpu.get_rng_state()` is internal to TorchTPU 0.2.0 " +
+			"(user code calling it raises RuntimeError from torch 2.13 on, pointing to " +
+			"`torch.accelerator.random.get_rng_state`; torchtpu.md, confirmed section), and so is the " +
+			"`torch.get_device_module(DEVICE).get_rng_state()` that reaches it on a TPU.",
 		Safety: "Safe: on CUDA the same generator is read and written. Dropping an index that is neither 0 nor " +
 			"per-process on the tpu target is unsafe (it named another device's generator).",
 	}, rngStateExample),
@@ -92,7 +98,7 @@ func runRngState(p *rule.Pass) {
 			posStr = devArg
 		}
 		if p.Target == rule.TPU {
-			edits := []rule.Edit{c.callee("torch.tpu." + c.name)}
+			edits := []rule.Edit{c.callee(rngCallee(c.name, "torch.tpu"))}
 			safety := rule.Safe
 			if devArg != nil && devArg.Type() != "string" {
 				t := p.Text(devArg)
@@ -112,11 +118,14 @@ func runRngState(p *rule.Pass) {
 				}
 				edits = append(edits, c.args.Drop(p.Src, drop))
 			}
-			f.Fix = devkit.TorchFix("Call torch.tpu."+c.name, safety, edits...)
+			f.Fix = devkit.TorchFix("Call "+rngCallee(c.name, "torch.tpu"), safety, edits...)
 			devkit.Report(p, f)
 			return
 		}
-		edits := []rule.Edit{c.callee("torch.get_device_module(" + dv.Name() + ")." + c.name)}
+		edits := []rule.Edit{c.callee(rngCallee(c.name, "torch.get_device_module("+dv.Name()+")"))}
+		if c.name == "get_rng_state" && posStr == nil {
+			edits = append(edits, c.positional("device")...)
+		}
 		at := false
 		if devArg != nil && devArg.Type() != "string" {
 			if t := p.Text(devArg); devkit.IndexLike(t) && t != "0" {
@@ -165,4 +174,16 @@ func runRngState(p *rule.Pass) {
 		}
 		devkit.Report(p, f)
 	})
+}
+
+// rngCallee is the replacement of torch.cuda.<name>: the getter is
+// torch.accelerator.random's on both targets (TorchTPU's own is internal);
+// torch.accelerator.random has no setter, so set_rng_state goes to the
+// device module (module: "torch.tpu", or the portable
+// torch.get_device_module(DEVICE)), where TorchTPU's is public.
+func rngCallee(name, module string) string {
+	if name == "get_rng_state" {
+		return "torch.accelerator.random.get_rng_state"
+	}
+	return module + "." + name
 }

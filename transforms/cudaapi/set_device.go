@@ -44,7 +44,8 @@ var SetDevice = &rule.Rule{
 	Example: setDeviceExample,
 	Doc: devkit.Doc(devkit.DocSpec{
 		Title: "`torch.cuda.set_device(i)` selects a CUDA device",
-		What: "Portable: `torch.accelerator.set_device_index(i)`, put under `if DEVICE.type == \"cuda\":` " +
+		What: "Portable: `torch.accelerator.set_device_index(i)` (a `device=` keyword becomes positional: the " +
+			"parameter is positional-only), put under `if DEVICE.type == \"cuda\":` " +
 			"when the call is a statement of its own (elsewhere: `... if DEVICE.type == \"cuda\" else None`). Only " +
 			"CUDA has several devices per process to choose from; on TorchTPU the index of a rank other than 0 " +
 			"raises (each process sees its one chip as index 0), and the CPU has nothing to select. This is the " +
@@ -52,8 +53,9 @@ var SetDevice = &rule.Rule{
 			"TPU: the statement is removed when `i` is 0, a per-process index (a name about a rank or a GPU slot, " +
 			"such as `local_rank` or `args.gpu`) or a device value; `pass` replaces it when it was the only statement " +
 			"of its block. Any other index is reported and left for a human: it is a hazard (torchtpu.md §13.2).",
-		Why: "TorchTPU gives each process one chip, seen as `tpu:0`; `torch.tpu.set_device(i)` only validates and " +
-			"raises for any index but the current one (torchtpu.md §1), so the rank-indexed call of a torchrun " +
+		Why: "TorchTPU gives each process one chip, seen as `tpu:0`; `torch.tpu.set_device(i)` is internal to TorchTPU " +
+			"0.2.0 (user code calling it raises RuntimeError; `torch.accelerator.set_device_index` is its public " +
+			"face), and the index of any rank but the first is refused (torchtpu.md §1), so the rank-indexed call of a torchrun " +
 			"script would fail on every rank but the first.",
 		Safety: "Safe: on CUDA the same device is selected; elsewhere (and on TPU, where the call is removed) the " +
 			"process's only device is used. " +
@@ -93,7 +95,7 @@ func runSetDevice(p *rule.Pass) {
 		f := c.finding(p, "selects a CUDA device only")
 		dv := devkit.NewDev(p)
 		cond := dv.Type() + ` == "cuda"`
-		edits := []rule.Edit{c.callee("torch.accelerator.set_device_index")}
+		edits := append([]rule.Edit{c.callee("torch.accelerator.set_device_index")}, c.positional("device")...)
 		guarded := false
 		if stmt != nil {
 			var guard []rule.Edit

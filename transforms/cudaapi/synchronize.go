@@ -31,7 +31,7 @@ import torch
 
 start = time.perf_counter()
 y = model(x)
-torch.tpu.synchronize()
+torch.accelerator.synchronize()
 elapsed = time.perf_counter() - start
 `,
 }
@@ -49,20 +49,23 @@ var Synchronize = &rule.Rule{
 		Title: "`torch.cuda.synchronize()` waits for CUDA only",
 		What: "Portable: `torch.accelerator.synchronize(...)`, and when the call is a statement of its own it is put " +
 			"under `if torch.accelerator.is_available():` so the code still runs on a CPU-only machine. " +
-			"TPU: `torch.tpu.synchronize(...)`. Arguments are kept.",
+			"TPU: `torch.accelerator.synchronize(...)`, unguarded. The device argument is kept, made positional " +
+			"(`torch.accelerator.synchronize(device=None, /)` takes no keyword).",
 		Why: "Timing code and host/device hand-offs need the wait on every backend; on TorchTPU execution is " +
-			"asynchronous by default (torchtpu.md §6), so dropping the call would make timings meaningless.",
+			"asynchronous by default (torchtpu.md §6), so dropping the call would make timings meaningless. TorchTPU " +
+			"0.2.0 defers to `torch.accelerator` here: user code calling `torch.tpu.synchronize()` raises " +
+			"RuntimeError (internal to TorchTPU from torch 2.11 on; torchtpu.md, confirmed section).",
 		Safety: "Safe: the same wait on a CUDA machine; no wait where there is no accelerator (the original raised there).",
 	}, synchronizeExample),
 	Run: func(p *rule.Pass) {
 		cudaCalls(p, []string{"synchronize"}, func(c apiCall) {
 			f := c.finding(p, "waits for CUDA only")
+			edits := append([]rule.Edit{c.callee("torch.accelerator.synchronize")}, c.positional("device")...)
 			if p.Target == rule.TPU {
-				f.Fix = devkit.TorchFix("Call torch.tpu.synchronize", rule.Safe, c.callee("torch.tpu.synchronize"))
+				f.Fix = devkit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
 				devkit.Report(p, f)
 				return
 			}
-			edits := []rule.Edit{c.callee("torch.accelerator.synchronize")}
 			if stmt := devkit.Statement(c.call); stmt != nil {
 				if guard, ok := devkit.GuardStatement(p.Src, stmt, "torch.accelerator.is_available()"); ok {
 					edits = append(guard, edits...)

@@ -29,7 +29,7 @@ var CudaBackendFlags = &rule.Rule{
 		What:  "Reports reads, writes and calls of `torch.backends.cudnn.*` and `torch.backends.cuda.*`.",
 		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU (torchtpu.md §4). The TPU equivalents differ: " +
 			"matmul precision is chosen with `torch.tpu.precision(torch.tpu.Precision.HIGHEST)` or " +
-			"`torch.backends.tpu.allow_excess_precision` (§5) instead of `allow_tf32`; autotuning comes from " +
+			"`torch.tpu.allow_excess_precision = True` (§5; TorchTPU 0.2.0 exports it on `torch.tpu`) instead of `allow_tf32`; autotuning comes from " +
 			"`torch.compile(backend=\"tpu\")` instead of `cudnn.benchmark`; SDPA kernel selection has no TPU switch " +
 			"(the fused path wants `attn_mask=None`, `is_causal=True` and lengths divisible by 512, §13). Keep the " +
 			"lines for CUDA runs by guarding them with `if DEVICE.type == \"cuda\":`, or drop them.",
@@ -48,7 +48,7 @@ func backendFlagAdvice(q string, target rule.Target) string {
 	switch {
 	case strings.Contains(leaf, "tf32") || strings.Contains(leaf, "reduced_precision"):
 		return "reduced-precision matmul flags do nothing on TPU; choose precision with torch.tpu.precision(...) " +
-			"or torch.backends.tpu.allow_excess_precision (torchtpu.md §5)"
+			"or torch.tpu.allow_excess_precision (torchtpu.md §5)"
 	case leaf == "benchmark" || leaf == "benchmark_limit":
 		return "cuDNN autotuning has no TPU meaning; performance comes from torch.compile(backend=\"tpu\"); " + guard
 	case leaf == "deterministic":

@@ -1,5 +1,5 @@
 import torch
 from torch.cuda import current_device
 
-idx = torch.tpu.current_device()
-other = torch.tpu.current_device()
+idx = torch.accelerator.current_device_index()
+other = torch.accelerator.current_device_index()

@@ -1,8 +1,8 @@
 import torch
 import torch.cuda as tc
 
-world = torch.tpu.device_count() if hasattr(torch, "tpu") else 0
-procs = (torch.tpu.device_count() if hasattr(torch, "tpu") else 0) * 2
-multi = (torch.tpu.device_count() if hasattr(torch, "tpu") else 0) > 1
-for i in range(torch.tpu.device_count() if hasattr(torch, "tpu") else 0):
+world = torch.accelerator.device_count()
+procs = torch.accelerator.device_count() * 2
+multi = torch.accelerator.device_count() > 1
+for i in range(torch.accelerator.device_count()):
     print(i)

@@ -2,9 +2,9 @@ import torch
 from torch import cuda
 from torch.cuda import is_available
 
-use_gpu = hasattr(torch, "tpu") and torch.tpu.is_available()
-if not (hasattr(torch, "tpu") and torch.tpu.is_available()):
+use_gpu = torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu"
+if not (torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu"):
     raise SystemExit("need a GPU")
-ok = hasattr(torch, "tpu") and torch.tpu.is_available() and args.gpu
-n = (hasattr(torch, "tpu") and torch.tpu.is_available()) == True
-device = "cuda" if hasattr(torch, "tpu") and torch.tpu.is_available() else "cpu"
+ok = torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu" and args.gpu
+n = (torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu") == True
+device = "cuda" if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu" else "cpu"

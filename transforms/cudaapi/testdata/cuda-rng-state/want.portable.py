@@ -12,9 +12,9 @@ def device_at(index):
 def save(local_rank):
     return {
         "cpu": torch.get_rng_state(),
-        "cuda": torch.get_device_module(DEVICE).get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state(),
-        "mine": torch.get_device_module(DEVICE).get_rng_state(device_at(local_rank)) if DEVICE.type != "cpu" else torch.get_rng_state(),
-        "other": torch.get_device_module(DEVICE).get_rng_state(device=device_at(2)) if DEVICE.type != "cpu" else torch.get_rng_state(),
+        "cuda": torch.accelerator.random.get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state(),
+        "mine": torch.accelerator.random.get_rng_state(device_at(local_rank)) if DEVICE.type != "cpu" else torch.get_rng_state(),
+        "other": torch.accelerator.random.get_rng_state(device_at(2)) if DEVICE.type != "cpu" else torch.get_rng_state(),
     }
 
 
@@ -26,4 +26,4 @@ def load(state, local_rank):
         torch.get_device_module(DEVICE).set_rng_state(state["mine"], device_at(local_rank))
     ok = (torch.get_device_module(DEVICE).set_rng_state(state["cuda"]) if DEVICE.type != "cpu" else None) is None
     if torch.cuda.is_available(): torch.get_device_module(DEVICE).set_rng_state(state["cuda"]) if DEVICE.type != "cpu" else None
-    return not (torch.get_device_module(DEVICE).get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state()).numel()
+    return not (torch.accelerator.random.get_rng_state() if DEVICE.type != "cpu" else torch.get_rng_state()).numel()

@@ -4,8 +4,8 @@ import torch
 def save(local_rank):
     return {
         "cpu": torch.get_rng_state(),
-        "cuda": torch.tpu.get_rng_state(),
-        "mine": torch.tpu.get_rng_state(),
+        "cuda": torch.accelerator.random.get_rng_state(),
+        "mine": torch.accelerator.random.get_rng_state(),
         "other": torch.cuda.get_rng_state(device=2),
     }
 
@@ -16,4 +16,4 @@ def load(state, local_rank):
     torch.tpu.set_rng_state(state["mine"])
     ok = torch.tpu.set_rng_state(state["cuda"]) is None
     if torch.cuda.is_available(): torch.tpu.set_rng_state(state["cuda"])
-    return not torch.tpu.get_rng_state().numel()
+    return not torch.accelerator.random.get_rng_state().numel()

@@ -13,6 +13,10 @@ def single(rank):
     torch.cuda.set_device(rank)
 
 
+def keyword(rank):
+    torch.cuda.set_device(device=rank)
+
+
 def pinned():
     torch.cuda.set_device(3)
 

@@ -20,6 +20,11 @@ def single(rank):
         torch.accelerator.set_device_index(rank)
 
 
+def keyword(rank):
+    if DEVICE.type == "cuda":
+        torch.accelerator.set_device_index(rank)
+
+
 def pinned():
     if DEVICE.type == "cuda":
         torch.accelerator.set_device_index(3)

@@ -12,6 +12,10 @@ def single(rank):
     pass
 
 
+def keyword(rank):
+    pass
+
+
 def pinned():
     torch.cuda.set_device(3)
 

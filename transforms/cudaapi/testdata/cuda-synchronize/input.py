@@ -8,6 +8,7 @@ def bench(fn):
     t0 = time.perf_counter()
     fn()
     torch.cuda.synchronize(device)
+    torch.cuda.synchronize(device=device)
     return time.perf_counter() - t0
 
 

@@ -10,6 +10,8 @@ def bench(fn):
     fn()
     if torch.accelerator.is_available():
         torch.accelerator.synchronize(device)
+    if torch.accelerator.is_available():
+        torch.accelerator.synchronize(device)
     return time.perf_counter() - t0
 
 

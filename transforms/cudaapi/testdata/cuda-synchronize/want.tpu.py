@@ -4,11 +4,12 @@ import torch
 
 
 def bench(fn):
-    torch.tpu.synchronize()
+    torch.accelerator.synchronize()
     t0 = time.perf_counter()
     fn()
-    torch.tpu.synchronize(device)
+    torch.accelerator.synchronize(device)
+    torch.accelerator.synchronize(device)
     return time.perf_counter() - t0
 
 
-done = torch.tpu.synchronize() or True
+done = torch.accelerator.synchronize() or True

@@ -15,8 +15,8 @@ def _tpu_memory(name, *args, **kwargs):
     )
 
 
-if hasattr(torch, "tpu") and torch.tpu.is_available():
+if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu":
     pass
-    n = torch.tpu.device_count() if hasattr(torch, "tpu") else 0
-    torch.tpu.synchronize()
+    n = torch.accelerator.device_count()
+    torch.accelerator.synchronize()
     print(torch.tpu.get_device_name(), _tpu_memory("memory_allocated"))

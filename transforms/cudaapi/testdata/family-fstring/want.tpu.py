@@ -16,5 +16,5 @@ def _tpu_memory(name, *args, **kwargs):
 
 
 print(f"peak {_tpu_memory('max_memory_allocated') / 2**30:.2f} GiB on {torch.tpu.get_device_name()}")
-print(f'ok={(hasattr(torch, "tpu") and torch.tpu.is_available())} n={(torch.tpu.device_count() if hasattr(torch, "tpu") else 0)}')
+print(f'ok={(torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu")} n={torch.accelerator.device_count()}')
 print(f"bf16={True}")

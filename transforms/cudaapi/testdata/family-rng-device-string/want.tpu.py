@@ -1,4 +1,4 @@
 import torch
 
-s = torch.tpu.get_rng_state()
+s = torch.accelerator.random.get_rng_state()
 torch.tpu.set_rng_state(s)
