@@ -172,6 +172,12 @@ long long phr_launches(void) {
   return s.launches;
 }
 
+long long phr_capture_next_seq(void) {
+  State& s = st();
+  std::lock_guard<std::mutex> g(s.mu);
+  return s.seq;
+}
+
 void phr_set_error(int code, const char* msg) {
   State& s = st();
   std::lock_guard<std::mutex> g(s.mu);

@@ -42,8 +42,10 @@ void phr_capture_record(const char* json);
 // poisoned replay that tells outputs from inouts runs.
 size_t phr_capture_max_bytes(void);
 int phr_capture_replay(void);
-// phr_launches returns how many launches were seen (recorded or not).
+// phr_launches returns how many launches were seen (recorded or not);
+// phr_capture_next_seq the sequence number the next recorded launch gets.
 long long phr_launches(void);
+long long phr_capture_next_seq(void);
 
 // The sticky last error of the CUDA runtime emulation.
 void phr_set_error(int code, const char* msg);
