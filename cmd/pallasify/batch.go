@@ -30,6 +30,12 @@ type batchOptions struct {
 	RetryFailed bool
 	Keep        bool
 	JSON        bool
+	// Queue is the job queue (default: SQLite in the run directory);
+	// EnqueueOnly submits without working; RescueAfter is when a job whose
+	// worker died is retried.
+	Queue       string
+	EnqueueOnly bool
+	RescueAfter time.Duration
 	// Migrate overrides the pipeline (tests).
 	Migrate batch.Migrator
 	Getenv  func(string) string
@@ -51,11 +57,21 @@ command again resumes: finished repositories are skipped, repositories that
 were interrupted run again, and failed ones are retried with --retry-failed.
 A summary table is printed and written as summary.md and summary.json.
 
+Every repository is a job in a durable queue (River): by default a SQLite
+file in the run directory, worked by this process. With --queue pointing at
+a PostgreSQL database, any number of 'pallasify worker' processes on any
+number of machines share the jobs (--enqueue-only submits and exits). A job
+is unique per repository, base commit and options: submitting the same list
+twice, or again after it ran, queues nothing new; new commits or changed
+options make a new job. 'pallasify batch status' lists the queue's jobs.
+
 Clones and pushes use the token in $GITHUB_TOKEN (or the variable named by
 github.token_env in --config). Exit 1 when any repository failed.`,
 		Example: `  pallasify batch repos.txt -j 8
   pallasify batch repos.txt --push --pr --config ops.yaml
-  pallasify batch repos.txt --retry-failed`,
+  pallasify batch repos.txt --retry-failed
+  pallasify batch repos.txt --pr --queue postgres://pallasify@db/pallasify --enqueue-only
+  pallasify batch status --queue postgres://pallasify@db/pallasify`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr(fmt.Errorf("batch takes exactly one FILE (got %d)", len(args)))
@@ -77,6 +93,10 @@ github.token_env in --config). Exit 1 when any repository failed.`,
 	fl.BoolVar(&opts.RetryFailed, "retry-failed", false, "run repositories that failed before again")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the clones under the run directory")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary as JSON instead of Markdown")
+	fl.StringVar(&opts.Queue, "queue", "", "job queue: a PostgreSQL URL shared by workers on many machines, or a SQLite file (default: $"+queueEnv+", else <run-dir>/queue.db)")
+	fl.BoolVar(&opts.EnqueueOnly, "enqueue-only", false, "submit the jobs to --queue and exit; `pallasify worker` processes run them")
+	fl.DurationVar(&opts.RescueAfter, "rescue-after", 0, "retry a job whose worker died after this long (default: --timeout + 5m)")
+	cmd.AddCommand(newBatchStatusCmd(io))
 	return cmd
 }
 
@@ -111,7 +131,7 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 	}
 	secrets.Add(token)
 	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Migrate, Push: o.Push || o.PR, PR: o.PR,
-		RetryFailed: o.RetryFailed, Concurrency: o.Jobs, Timeout: o.Timeout, Token: token, Keep: o.Keep,
+		RetryFailed: o.RetryFailed, Concurrency: o.Jobs, Timeout: o.Timeout, Token: token, TokenHosts: cfg.GitHub.TokenHosts(), Keep: o.Keep,
 		Version: version, Secrets: secrets}
 	if o.PR {
 		if client == nil {
@@ -126,12 +146,17 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 	} else {
 		bopts.Log = o.IO.ErrOut // JSON progress lines
 	}
-	sum, err := batch.Run(ctx, entries, bopts)
+	qr := queuedRun{URL: queueURL(o.Queue, o.Getenv, filepath.Join(o.RunDir, "queue.db")), EnqueueOnly: o.EnqueueOnly,
+		RetryFailed: o.RetryFailed, RescueAfter: o.RescueAfter}
+	sum, err := runQueued(ctx, o, qr, entries, bopts, cfg)
 	if bars != nil {
 		bars.Wait()
 	}
 	if err != nil {
-		return usageErr(err)
+		return usageErr(errors.New(secrets.String(err.Error())))
+	}
+	if sum == nil { // --enqueue-only
+		return nil
 	}
 	out := secrets.Writer(o.IO.Out)
 	if o.JSON {

@@ -59,7 +59,7 @@ func newRootCmd(io *streams) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
 	root.AddCommand(
 		newVersionCmd(io),
-		newConfigCmd(io), newBatchCmd(io), newBotCmd(io, transforms.All),
+		newConfigCmd(io), newBatchCmd(io), newWorkerCmd(io), newBotCmd(io, transforms.All),
 		newAnalyzeCmd(io, nil),
 		newMigrateCmd(io, nil),
 		newRulesCmd(io, nil),
