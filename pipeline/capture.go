@@ -44,6 +44,8 @@ const (
 type HostBuild interface {
 	Build(ctx context.Context, req BuildRequest) (*BuiltExtension, error)
 	Run(ctx context.Context, req CaptureRun) (*CaptureResult, error)
+	// ReadCaptures reads the launches of a capture dir.
+	ReadCaptures(dir string) ([]kernels.CapturedLaunch, error)
 	// Preprocess runs the C preprocessor with the emulator's defines over an
 	// isolated unit (system includes kept as they are).
 	Preprocess(ctx context.Context, src string) (string, error)
@@ -91,6 +93,9 @@ type CaptureRun struct {
 	CaptureDir           string
 	Timeout              time.Duration
 	MaxLaunchesPerKernel int
+	// Shims are directories appended to sys.path: stand-ins for what the
+	// repository's tests import but the tree lacks (shims.go).
+	Shims []string
 }
 
 // CaptureResult is what the entry did.
@@ -438,7 +443,7 @@ func (c *CaptureStage) capture(ctx context.Context, root string, files []string,
 		dir = filepath.Join(c.CacheDir, key)
 		if res, ok := readCaptureResult(dir); ok {
 			c.count(func(s *CaptureStats) { s.RunsCached++ })
-			ls, err := kernels.ReadLaunches(dir)
+			ls, err := c.Host.ReadCaptures(dir)
 			return tag(ls, label), res, err
 		}
 	}
@@ -470,7 +475,7 @@ func (c *CaptureStage) capture(ctx context.Context, root string, files []string,
 			tmp = dir
 		}
 	}
-	ls, err := kernels.ReadLaunches(tmp)
+	ls, err := c.Host.ReadCaptures(tmp)
 	return tag(ls, label), res, err
 }
 

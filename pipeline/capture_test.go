@@ -124,6 +124,10 @@ func (f *fakeHost) Run(_ context.Context, req CaptureRun) (*CaptureResult, error
 	return &CaptureResult{ExitCode: 0, Passed: 1}, nil
 }
 
+func (f *fakeHost) ReadCaptures(dir string) ([]kernels.CapturedLaunch, error) {
+	return kernels.ReadLaunches(dir)
+}
+
 func (f *fakeHost) Preprocess(_ context.Context, src string) (string, error) {
 	f.mu.Lock()
 	f.pp++
@@ -162,7 +166,7 @@ func writeFakeLaunch(dir string, seq int, kernel string, n int) string {
 	ptr := func(i int, name, ctype string, read, written bool, before, after string) map[string]any {
 		return map[string]any{"index": i, "name": name, "kind": "pointer", "ctype": ctype, "dtype": "float32",
 			"alloc": map[string]any{"id": i, "bytes": 4 * n, "origin": "torch"}, "offset_bytes": 0, "extent_bytes": 4 * n,
-			"shape_hint": []int{n}, "read": read, "written": written, "before": before, "after": after}
+			"shape_hint": []int{n}, "read": read, "written": written, "read_known": true, "before": before, "after": after}
 	}
 	l := map[string]any{"schema": kernels.CaptureSchema, "seq": seq, "kernel": kernel, "instance": kernel,
 		"grid": []int{(n + 255) / 256, 1, 1}, "block": []int{256, 1, 1}, "shared_bytes": 0,

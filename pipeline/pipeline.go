@@ -55,6 +55,10 @@ type Options struct {
 	// status (compiled, unsupported: …, compile-error: …); when nil the
 	// status is not-run. It applies to a *KernelStage Discover stage.
 	Emulator *EmulatorCheck
+	// Capture, when set, builds the tree's extensions for the CPU, runs its
+	// tests with every kernel launch captured and takes kernel specs from the
+	// captures (capture.go). It applies to a *KernelStage Discover stage.
+	Capture *CaptureConfig
 }
 
 // ErrNotDir is returned when Options.Root is not a directory.
@@ -92,6 +96,7 @@ func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
 		opts.Discover = kernelStage(opts)
 	}
 	attachEmulator(opts)
+	attachCapture(opts)
 	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate, opts.Deliver} {
 		if s != nil {
 			stages = append(stages, s)

@@ -39,8 +39,10 @@ type CapturedLaunch struct {
 	Args         []LaunchArg `json:"args"`
 	RolesFrom    string      `json:"roles_from"`
 	DurationS    float64     `json:"duration_s"`
-	Dir          string      `json:"-"` // the capture dir the buffers are in
-	Entry        string      `json:"-"` // the test entry that made the launch
+	Site         string      `json:"site,omitempty"`  // file:line of the launch
+	Error        string      `json:"error,omitempty"` // the launch failed on the emulator
+	Dir          string      `json:"-"`               // the capture dir the buffers are in
+	Entry        string      `json:"-"`               // the test entry that made the launch
 }
 
 // LaunchArg is one argument of a captured launch: a scalar's value or a
@@ -58,8 +60,16 @@ type LaunchArg struct {
 	ShapeHint   []int64         `json:"shape_hint,omitempty"`
 	Read        bool            `json:"read"`
 	Written     bool            `json:"written"`
-	Before      string          `json:"before,omitempty"`
-	After       string          `json:"after,omitempty"`
+	// ReadKnown is false when the role comes from comparing the buffer
+	// before and after (a write is seen, a read is not); Role is the
+	// recorder's own conclusion (input, output, inout) when it gives one.
+	ReadKnown bool   `json:"read_known,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Before    string `json:"before,omitempty"`
+	After     string `json:"after,omitempty"`
+	// Captured is false when the contents were not recorded (over the
+	// recorder's byte budget).
+	Captured *bool `json:"captured,omitempty"`
 }
 
 // LaunchAlloc is the allocation a pointer argument points into.
@@ -156,7 +166,7 @@ const maxCaseBytes = 48 << 20
 func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	var mine []CapturedLaunch
 	for _, l := range ls {
-		if l.Kernel == k.Name {
+		if l.Kernel == k.Name && l.Error == "" {
 			mine = append(mine, l)
 		}
 	}
@@ -347,8 +357,14 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 		return Lit(v)
 	}
 	for i, a := range l.Args {
+		if a.Kind != "pointer" && a.Kind != "scalar" {
+			return nil, fmt.Errorf("argument %s is a %s (%s): only pointers and scalars are captured", argName(k, a, i), a.Kind, a.CType)
+		}
 		if a.Kind != "pointer" {
 			continue
+		}
+		if a.Captured != nil && !*a.Captured {
+			return nil, fmt.Errorf("argument %s: contents not recorded (over the capture byte budget)", argName(k, a, i))
 		}
 		if dtypeSize[a.DType] == 0 {
 			return nil, fmt.Errorf("argument %s: dtype %q cannot be captured", argName(k, a, i), a.DType)
@@ -490,6 +506,12 @@ func (sh *shaper) fit(l CapturedLaunch) (map[string]int64, bool) {
 
 func roleOf(a LaunchArg) string {
 	switch {
+	case a.Role == "input" || a.Role == "output" || a.Role == "inout":
+		return a.Role
+	case a.Written && !a.Read && !a.ReadKnown && a.Before != "":
+		// a write seen by comparing contents says nothing of reads: the
+		// candidate gets the buffer's contents too
+		return "inout"
 	case a.Written && a.Read:
 		return "inout"
 	case a.Written:

@@ -76,7 +76,7 @@ func fakeLaunch(t *testing.T, dir string, seq, n int, dtype string, extent int) 
 	ptr := func(idx int, name string, read, written bool, before, after string) map[string]any {
 		return map[string]any{"index": idx, "name": name, "kind": "pointer", "ctype": ctype + "*", "dtype": dtype,
 			"alloc": map[string]any{"id": idx, "bytes": extent * size, "origin": "torch"}, "offset_bytes": 0,
-			"extent_bytes": extent * size, "shape_hint": []int{2, extent / 2}, "read": read, "written": written,
+			"extent_bytes": extent * size, "shape_hint": []int{2, extent / 2}, "read": read, "written": written, "read_known": true,
 			"before": before, "after": after}
 	}
 	l := map[string]any{"schema": CaptureSchema, "seq": seq, "kernel": "scale_add_kernel",
@@ -251,5 +251,22 @@ func TestSpecFromLaunchesNotLaunched(t *testing.T) {
 	_, cp, err := SpecFromLaunches(k, []CapturedLaunch{{Schema: CaptureSchema, Kernel: "other_kernel"}})
 	if err == nil || cp.Launches != 0 || !strings.Contains(err.Error(), "not launched") {
 		t.Errorf("err %v launches %d", err, cp.Launches)
+	}
+}
+
+func TestCapturedRoles(t *testing.T) {
+	for _, tc := range []struct {
+		a    LaunchArg
+		want string
+	}{
+		{LaunchArg{Read: true, ReadKnown: true}, "input"},
+		{LaunchArg{Written: true, ReadKnown: true, Before: "b"}, "output"},
+		{LaunchArg{Read: true, Written: true, ReadKnown: true}, "inout"},
+		{LaunchArg{Written: true, Before: "b"}, "inout"}, // seen by diff only: reads unknown
+		{LaunchArg{Role: "output", Written: true, Before: "b"}, "output"},
+	} {
+		if got := roleOf(tc.a); got != tc.want {
+			t.Errorf("roleOf(%+v) = %s, want %s", tc.a, got, tc.want)
+		}
 	}
 }
