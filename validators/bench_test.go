@@ -22,7 +22,7 @@ func BenchmarkFixtureProtocol(b *testing.B) {
 	}
 	for _, r := range res {
 		// Printed, not logged: benchmark logs are truncated after ten lines.
-		fmt.Printf("%-16s %-13s %-8s median %.2fs\n", r.Kernel, r.Reference, r.Verdict, r.Median.Seconds())
+		fmt.Printf("%-16s %-13s %-8s median %.2fs; tpu compile %s\n", r.Kernel, r.Reference, r.Verdict, r.Median.Seconds(), r.TPULine())
 	}
 }
 

@@ -128,6 +128,30 @@ type BenchResult struct {
 	Verdict   string
 	Median    time.Duration
 	Runs      []time.Duration
+	// TPU is the last run's TPU compile gate, per chip.
+	TPU map[string]ChipCompile
+}
+
+// TPULine renders the last run's compile time per chip.
+func (r BenchResult) TPULine() string { return TPULine(r.TPU) }
+
+// TPULine renders a TPU compile gate's time per chip ("v5e 0.21s, v6e
+// 0.18s, ..."), with the message's first line for a chip that failed.
+func TPULine(tpu map[string]ChipCompile) string {
+	v := &Verdict{TPU: tpu}
+	var parts []string
+	for _, c := range v.TPUChips() {
+		cc := tpu[c]
+		if cc.Compiled {
+			parts = append(parts, fmt.Sprintf("%s %.2fs", c, cc.CompileS))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s FAILED (%s)", c, firstLine(cc.Error)))
+		}
+	}
+	if len(parts) == 0 {
+		return "not compiled for TPU"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // BenchFixtures runs the full protocol on every fixture's correct candidate
@@ -167,7 +191,7 @@ func BenchFixtures(ctx context.Context, dir string, runs int, opt Options) ([]Be
 				return nil, err
 			}
 			r.Runs = append(r.Runs, time.Since(start))
-			r.Verdict = v.Verdict
+			r.Verdict, r.TPU = v.Verdict, v.TPU
 		}
 		os.RemoveAll(work)
 		s := append([]time.Duration(nil), r.Runs...)

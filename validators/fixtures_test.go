@@ -4,14 +4,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
 
 // TestFixtureKernels validates every fixture kernel's correct candidate
-// (full protocol: must be proven) and every mutant (quick mode: must be
-// rejected with the reason in its "# expect:" line), and prints the mutant
-// kill rate and the false rejections.
+// (full protocol: must be proven and compile for every default TPU chip)
+// and every mutant (quick mode: must be rejected with the reason in its
+// "# expect:" line), and prints the mutant kill rate and the false
+// rejections.
 func TestFixtureKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test (-short)")
@@ -74,9 +76,21 @@ func TestFixtureKernels(t *testing.T) {
 			}
 			continue
 		}
-		t.Logf("%s: proven in %.1fs (%d cases, ULP max %.0f)", j.fixture, r.Verdict.DurationS, r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax)
+		// Every correct candidate compiles for every default chip.
+		var chips []string
+		for _, c := range DefaultTPUChips {
+			cc, ok := r.Verdict.TPU[c]
+			if !ok || !cc.Compiled {
+				falseRej++
+				t.Errorf("%s/%s: not compiled for %s: %+v", j.fixture, j.name, c, cc)
+				continue
+			}
+			chips = append(chips, sprintf("%s %.2fs", c, cc.CompileS))
+		}
+		t.Logf("%s: proven in %.1fs (%d cases, ULP max %.0f; tpu compile %s)", j.fixture, r.Verdict.DurationS,
+			r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax, strings.Join(chips, ", "))
 	}
-	killed := 0
+	killed, compileMutants := 0, 0
 	for i, r := range quick {
 		j := quickJobs[i]
 		switch {
@@ -88,13 +102,16 @@ func TestFixtureKernels(t *testing.T) {
 			t.Errorf("%s/%s: rejected with %q, expected %s", j.fixture, j.name, r.Verdict.Reason, j.expect)
 		default:
 			killed++
+			if j.expect == "V-TPU-COMPILE" {
+				compileMutants++
+			}
 		}
 	}
 	rate := 100.0
 	if len(quick) > 0 {
 		rate = 100 * float64(killed) / float64(len(quick))
 	}
-	msg := "mutant kill rate %d/%d = %.0f%%, false rejections %d"
-	t.Logf(msg, killed, len(quick), rate, falseRej)
-	os.Stdout.WriteString("validators: " + sprintf(msg, killed, len(quick), rate, falseRej) + "\n")
+	msg := "mutant kill rate %d/%d = %.0f%% (%d by the TPU compile gate), false rejections %d"
+	t.Logf(msg, killed, len(quick), rate, compileMutants, falseRej)
+	os.Stdout.WriteString("validators: " + sprintf(msg, killed, len(quick), rate, compileMutants, falseRej) + "\n")
 }

@@ -61,7 +61,10 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 		if err != nil {
 			note = "validation failed: " + err.Error()
 		} else {
-			note = fmt.Sprintf("%s (%s), %d cases", v.Verdict, res.Class, v.Stats.Cases)
+			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU))
+			if !v.Proven() {
+				note += "; " + v.Reason
+			}
 		}
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
 	}
@@ -91,6 +94,27 @@ func protocolMedians(ctx context.Context, e *env) ([]row, error) {
 			Wall: r.Median,
 			Note: fmt.Sprintf("%s, reference via %s, runs %s; target <= 10s %s", r.Verdict, r.Reference, strings.Join(runs, " "), verdict),
 		})
+		rows = append(rows, tpuRows(r)...)
 	}
 	return rows, nil
+}
+
+// tpuRows are one row per chip of the TPU compile gate (the last run's):
+// the wall time of lowering and compiling every validated shape, the bytes
+// the compiler says the program moves and the HBM roofline they imply.
+func tpuRows(r validators.BenchResult) []row {
+	v := &validators.Verdict{TPU: r.TPU}
+	var rows []row
+	for _, c := range v.TPUChips() {
+		cc := r.TPU[c]
+		name := "tpu compile " + r.Kernel + " " + c
+		wall := time.Duration(cc.CompileS * float64(time.Second))
+		if !cc.Compiled {
+			rows = append(rows, row{Name: name, Wall: wall, Note: "FAILED: " + cc.Error})
+			continue
+		}
+		rows = append(rows, row{Name: name, Wall: wall, Note: fmt.Sprintf("%s, %.0f bytes accessed (min %.0f), HBM roofline %.3g s",
+			cc.Topology, cc.BytesAccessed, cc.MinBytes, cc.RooflineS)})
+	}
+	return rows
 }
