@@ -96,7 +96,7 @@ func botRun(ctx context.Context, o *botOptions) error {
 		Secret:        []byte(secret),
 		Installations: bot.AppInstallations(appID, key, gh.Options{APIURL: cfg.GitHub.APIURL, Logger: log}),
 		ConfigPath:    o.Config, Workers: cfg.Bot.Workers, Queue: cfg.Bot.Queue, JobTimeout: cfg.Bot.JobTimeout,
-		Workspace: o.Workspace, Version: version, Log: o.IO.ErrOut, Secrets: secrets, Explain: explainer(o.Rules),
+		Workspace: o.Workspace, TokenHosts: cfg.GitHub.TokenHosts(), Version: version, Log: o.IO.ErrOut, Secrets: secrets, Explain: explainer(o.Rules),
 	})
 	if err != nil {
 		return usageErr(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,13 +84,20 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 	if remote && d.Branch && !d.Push && !d.PR && !d.Keep {
 		return "", nil, usageErr(errors.New("--branch on a git URL commits into a temporary clone: add --push, --pr or --keep"))
 	}
+	hosts := flagCfg.GitHub.TokenHosts()
+	if d.PR {
+		// Before any network call: a pull request needs a GitHub remote.
+		if err := requireGitHub(pathOrURL, remote, hosts); err != nil {
+			return "", nil, usageErr(err)
+		}
+	}
 	tok, client, err := githubAuth(ctx, flagCfg, d.getenv, d.PR)
 	if err != nil {
 		return "", nil, usageErr(errors.New(d.secrets.String(err.Error())))
 	}
 	d.token, d.client = tok, client
 	d.secrets.Add(d.token)
-	src, err := acquire.Open(ctx, pathOrURL, acquire.Options{Workspace: d.Workspace, Keep: d.Keep, Token: d.token})
+	src, err := acquire.Open(ctx, pathOrURL, acquire.Options{Workspace: d.Workspace, Keep: d.Keep, Token: d.token, TokenHosts: hosts})
 	if err != nil {
 		return "", nil, usageErr(errors.New(d.secrets.String(err.Error())))
 	}
@@ -148,9 +156,6 @@ func (d *deliveryFlags) deliver(ctx context.Context, io *streams, run *pipeline.
 		}
 		opts.GitHub = d.client
 	}
-	if opts.Push && d.src.Auth == nil && d.token != "" {
-		opts.Auth = acquire.BasicAuth(d.token)
-	}
 	res, err := deliver.Run(ctx, d.src, run, opts)
 	if err != nil {
 		var fe *deliver.ForeignCommitError
@@ -164,6 +169,24 @@ func (d *deliveryFlags) deliver(ctx context.Context, io *streams, run *pipeline.
 		msg += ": " + res.PR.URL
 	}
 	fmt.Fprintln(io.ErrOut, "pallasify:", d.secrets.String(msg))
+	return nil
+}
+
+// requireGitHub checks that --pr has a GitHub repository to open the pull
+// request on: the URL itself, or the origin remote of a local checkout, must
+// be on one of hosts.
+func requireGitHub(pathOrURL string, remote bool, hosts []string) error {
+	url := pathOrURL
+	if !remote {
+		url = acquire.RemoteURL(pathOrURL, "origin")
+		if url == "" {
+			return fmt.Errorf("--pr needs a GitHub remote: %s has no origin remote", pathOrURL)
+		}
+	}
+	if !(acquire.Credentials{Hosts: hosts}).IsGitHub(url) {
+		return fmt.Errorf("--pr needs a GitHub remote: %s is not on %s (name other GitHub hosts in github.api_url or github.hosts)",
+			url, strings.Join(hosts, " or "))
+	}
 	return nil
 }
 

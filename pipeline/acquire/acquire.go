@@ -57,10 +57,16 @@ type Options struct {
 	Workspace string
 	// Keep leaves the clone on disk after Cleanup.
 	Keep bool
-	// Token authenticates HTTPS clones (basic auth, user x-access-token).
+	// Token authenticates HTTPS clones (basic auth, user x-access-token),
+	// but only of URLs on TokenHosts (see Credentials).
 	Token string
+	// TokenHosts are the hosts Token belongs to (default: github.com).
+	TokenHosts []string
 	// Auth overrides Token (e.g. SSH auth).
 	Auth transport.AuthMethod
+	// CABundle is extra PEM certificates trusted for HTTPS (a GitHub
+	// Enterprise with a private CA; tests).
+	CABundle []byte
 	// Branch is the branch to clone (default: the remote's HEAD).
 	Branch string
 	// Depth of the clone (default 1).
@@ -87,6 +93,8 @@ type Source struct {
 	Repo *git.Repository
 	// Auth is what was used to clone; delivery pushes with it.
 	Auth transport.AuthMethod
+	// Credentials decide the auth of other remotes (a fork) the same way.
+	Credentials Credentials
 	// Cloned is true when Dir is a clone made by Open.
 	Cloned bool
 
@@ -130,6 +138,83 @@ func StripCredentials(raw string) (clean, token string) {
 	return u.String(), token
 }
 
+// Credentials is a token and the hosts it belongs to. A token is sent only
+// over HTTPS and only to those hosts: a clone URL anywhere else goes
+// unauthenticated, so a list entry, a fork URL or a pallasify.yaml can never
+// route the operator's token to a server of its choosing.
+type Credentials struct {
+	Token string
+	// Hosts are host or host:port names, lower-case (default: github.com).
+	Hosts []string
+	// CABundle is extra PEM certificates trusted for HTTPS.
+	CABundle []byte
+}
+
+// Allows reports whether the token may be sent to rawURL: an https URL
+// whose host (with its port, when it has one) is one of c.Hosts.
+func (c Credentials) Allows(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return false
+	}
+	host := strings.ToLower(u.Host)
+	for _, h := range c.GitHubHosts() {
+		h = strings.ToLower(h)
+		if host == h || (u.Port() == "443" && strings.ToLower(u.Hostname()) == h) {
+			return true
+		}
+	}
+	return false
+}
+
+// GitHubHosts are c.Hosts, or github.com when none are set.
+func (c Credentials) GitHubHosts() []string {
+	if len(c.Hosts) == 0 {
+		return []string{"github.com"}
+	}
+	return c.Hosts
+}
+
+// AuthFor is the auth for a git remote: basic auth with the token when
+// Allows(rawURL), else nil (anonymous).
+func (c Credentials) AuthFor(rawURL string) transport.AuthMethod {
+	if c.Token == "" || !c.Allows(rawURL) {
+		return nil
+	}
+	return BasicAuth(c.Token)
+}
+
+// IsGitHub reports whether rawURL (https, ssh or scp-like) is on one of the
+// GitHub hosts, so a pull request can be opened for it.
+func (c Credentials) IsGitHub(rawURL string) bool {
+	host := URLHost(rawURL)
+	if host == "" {
+		return false
+	}
+	for _, h := range c.GitHubHosts() {
+		h = strings.ToLower(h)
+		if host == h || strings.SplitN(host, ":", 2)[0] == h {
+			return true
+		}
+	}
+	return false
+}
+
+// URLHost is the lower-cased host (with port) of a git URL ("" for local
+// paths and file:// URLs).
+func URLHost(rawURL string) string {
+	clean, _ := StripCredentials(rawURL)
+	if scpLikeRE.MatchString(clean) && !strings.Contains(clean, "://") {
+		at := strings.Index(clean, "@")
+		return strings.ToLower(clean[at+1 : strings.Index(clean, ":")])
+	}
+	u, err := url.Parse(clean)
+	if err != nil || u.Scheme == "file" {
+		return ""
+	}
+	return strings.ToLower(u.Host)
+}
+
 // BasicAuth is the go-git auth for a GitHub token (its String() masks the
 // password).
 func BasicAuth(token string) transport.AuthMethod {
@@ -144,7 +229,12 @@ func Open(ctx context.Context, pathOrURL string, opts Options) (*Source, error) 
 	if IsRemote(pathOrURL) {
 		return clone(ctx, pathOrURL, opts)
 	}
-	return openLocal(pathOrURL)
+	src, err := openLocal(pathOrURL)
+	if err != nil {
+		return nil, err
+	}
+	src.Credentials = Credentials{Token: opts.Token, Hosts: opts.TokenHosts, CABundle: opts.CABundle}
+	return src, nil
 }
 
 func openLocal(path string) (*Source, error) {
@@ -211,15 +301,18 @@ func (s *Source) fill(repo *git.Repository) error {
 
 func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err error) {
 	cleanURL, urlToken := StripCredentials(rawURL)
+	creds := Credentials{Token: opts.Token, Hosts: opts.TokenHosts, CABundle: opts.CABundle}
 	auth := opts.Auth
+	if auth == nil && urlToken != "" {
+		// The user put credentials in this very URL: they go to its host,
+		// but never in clear text.
+		if !strings.HasPrefix(cleanURL, "https://") {
+			return nil, fmt.Errorf("acquire %s: credentials in a plain-http URL would travel in clear text; use https", cleanURL)
+		}
+		auth = BasicAuth(urlToken)
+	}
 	if auth == nil {
-		tok := opts.Token
-		if tok == "" {
-			tok = urlToken
-		}
-		if strings.HasPrefix(cleanURL, "http") {
-			auth = BasicAuth(tok)
-		}
+		auth = creds.AuthFor(cleanURL)
 	}
 	depth := opts.Depth
 	if depth == 0 {
@@ -257,6 +350,7 @@ func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err e
 		Depth:        depth,
 		SingleBranch: true,
 		Tags:         git.NoTags,
+		CABundle:     opts.CABundle,
 	}
 	if opts.Branch != "" {
 		co.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
@@ -265,11 +359,27 @@ func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err e
 	if err != nil {
 		return nil, fmt.Errorf("acquire: clone %s: %w", cleanURL, err)
 	}
-	src = &Source{Dir: dir, URL: cleanURL, Auth: auth, Cloned: true, cleanup: remove}
+	src = &Source{Dir: dir, URL: cleanURL, Auth: auth, Credentials: creds, Cloned: true, cleanup: remove}
 	if err := src.fill(repo); err != nil {
 		return nil, fmt.Errorf("acquire %s: %w", cleanURL, err)
 	}
 	return src, nil
+}
+
+// RemoteURL is the URL (without credentials) of remote name of the git
+// repository containing path, or "" (no repository, no such remote). It
+// reads the repository's config only; nothing goes over the network.
+func RemoteURL(path, name string) string {
+	repo, err := git.PlainOpenWithOptions(path, &git.PlainOpenOptions{DetectDotGit: true})
+	if err != nil {
+		return ""
+	}
+	r, err := repo.Remote(name)
+	if err != nil || len(r.Config().URLs) == 0 {
+		return ""
+	}
+	clean, _ := StripCredentials(r.Config().URLs[0])
+	return clean
 }
 
 var nonNameRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

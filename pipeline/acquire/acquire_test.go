@@ -82,10 +82,13 @@ func TestCloneHTTPBasicAuth(t *testing.T) {
 	root := t.TempDir()
 	gittest.NewRemote(t, root, "acme/train", gittest.Sources(2))
 	const token = "ghs_acquireTestToken0123456789"
-	srv := gittest.ServeHTTPBackend(t, root, "x-access-token", token)
+	srv := gittest.ServeHTTPSBackend(t, root, "x-access-token", token)
 	url := srv.URL + "/acme/train.git"
+	opts := func(tok string) Options {
+		return Options{Workspace: t.TempDir(), Token: tok, TokenHosts: []string{srv.Host()}, CABundle: srv.CA}
+	}
 
-	src, err := Open(context.Background(), url, Options{Workspace: t.TempDir(), Token: token})
+	src, err := Open(context.Background(), url, opts(token))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +97,7 @@ func TestCloneHTTPBasicAuth(t *testing.T) {
 		t.Errorf("source = %+v", src)
 	}
 
-	_, err = Open(context.Background(), url, Options{Workspace: t.TempDir(), Token: "ghs_wrongTokenWrongToken0000"})
+	_, err = Open(context.Background(), url, opts("ghs_wrongTokenWrongToken0000"))
 	if err == nil {
 		t.Fatal("wrong token cloned")
 	}
@@ -102,9 +105,9 @@ func TestCloneHTTPBasicAuth(t *testing.T) {
 		t.Errorf("error leaks token: %v", err)
 	}
 
-	// Credentials in the URL are moved into auth and out of src.URL.
-	withCreds := strings.Replace(url, "http://", "http://x-access-token:"+token+"@", 1)
-	src2, err := Open(context.Background(), withCreds, Options{Workspace: t.TempDir()})
+	// Credentials in an https URL are moved into auth and out of src.URL.
+	withCreds := strings.Replace(url, "https://", "https://x-access-token:"+token+"@", 1)
+	src2, err := Open(context.Background(), withCreds, Options{Workspace: t.TempDir(), CABundle: srv.CA})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +118,69 @@ func TestCloneHTTPBasicAuth(t *testing.T) {
 	cfg := gittest.Git(t, src2.Dir, "config", "--get", "remote.origin.url")
 	if strings.Contains(cfg, token) {
 		t.Errorf("token written to .git/config: %s", cfg)
+	}
+}
+
+// A token goes only over HTTPS to the hosts it belongs to: a plain-http git
+// server, or an https one not named, sees no credentials at all.
+func TestTokenOnlyToItsHosts(t *testing.T) {
+	root := t.TempDir()
+	gittest.NewRemote(t, root, "acme/train", gittest.Sources(3))
+	const token = "ghp_tokenScopeTest0123456789abcd"
+	plain := gittest.ServeOpenHTTPBackend(t, root)
+	tlsSrv := gittest.ServeHTTPSBackend(t, root, "x-access-token", token)
+
+	// The token belongs to github.com (the default) and to the https
+	// server's host, never to the plain-http one even when named.
+	hosts := []string{"github.com", plain.Host()}
+	src, err := Open(context.Background(), plain.URL+"/acme/train.git", Options{Workspace: t.TempDir(), Token: token, TokenHosts: hosts})
+	if err != nil {
+		t.Fatalf("anonymous clone of a public http repository: %v", err)
+	}
+	src.Cleanup()
+	if plain.Seen(token) || len(plain.Passwords) > 0 {
+		t.Fatalf("plain-http server received credentials:\n%s", strings.Join(plain.Raw, "\n"))
+	}
+	// An https host that is not named gets nothing either (and refuses).
+	if _, err := Open(context.Background(), tlsSrv.URL+"/acme/train.git", Options{Workspace: t.TempDir(), Token: token, CABundle: tlsSrv.CA}); err == nil {
+		t.Fatal("cloned an authenticated repository without sending the token")
+	}
+	if tlsSrv.Seen(token) {
+		t.Fatal("token sent to an https host it does not belong to")
+	}
+	// Credentials typed into a plain-http URL are refused before any request.
+	n := plain.Requests
+	_, err = Open(context.Background(), strings.Replace(plain.URL, "http://", "http://u:"+token+"@", 1)+"/acme/train.git", Options{Workspace: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "clear text") || strings.Contains(err.Error(), token) {
+		t.Fatalf("credentials in an http URL: %v", err)
+	}
+	if plain.Requests != n {
+		t.Error("a request was made with credentials in a plain-http URL")
+	}
+
+	cases := []struct {
+		url  string
+		want bool
+	}{
+		{"https://github.com/acme/x.git", true},
+		{"https://github.com:443/acme/x.git", true},
+		{"http://github.com/acme/x.git", false},
+		{"https://github.com.evil.example/acme/x.git", false},
+		{"https://evil.example/github.com/x.git", false},
+		{"ssh://git@github.com/acme/x.git", false},
+		{"file:///srv/x.git", false},
+	}
+	c := Credentials{Token: token}
+	for _, tc := range cases {
+		if got := c.Allows(tc.url); got != tc.want {
+			t.Errorf("Allows(%s) = %v; want %v", tc.url, got, tc.want)
+		}
+	}
+	for url, want := range map[string]bool{"git@github.com:acme/x.git": true, "https://github.com/acme/x": true,
+		"http://127.0.0.1:9/acme/x.git": false, "/local/checkout": false} {
+		if got := c.IsGitHub(url); got != want {
+			t.Errorf("IsGitHub(%s) = %v; want %v", url, got, want)
+		}
 	}
 }
 

@@ -97,8 +97,11 @@ type Options struct {
 	Concurrency int
 	// Timeout bounds one repository (default: config batch.timeout).
 	Timeout time.Duration
-	// Token authenticates clones and pushes.
+	// Token authenticates clones and pushes, over HTTPS to TokenHosts only.
 	Token string
+	// TokenHosts are the hosts Token belongs to (default: github.com;
+	// config.GitHubConfig.TokenHosts).
+	TokenHosts []string
 	// GitHub opens pull requests (needed for PR).
 	GitHub deliver.PRService
 	// Workspace is where clones go (default: <RunDir>/work); Keep keeps them.
@@ -336,7 +339,7 @@ func (r *runner) runOne(ctx context.Context, e Entry, prev *Status) (st Status) 
 func (r *runner) process(ctx context.Context, e Entry, st *Status, log *slog.Logger, track Tracker) error {
 	track.Stage("clone")
 	src, err := acquire.Open(ctx, e.Source, acquire.Options{Workspace: r.opts.Workspace, Keep: r.opts.Keep,
-		Token: r.opts.Token, Branch: e.Branch, Limiter: r.limiter})
+		Token: r.opts.Token, TokenHosts: r.opts.TokenHosts, Branch: e.Branch, Limiter: r.limiter})
 	if err != nil {
 		return err
 	}

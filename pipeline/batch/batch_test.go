@@ -58,7 +58,8 @@ func helperMain() int {
 		return gittest.Migrate(ctx, root)
 	}
 	_, err = batch.Run(context.Background(), entries, batch.Options{RunDir: os.Getenv("BATCH_RUNDIR"), Migrate: migrate,
-		PR: true, GitHub: client, Token: os.Getenv("BATCH_TOKEN"), Concurrency: 3, Log: os.Stderr, Version: "test"})
+		PR: true, GitHub: client, Token: os.Getenv("BATCH_TOKEN"), TokenHosts: []string{os.Getenv("BATCH_HOST")}, Concurrency: 3,
+		Log: os.Stderr, Version: "test"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -100,9 +101,14 @@ func (c *countingMigrator) migrate(ctx context.Context, root string, cfg *config
 func TestBatchKillResumeRetry(t *testing.T) {
 	root := t.TempDir()
 	api := ghtest.New(t, token)
+	// The repositories are on a git host the config names as a GitHub host
+	// (so pull requests can be opened), served over plain HTTP (so it gets
+	// no token).
+	srv := gittest.ServeOpenHTTPBackend(t, root)
+	repoURL := func(name string) string { return srv.URL + "/acme/" + name + ".git" }
 	var list strings.Builder
 	list.WriteString("# twelve repositories\n\n")
-	bad := "file://" + filepath.Join(root, "acme", "repo05.git")
+	bad := repoURL("repo05")
 	for i := 1; i <= 12; i++ {
 		name := fmt.Sprintf("repo%02d", i)
 		api.AddRepo(ghtest.Repo{Owner: "acme", Name: name, CanPush: true})
@@ -110,12 +116,12 @@ func TestBatchKillResumeRetry(t *testing.T) {
 			fmt.Fprintf(&list, "%s\n", bad)
 			continue
 		}
-		bare := gittest.NewRemote(t, root, "acme/"+name, gittest.Sources(i))
+		gittest.NewRemote(t, root, "acme/"+name, gittest.Sources(i))
 		opts := ""
 		if i == 3 {
 			opts = " target=tpu branch=main"
 		}
-		fmt.Fprintf(&list, "file://%s%s\n", bare, opts)
+		fmt.Fprintf(&list, "%s%s\n", repoURL(name), opts)
 	}
 	listPath := filepath.Join(t.TempDir(), "repos.txt")
 	os.WriteFile(listPath, []byte(list.String()), 0o644)
@@ -125,7 +131,7 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	// Run 1, in a child process killed while repo07 is mid-run.
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "PALLASIFY_BATCH_HELPER=1", "BATCH_LIST="+listPath, "BATCH_RUNDIR="+runDir,
-		"BATCH_HANG=repo07", "BATCH_MARKER="+marker, "BATCH_API="+api.URL, "BATCH_TOKEN="+token)
+		"BATCH_HANG=repo07", "BATCH_MARKER="+marker, "BATCH_API="+api.URL, "BATCH_TOKEN="+token, "BATCH_HOST="+srv.Host())
 	var childLog bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &childLog, &childLog
 	if err := cmd.Start(); err != nil {
@@ -157,7 +163,7 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	cmd.Wait()
 
 	st := readStatuses(t, runDir)
-	hung := "file://" + filepath.Join(root, "acme", "repo07.git")
+	hung := repoURL("repo07")
 	if st[hung].State != batch.StateRunning {
 		t.Fatalf("killed repo state %q", st[hung].State)
 	}
@@ -167,7 +173,7 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	if len(api.PRs()) != 10 {
 		t.Fatalf("PRs after run 1: %d", len(api.PRs()))
 	}
-	good := "file://" + filepath.Join(root, "acme", "repo01.git")
+	good := repoURL("repo01")
 	for _, name := range []string{"diff.patch", "report.md", "report.json"} {
 		data, err := os.ReadFile(filepath.Join(runDir, "repos", st[good].ID, name))
 		if err != nil || len(data) == 0 {
@@ -183,8 +189,9 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	cm := &countingMigrator{}
 	client, _ := gh.New(gh.Options{APIURL: api.URL, Token: token, MinGap: -1})
 	var log2 bytes.Buffer
+	hosts := []string{srv.Host()}
 	sum, err := batch.Run(context.Background(), entries, batch.Options{RunDir: runDir, Migrate: cm.migrate, PR: true,
-		GitHub: client, Token: token, Concurrency: 3, Log: &log2})
+		GitHub: client, Token: token, TokenHosts: hosts, Concurrency: 3, Log: &log2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +209,7 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	gittest.NewRemote(t, root, "acme/repo05", gittest.Sources(5))
 	cm = &countingMigrator{}
 	sum, err = batch.Run(context.Background(), entries, batch.Options{RunDir: runDir, Migrate: cm.migrate, PR: true,
-		GitHub: client, Token: token, RetryFailed: true, Log: &log2})
+		GitHub: client, Token: token, TokenHosts: hosts, RetryFailed: true, Log: &log2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,6 +240,9 @@ func TestBatchKillResumeRetry(t *testing.T) {
 		if strings.Contains(r.Body, token) {
 			t.Errorf("token in a request body to %s", r.Path)
 		}
+	}
+	if srv.Seen(token) {
+		t.Error("the plain-http git host received the token")
 	}
 }
 
@@ -333,19 +343,20 @@ func TestParseList(t *testing.T) {
 func TestBatchPRCap(t *testing.T) {
 	root := t.TempDir()
 	api := ghtest.New(t, token)
+	srv := gittest.ServeOpenHTTPBackend(t, root)
 	var entries []batch.Entry
 	for i := 1; i <= 3; i++ {
 		name := fmt.Sprintf("cap%d", i)
 		api.AddRepo(ghtest.Repo{Owner: "acme", Name: name, CanPush: true})
-		bare := gittest.NewRemote(t, root, "acme/"+name, gittest.Sources(i))
-		entries = append(entries, batch.Entry{ID: name, Source: "file://" + bare})
+		gittest.NewRemote(t, root, "acme/"+name, gittest.Sources(i))
+		entries = append(entries, batch.Entry{ID: name, Source: srv.URL + "/acme/" + name + ".git"})
 	}
 	ops := filepath.Join(t.TempDir(), "ops.yaml")
 	os.WriteFile(ops, []byte("pr:\n  max_new_per_run: 1\n"), 0o644)
 	client, _ := gh.New(gh.Options{APIURL: api.URL, Token: token, MinGap: -1})
 	cm := &countingMigrator{}
 	sum, err := batch.Run(context.Background(), entries, batch.Options{RunDir: t.TempDir(), ConfigPath: ops, Migrate: cm.migrate,
-		PR: true, GitHub: client, Concurrency: 1})
+		PR: true, GitHub: client, TokenHosts: []string{srv.Host()}, Concurrency: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

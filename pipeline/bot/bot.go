@@ -88,7 +88,13 @@ type Options struct {
 	JobTimeout time.Duration
 	// Workspace is where clones go (default: the temp dir).
 	Workspace string
-	Version   string
+	// TokenHosts are the hosts installation tokens may be sent to, over
+	// HTTPS only (default: github.com; config.GitHubConfig.TokenHosts).
+	TokenHosts []string
+	// CABundle is extra PEM certificates trusted for git over HTTPS (a
+	// GitHub Enterprise with a private CA; tests).
+	CABundle []byte
+	Version  string
 	// Log is where JSON logs go (default: discard).
 	Log io.Writer
 	// Secrets are masked in logs and comments (Secret and every
@@ -440,12 +446,13 @@ func (s *Server) checkout(ctx context.Context, j job, in *Installation) (*acquir
 		}
 		url, base = info.CloneURL, info.DefaultBranch
 	}
-	src, err := acquire.Open(ctx, url, acquire.Options{Workspace: s.opts.Workspace, Token: tok, Branch: base})
+	src, err := acquire.Open(ctx, url, acquire.Options{Workspace: s.opts.Workspace, Token: tok, TokenHosts: s.opts.TokenHosts,
+		CABundle: s.opts.CABundle, Branch: base})
 	return src, tok, err
 }
 
 func (s *Server) migrate(ctx context.Context, j job, in *Installation, log *slog.Logger) (string, error) {
-	src, tok, err := s.checkout(ctx, j, in)
+	src, _, err := s.checkout(ctx, j, in)
 	if err != nil {
 		return "", err
 	}
@@ -468,7 +475,7 @@ func (s *Server) migrate(ctx context.Context, j job, in *Installation, log *slog
 		return "", err
 	}
 	res, err := deliver.Run(ctx, src, run, deliver.Options{Config: cfg, Version: s.opts.Version, PR: true,
-		GitHub: in.Client, Owner: j.owner, Repo: j.repo, Auth: acquire.BasicAuth(tok), Logger: log,
+		GitHub: in.Client, Owner: j.owner, Repo: j.repo, Logger: log,
 		Reproduce: fmt.Sprintf("pallasify migrate https://github.com/%s/%s --target %s", j.owner, j.repo, cfg.Target)})
 	if errors.Is(err, deliver.ErrForeignCommits) {
 		return "pallasify stopped: " + err.Error(), nil

@@ -65,8 +65,8 @@ func newEnv(t *testing.T, mods ...func(*bot.Options)) *env {
 	e.api.AppKey, e.api.AppID = &key.PublicKey, 99
 	root := t.TempDir()
 	e.bare = gittest.NewRemote(t, root, "acme/train", gittest.Sources(1))
-	// git over HTTP accepts only installation tokens the fake API minted.
-	e.git = gittest.ServeHTTPBackendFunc(t, root, func(u, p string) bool {
+	// git over HTTPS accepts only installation tokens the fake API minted.
+	e.git = gittest.ServeHTTPSBackendFunc(t, root, func(u, p string) bool {
 		return u == "x-access-token" && slices.Contains(e.api.MintedTokens(), p)
 	})
 	e.api.AddRepo(ghtest.Repo{Owner: "acme", Name: "train", CanPush: true, CloneURL: e.git.URL + "/acme/train.git"})
@@ -82,7 +82,7 @@ func newEnv(t *testing.T, mods ...func(*bot.Options)) *env {
 		Secret:        []byte(secret),
 		Installations: bot.AppInstallations(99, pemKey, gh.Options{APIURL: e.api.URL, MinGap: -1}),
 		Migrate:       migrate, Workers: 2, Queue: 8, JobTimeout: 30 * time.Second,
-		Workspace: t.TempDir(), Version: "test", Log: e.logs,
+		Workspace: t.TempDir(), Version: "test", Log: e.logs, TokenHosts: []string{e.git.Host()}, CABundle: e.git.CA,
 		Explain: func(code string) (string, bool) {
 			if code == "PDV001" {
 				return "Rewrites CUDA device strings.", true

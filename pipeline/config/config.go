@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -94,6 +96,43 @@ type GitHubConfig struct {
 	PrivateKeyFile   string `yaml:"private_key_file" json:"private_key_file,omitempty"`
 	PrivateKeyEnv    string `yaml:"private_key_env" json:"private_key_env,omitempty"`
 	WebhookSecretEnv string `yaml:"webhook_secret_env" json:"webhook_secret_env,omitempty"`
+	// Hosts are further git hosts (host or host:port) the token may be sent
+	// to over HTTPS, besides the GitHub host of APIURL.
+	Hosts []string `yaml:"hosts" json:"hosts,omitempty"`
+}
+
+// TokenHosts are the hosts a GitHub token may be sent to (always over
+// HTTPS): the web host of the API URL (github.com for api.github.com, HOST
+// for https://HOST/api/v3/) and the configured extra hosts, lower-cased.
+func (g GitHubConfig) TokenHosts() []string {
+	var out []string
+	if h := GitHubHost(g.APIURL); h != "" {
+		out = append(out, h)
+	}
+	for _, h := range g.Hosts {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" && !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// GitHubHost is the git host of a GitHub REST API base URL: github.com for
+// https://api.github.com/ (and for ""), HOST for GitHub Enterprise's
+// https://HOST/api/v3/.
+func GitHubHost(apiURL string) string {
+	if apiURL == "" {
+		return "github.com"
+	}
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	h := strings.ToLower(u.Host)
+	if h == "api.github.com" {
+		return "github.com"
+	}
+	return h
 }
 
 // BatchConfig tunes batch runs. Operator-only.
@@ -333,7 +372,23 @@ var (
 	refPartRE = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
 	codeRE    = regexp.MustCompile(`^[A-Z]+[0-9]*$`)
 	envRE     = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	hostRE    = regexp.MustCompile(`^[A-Za-z0-9.-]+(:[0-9]+)?$|^\[[0-9A-Fa-f:]+\](:[0-9]+)?$`)
 )
+
+// loopbackHTTP reports whether raw is a plain-http URL on a loopback
+// address (a local fake or proxy: the token never leaves the machine).
+func loopbackHTTP(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	switch h := u.Hostname(); h {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	default:
+		return strings.HasPrefix(h, "127.")
+	}
+}
 
 // check validates values; lines come from root when the key is there.
 func (c *Config) check(file string, root *yaml.Node) []Problem {
@@ -427,8 +482,13 @@ func (c *Config) check(file string, root *yaml.Node) []Problem {
 			bad(key, "%q is not an environment variable name (name the variable, never put the secret here)", env)
 		}
 	}
-	if c.GitHub.APIURL != "" && !strings.HasPrefix(c.GitHub.APIURL, "http://") && !strings.HasPrefix(c.GitHub.APIURL, "https://") {
-		bad("github.api_url", "%q must be an http(s) URL", c.GitHub.APIURL)
+	if c.GitHub.APIURL != "" && !strings.HasPrefix(c.GitHub.APIURL, "https://") && !loopbackHTTP(c.GitHub.APIURL) {
+		bad("github.api_url", "%q must be an https URL (plain http only on a loopback address): the token travels with every call", c.GitHub.APIURL)
+	}
+	for _, h := range c.GitHub.Hosts {
+		if !hostRE.MatchString(h) {
+			bad("github.hosts", "%q is not a host or host:port (no scheme, no path)", h)
+		}
 	}
 	if c.GitHub.AppID < 0 || c.GitHub.InstallationID < 0 {
 		bad("github", "app_id and installation_id must not be negative")

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -51,7 +52,8 @@ type Options struct {
 	Push, PR bool
 	// Remote is the remote to push to (default "origin").
 	Remote string
-	// Auth authenticates pushes (default: the auth the source was cloned with).
+	// Auth authenticates pushes to every remote (default: the clone's auth
+	// for the remote it was cloned from, else src.Credentials by URL).
 	Auth transport.AuthMethod
 	// GitHub is used for --pr and forks.
 	GitHub PRService
@@ -157,9 +159,6 @@ func newDelivery(src *acquire.Source, run *pipeline.Run, opts Options) (*deliver
 	if opts.Remote == "" {
 		opts.Remote = "origin"
 	}
-	if opts.Auth == nil {
-		opts.Auth = src.Auth
-	}
 	if opts.Render == nil {
 		opts.Render = RenderMarkdown
 	}
@@ -191,6 +190,9 @@ func (d *delivery) deliver(ctx context.Context) (*Result, error) {
 		d.res.Status, d.res.Message = StatusNoChanges, "nothing to change: no branch created"
 		return d.res, nil
 	}
+	if err := d.checkCommitted(groups); err != nil {
+		return nil, err
+	}
 	pushRemote := d.opts.Remote
 	var spec gh.PRSpec
 	if d.opts.PR {
@@ -220,27 +222,28 @@ func (d *delivery) deliver(ctx context.Context) (*Result, error) {
 			}
 		}
 	}
-	if err := d.createBranch(); err != nil {
+	localTip, err := d.localBranch()
+	if err != nil {
 		return nil, err
-	}
-	for _, g := range groups {
-		c, err := d.commitGroup(g)
-		if err != nil {
-			return nil, err
-		}
-		d.res.Commits = append(d.res.Commits, c)
 	}
 	reportMD, err := d.opts.Render(stableRun(d.run))
 	if err != nil {
 		return nil, fmt.Errorf("deliver: %w", err)
 	}
-	c, err := d.commitReport(reportMD)
+	tip, commits, err := d.buildCommits(groups, reportMD)
 	if err != nil {
 		return nil, err
 	}
-	d.res.Commits = append(d.res.Commits, c)
+	kept, err := d.keepOrMove(localTip, remoteTip, tip, commits)
+	if err != nil {
+		return nil, err
+	}
 	d.res.Status = StatusCommitted
 	d.res.Message = fmt.Sprintf("%d commits on branch %s", len(d.res.Commits), d.res.Branch)
+	if kept {
+		d.res.Status = StatusUpToDate
+		d.res.Message = fmt.Sprintf("branch %s already holds this change; nothing changed", d.res.Branch)
+	}
 	if !d.opts.Push {
 		return d.res, nil
 	}
@@ -274,6 +277,213 @@ func (d *delivery) deliver(ctx context.Context) (*Result, error) {
 	return d.res, nil
 }
 
+// checkCommitted refuses to commit a file whose content on disk is not
+// what the base commit holds: the run read the working tree, so committing
+// its result would smuggle the user's uncommitted (or untracked) work into
+// pallasify's commits.
+func (d *delivery) checkCommitted(groups []Group) error {
+	base, err := d.baseTree()
+	if err != nil {
+		return err
+	}
+	var dirty []string
+	for _, g := range groups {
+		for _, f := range g.Files {
+			if f.Original == nil {
+				continue
+			}
+			rel := d.repoPath(f.Path)
+			bf, err := base.File(rel)
+			if err != nil {
+				dirty = append(dirty, rel+" (not committed)")
+				continue
+			}
+			if plumbing.ComputeHash(plumbing.BlobObject, f.Original) != bf.Hash {
+				dirty = append(dirty, rel)
+			}
+		}
+	}
+	if len(dirty) > 0 {
+		sort.Strings(dirty)
+		return fmt.Errorf("deliver: %d file(s) to rewrite differ from the commit %s (%s): commit or stash them first, "+
+			"so pallasify's branch holds only its own changes", len(dirty), short(d.src.Head.String()), strings.Join(firstN(dirty, 5), ", "))
+	}
+	return nil
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}
+
+func (d *delivery) baseTree() (*object.Tree, error) {
+	c, err := d.repo.CommitObject(d.src.Head)
+	if err != nil {
+		return nil, fmt.Errorf("deliver: read the base commit: %w", err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("deliver: read the base tree: %w", err)
+	}
+	return t, nil
+}
+
+// buildCommits writes one commit per group and the report commit in the
+// object store, each on the previous (the first on the base), and returns
+// the last one. No ref moves and no file is written.
+func (d *delivery) buildCommits(groups []Group, reportMD []byte) (plumbing.Hash, []Commit, error) {
+	base, err := d.baseTree()
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	b := &treeBuilder{s: d.repo.Storer, base: base}
+	parent := d.src.Head
+	var out []Commit
+	commit := func(c Commit, msg string) error {
+		th, err := b.tree()
+		if err != nil {
+			return fmt.Errorf("deliver: %w", err)
+		}
+		sig := d.signature()
+		h, err := b.commit(&object.Commit{Author: *sig, Committer: *sig, Message: msg, TreeHash: th, ParentHashes: []plumbing.Hash{parent}})
+		if err != nil {
+			return fmt.Errorf("deliver: commit: %w", err)
+		}
+		c.Hash, parent = h.String(), h
+		out = append(out, c)
+		return nil
+	}
+	for _, g := range groups {
+		var body strings.Builder
+		c := Commit{Family: g.Key, Subject: g.Subject, Codes: g.Codes}
+		for _, f := range g.Files {
+			rel := d.repoPath(f.Path)
+			if err := b.put(rel, f.Updated, d.fileMode(f)); err != nil {
+				return plumbing.ZeroHash, nil, fmt.Errorf("deliver: %s: %w", rel, err)
+			}
+			c.Files = append(c.Files, rel)
+			n := 0
+			for _, dg := range f.Diagnostics {
+				if dg.Applied {
+					n++
+				}
+			}
+			if f.Generated {
+				fmt.Fprintf(&body, "- %s (generated)\n", rel)
+			} else {
+				fmt.Fprintf(&body, "- %s: %d rewrite%s\n", rel, n, plural(n))
+			}
+		}
+		if err := commit(c, d.message(g.Subject, body.String(), g.Codes)); err != nil {
+			return plumbing.ZeroHash, nil, err
+		}
+	}
+	rel := d.repoPath(ReportPath)
+	if err := b.put(rel, reportMD, 0o644); err != nil {
+		return plumbing.ZeroHash, nil, fmt.Errorf("deliver: %w", err)
+	}
+	subject := "add the migration report"
+	c := Commit{Family: "report", Subject: subject, Files: []string{rel}}
+	if err := commit(c, d.message(subject, "The full pallasify report for this branch (the pull request body may be a truncated copy).", nil)); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return parent, out, nil
+}
+
+// fileMode is the mode a file is committed with: the run's, else the one on
+// disk, else 0644.
+func (d *delivery) fileMode(f *pipeline.File) fs.FileMode {
+	if f.Mode.IsRegular() && f.Mode.Perm() != 0 {
+		return f.Mode
+	}
+	full := filepath.Join(d.src.WorkTree, filepath.FromSlash(d.repoPath(f.Path)))
+	if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() {
+		return fi.Mode()
+	}
+	return 0o644
+}
+
+// localBranch returns the local delivery branch's tip (zero when absent)
+// after checking that only pallasify committed to it since its base: a
+// branch someone worked on is never moved.
+func (d *delivery) localBranch() (plumbing.Hash, error) {
+	ref, err := d.repo.Reference(d.branch, true)
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("deliver: %w", err)
+	}
+	if err := d.verifyOwn(ref.Hash()); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return ref.Hash(), nil
+}
+
+// keepOrMove points the branch at tip, unless the branch already holds the
+// same change on the same base (a re-run): then it stays as it is, and the
+// result lists its commits. kept reports which.
+func (d *delivery) keepOrMove(localTip, remoteTip, tip plumbing.Hash, built []Commit) (kept bool, err error) {
+	for _, old := range []plumbing.Hash{localTip, remoteTip} {
+		if old.IsZero() || !d.sameChange(old, tip) {
+			continue
+		}
+		commits, err := d.branchCommits(old, built)
+		if err != nil {
+			return false, err
+		}
+		if err := d.repo.Storer.SetReference(plumbing.NewHashReference(d.branch, old)); err != nil {
+			return false, fmt.Errorf("deliver: %w", err)
+		}
+		d.res.Commits = commits
+		return old == localTip, nil
+	}
+	if err := d.repo.Storer.SetReference(plumbing.NewHashReference(d.branch, tip)); err != nil {
+		return false, fmt.Errorf("deliver: create branch: %w", err)
+	}
+	d.res.Commits = built
+	return false, nil
+}
+
+// sameChange reports whether commit a holds the same tree as b on the same
+// base.
+func (d *delivery) sameChange(a, b plumbing.Hash) bool {
+	ca, err := d.repo.CommitObject(a)
+	if err != nil {
+		return false
+	}
+	cb, err := d.repo.CommitObject(b)
+	if err != nil {
+		return false
+	}
+	return ca.TreeHash == cb.TreeHash && trailers(ca.Message)[TrailerBase] == d.src.Head.String()
+}
+
+// branchCommits lists the commits of the branch at tip since the base, in
+// order, described like built (same families, one for one).
+func (d *delivery) branchCommits(tip plumbing.Hash, built []Commit) ([]Commit, error) {
+	var hashes []plumbing.Hash
+	for h := tip; h != d.src.Head; {
+		c, err := d.repo.CommitObject(h)
+		if err != nil || len(c.ParentHashes) != 1 || len(hashes) > 256 {
+			return nil, fmt.Errorf("deliver: cannot walk %s: %v", d.branch.Short(), err)
+		}
+		hashes = append(hashes, h)
+		h = c.ParentHashes[0]
+	}
+	if len(hashes) != len(built) {
+		return built, nil
+	}
+	out := make([]Commit, len(built))
+	for i := range built {
+		out[i] = built[i]
+		out[i].Hash = hashes[len(hashes)-1-i].String()
+	}
+	return out, nil
+}
+
 func (d *delivery) reproduce() string {
 	if d.opts.Reproduce != "" {
 		return d.opts.Reproduce
@@ -290,7 +500,12 @@ func (d *delivery) preparePR(ctx context.Context) (gh.PRSpec, string, error) {
 	owner, name := d.opts.Owner, d.opts.Repo
 	if owner == "" || name == "" {
 		var ok bool
-		if owner, name, ok = acquire.OwnerRepo(d.remoteURL(d.opts.Remote)); !ok {
+		url := d.remoteURL(d.opts.Remote)
+		if !d.src.Credentials.IsGitHub(url) {
+			return gh.PRSpec{}, "", fmt.Errorf("deliver: --pr needs a GitHub remote: %s is %q, not on %s",
+				d.opts.Remote, url, strings.Join(d.src.Credentials.GitHubHosts(), " or "))
+		}
+		if owner, name, ok = acquire.OwnerRepo(url); !ok {
 			return gh.PRSpec{}, "", errors.New("deliver: cannot tell the GitHub repository from the remote URL")
 		}
 	}
@@ -356,7 +571,7 @@ func (d *delivery) remoteBranch(ctx context.Context, remote string) (plumbing.Ha
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("deliver: remote %q: %w", remote, err)
 	}
-	refs, err := r.ListContext(ctx, &git.ListOptions{Auth: d.opts.Auth})
+	refs, err := r.ListContext(ctx, &git.ListOptions{Auth: d.auth(remote), CABundle: d.src.Credentials.CABundle})
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 		return plumbing.ZeroHash, nil
 	}
@@ -379,11 +594,17 @@ func (d *delivery) trackingRef(remote string) plumbing.ReferenceName {
 // on it since its base was made by pallasify.
 func (d *delivery) fetchAndVerify(ctx context.Context, remote string, tip plumbing.Hash) error {
 	spec := gitconfig.RefSpec(fmt.Sprintf("+%s:%s", d.branch, d.trackingRef(remote)))
-	err := d.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: remote, Auth: d.opts.Auth,
-		RefSpecs: []gitconfig.RefSpec{spec}, Depth: 64, Tags: git.NoTags})
+	err := d.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: remote, Auth: d.auth(remote),
+		RefSpecs: []gitconfig.RefSpec{spec}, Depth: 64, Tags: git.NoTags, CABundle: d.src.Credentials.CABundle})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return fmt.Errorf("deliver: fetch %s: %w", d.branch.Short(), err)
 	}
+	return d.verifyOwn(tip)
+}
+
+// verifyOwn checks that every commit from tip down to its base was made by
+// pallasify (its trailers, its committer, one parent each).
+func (d *delivery) verifyOwn(tip plumbing.Hash) error {
 	email := d.cfg.Commit.AuthorEmail
 	h := tip
 	for range 256 {
@@ -405,6 +626,20 @@ func (d *delivery) fetchAndVerify(ctx context.Context, remote string, tip plumbi
 	return fmt.Errorf("deliver: branch %s has more commits than pallasify makes; stopping", d.branch.Short())
 }
 
+// auth is the auth for a remote: Options.Auth when given; for the remote the
+// source was cloned from, the clone's auth; otherwise the source's
+// credentials decide by the remote's URL (a token only over HTTPS to its
+// own hosts).
+func (d *delivery) auth(remote string) transport.AuthMethod {
+	if d.opts.Auth != nil {
+		return d.opts.Auth
+	}
+	if remote == "origin" && d.src.Cloned {
+		return d.src.Auth
+	}
+	return d.src.Credentials.AuthFor(d.remoteURL(remote))
+}
+
 // trailers parses "Key: value" lines of the last paragraph of a message.
 func trailers(msg string) map[string]string {
 	msg = strings.TrimRight(msg, "\n")
@@ -420,23 +655,6 @@ func trailers(msg string) map[string]string {
 	return out
 }
 
-// createBranch points the delivery branch at the base commit and checks it
-// out, before any file is written.
-func (d *delivery) createBranch() error {
-	ref := plumbing.NewHashReference(d.branch, d.src.Head)
-	if err := d.repo.Storer.SetReference(ref); err != nil {
-		return fmt.Errorf("deliver: create branch: %w", err)
-	}
-	wt, err := d.repo.Worktree()
-	if err != nil {
-		return fmt.Errorf("deliver: %w", err)
-	}
-	if err := wt.Checkout(&git.CheckoutOptions{Branch: d.branch, Keep: true}); err != nil {
-		return fmt.Errorf("deliver: check out %s: %w", d.branch.Short(), err)
-	}
-	return nil
-}
-
 func (d *delivery) signature() *object.Signature {
 	return &object.Signature{Name: d.cfg.Commit.AuthorName, Email: d.cfg.Commit.AuthorEmail, When: d.opts.Now()}
 }
@@ -447,26 +665,6 @@ func (d *delivery) repoPath(p string) string {
 		return p
 	}
 	return path.Join(d.src.Prefix, p)
-}
-
-func (d *delivery) writeAndStage(wt *git.Worktree, rel string, data []byte, mode fs.FileMode) error {
-	full := filepath.Join(d.src.WorkTree, filepath.FromSlash(rel))
-	if !mode.IsRegular() || mode.Perm() == 0 {
-		mode = 0o644
-		if fi, err := os.Lstat(full); err == nil && fi.Mode().IsRegular() {
-			mode = fi.Mode()
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		return fmt.Errorf("deliver: %w", err)
-	}
-	if err := pipeline.WriteFileAtomic(full, data, mode); err != nil {
-		return fmt.Errorf("deliver: %w", err)
-	}
-	if err := wt.AddWithOptions(&git.AddOptions{Path: rel, SkipStatus: true}); err != nil {
-		return fmt.Errorf("deliver: stage %s: %w", rel, err)
-	}
-	return nil
 }
 
 func (d *delivery) message(subject, body string, codes []string) string {
@@ -482,66 +680,6 @@ func (d *delivery) message(subject, body string, codes []string) string {
 	fmt.Fprintf(&b, "%s: %s\n", TrailerBase, d.src.Head)
 	fmt.Fprintf(&b, "%s: %s\n", TrailerChangeSet, d.res.ChangeSet)
 	return b.String()
-}
-
-func (d *delivery) commit(wt *git.Worktree, msg string) (plumbing.Hash, error) {
-	sig := d.signature()
-	h, err := wt.Commit(msg, &git.CommitOptions{Author: sig, Committer: sig})
-	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("deliver: commit: %w", err)
-	}
-	return h, nil
-}
-
-func (d *delivery) commitGroup(g Group) (Commit, error) {
-	wt, err := d.repo.Worktree()
-	if err != nil {
-		return Commit{}, fmt.Errorf("deliver: %w", err)
-	}
-	var body strings.Builder
-	c := Commit{Family: g.Key, Subject: g.Subject, Codes: g.Codes}
-	for _, f := range g.Files {
-		rel := d.repoPath(f.Path)
-		if err := d.writeAndStage(wt, rel, f.Updated, f.Mode); err != nil {
-			return Commit{}, err
-		}
-		c.Files = append(c.Files, rel)
-		n := 0
-		for _, dg := range f.Diagnostics {
-			if dg.Applied {
-				n++
-			}
-		}
-		switch {
-		case f.Generated:
-			fmt.Fprintf(&body, "- %s (generated)\n", rel)
-		default:
-			fmt.Fprintf(&body, "- %s: %d rewrite%s\n", rel, n, plural(n))
-		}
-	}
-	h, err := d.commit(wt, d.message(g.Subject, body.String(), g.Codes))
-	if err != nil {
-		return Commit{}, err
-	}
-	c.Hash = h.String()
-	return c, nil
-}
-
-func (d *delivery) commitReport(md []byte) (Commit, error) {
-	wt, err := d.repo.Worktree()
-	if err != nil {
-		return Commit{}, fmt.Errorf("deliver: %w", err)
-	}
-	rel := d.repoPath(ReportPath)
-	if err := d.writeAndStage(wt, rel, md, 0o644); err != nil {
-		return Commit{}, err
-	}
-	subject := "add the migration report"
-	h, err := d.commit(wt, d.message(subject, "The full pallasify report for this branch (the pull request body may be a truncated copy).", nil))
-	if err != nil {
-		return Commit{}, err
-	}
-	return Commit{Hash: h.String(), Family: "report", Subject: subject, Files: []string{rel}}, nil
 }
 
 // sameAsRemote reports whether the remote branch already has our tree on
@@ -566,7 +704,7 @@ func (d *delivery) sameAsRemote(remoteTip plumbing.Hash) (bool, error) {
 }
 
 func (d *delivery) push(ctx context.Context, remote string, remoteTip plumbing.Hash) error {
-	po := &git.PushOptions{RemoteName: remote, Auth: d.opts.Auth,
+	po := &git.PushOptions{RemoteName: remote, Auth: d.auth(remote), CABundle: d.src.Credentials.CABundle,
 		RefSpecs: []gitconfig.RefSpec{gitconfig.RefSpec(fmt.Sprintf("%s:%s", d.branch, d.branch))}}
 	if !remoteTip.IsZero() {
 		// Regenerated from the base: replace the old branch, but only if it

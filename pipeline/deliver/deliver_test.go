@@ -173,14 +173,15 @@ func TestHTTPBackendBasicAuthAndNoTokenInLogs(t *testing.T) {
 	root := t.TempDir()
 	bare := gittest.NewRemote(t, root, "acme/train", gittest.Sources(3))
 	const token = "ghs_httpDeliverToken0123456789ab"
-	srv := gittest.ServeHTTPBackend(t, root, "x-access-token", token)
+	srv := gittest.ServeHTTPSBackend(t, root, "x-access-token", token)
 	url := srv.URL + "/acme/train.git"
+	ao := acquire.Options{Token: token, TokenHosts: []string{srv.Host()}, CABundle: srv.CA}
 
 	var secrets redact.Secrets
 	secrets.Add(token)
 	var logs bytes.Buffer
 	log := secrets.JSONLogger(&logs, slog.LevelDebug)
-	res, err := deliverOnce(t, url, acquire.Options{Token: token}, deliver.Options{Push: true, Logger: log})
+	res, err := deliverOnce(t, url, ao, deliver.Options{Push: true, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,8 @@ func TestHTTPBackendBasicAuthAndNoTokenInLogs(t *testing.T) {
 		t.Log("client sent credentials pre-emptively")
 	}
 	// A push with a wrong token is refused, and the error does not carry it.
-	src, err := acquire.Open(context.Background(), url, acquire.Options{Workspace: t.TempDir(), Token: token})
+	ao.Workspace = t.TempDir()
+	src, err := acquire.Open(context.Background(), url, ao)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,14 +336,13 @@ func TestLocalRepoBranchWithoutPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != deliver.StatusCommitted || gittest.Git(t, dir, "branch", "--show-current") != branch {
+	if res.Status != deliver.StatusCommitted || gittest.Git(t, dir, "branch", "--show-current") != "main" {
 		t.Fatalf("%+v", res)
 	}
 	if st := gittest.Git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("work tree not clean after delivery:\n%s", st)
 	}
 	// No changes → no branch work at all.
-	gittest.Git(t, dir, "checkout", "-q", "main")
 	empty := &pipeline.Run{Root: dir}
 	res, err = deliver.Run(context.Background(), src, empty, deliver.Options{})
 	if err != nil || res.Status != deliver.StatusNoChanges {

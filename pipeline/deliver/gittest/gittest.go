@@ -8,6 +8,7 @@ package gittest
 import (
 	"bytes"
 	"context"
+	"encoding/pem"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -130,6 +131,48 @@ type HTTPServer struct {
 	Unauthorized int
 	// Passwords seen in Authorization headers (to check what clients sent).
 	Passwords []string
+	// Raw holds every request as text (method, URL, every header), to grep
+	// for a token wherever a client might have put it.
+	Raw []string
+	// CA is the PEM certificate of an HTTPS server ("" for plain HTTP).
+	CA []byte
+}
+
+// Host is the server's host:port.
+func (s *HTTPServer) Host() string {
+	return strings.TrimPrefix(strings.TrimPrefix(s.URL, "https://"), "http://")
+}
+
+// Seen reports whether secret appears anywhere in the requests received.
+func (s *HTTPServer) Seen(secret string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.Raw {
+		if strings.Contains(r, secret) {
+			return true
+		}
+	}
+	return false
+}
+
+// ServeOpenHTTPBackend serves root over plain HTTP without any
+// authentication (an ordinary public git host), recording every request.
+func ServeOpenHTTPBackend(t testing.TB, root string) *HTTPServer {
+	t.Helper()
+	return serveBackend(t, root, nil, false)
+}
+
+// ServeHTTPSBackend is ServeHTTPBackend over HTTPS (a self-signed
+// certificate: pass CA to the client).
+func ServeHTTPSBackend(t testing.TB, root, user, password string) *HTTPServer {
+	t.Helper()
+	return serveBackend(t, root, func(u, p string) bool { return u == user && p == password }, true)
+}
+
+// ServeHTTPSBackendFunc is ServeHTTPSBackend with a credential check function.
+func ServeHTTPSBackendFunc(t testing.TB, root string, check func(user, password string) bool) *HTTPServer {
+	t.Helper()
+	return serveBackend(t, root, check, true)
 }
 
 // ServeHTTPBackend starts the server; it is closed when the test ends.
@@ -141,19 +184,31 @@ func ServeHTTPBackend(t testing.TB, root, user, password string) *HTTPServer {
 // ServeHTTPBackendFunc is ServeHTTPBackend with a credential check function.
 func ServeHTTPBackendFunc(t testing.TB, root string, check func(user, password string) bool) *HTTPServer {
 	t.Helper()
+	return serveBackend(t, root, check, false)
+}
+
+// serveBackend serves root; check nil means no authentication.
+func serveBackend(t testing.TB, root string, check func(user, password string) bool, useTLS bool) *HTTPServer {
+	t.Helper()
 	gitPath, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git not installed")
 	}
 	s := &HTTPServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, p, ok := r.BasicAuth()
+		var raw strings.Builder
+		fmt.Fprintf(&raw, "%s %s\n", r.Method, r.URL.String())
+		for k, vs := range r.Header {
+			fmt.Fprintf(&raw, "%s: %s\n", k, strings.Join(vs, ", "))
+		}
 		s.mu.Lock()
 		s.Requests++
+		s.Raw = append(s.Raw, raw.String())
 		if ok {
 			s.Passwords = append(s.Passwords, p)
 		}
-		if !ok || !check(u, p) {
+		if check != nil && (!ok || !check(u, p)) {
 			s.Unauthorized++
 			s.mu.Unlock()
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
@@ -161,14 +216,20 @@ func ServeHTTPBackendFunc(t testing.TB, root string, check func(user, password s
 			return
 		}
 		s.mu.Unlock()
-		h := &cgi.Handler{
+		cg := &cgi.Handler{
 			Path: gitPath,
 			Args: []string{"http-backend"},
 			Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=" + u,
 				"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1"},
 		}
-		h.ServeHTTP(w, r)
-	}))
+		cg.ServeHTTP(w, r)
+	})
+	if useTLS {
+		s.Server = httptest.NewTLSServer(h)
+		s.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.Server.Certificate().Raw})
+	} else {
+		s.Server = httptest.NewServer(h)
+	}
 	t.Cleanup(s.Close)
 	return s
 }
