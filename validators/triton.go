@@ -3,7 +3,6 @@ package validators
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,64 +11,16 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/triton"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
-// TritonCall says how the Triton reference calls a kernel: through its own
-// Python wrapper, imported from the bundled sources and run by Triton's
-// interpreter on CPU tensors (validators/harness/pallasify_harness/triton_ref.py).
-// In a fixture it is triton.json.
-type TritonCall struct {
-	// Module is the dotted module holding Entry ("kernel", "liger_kernel.ops.rms_norm").
-	Module string `json:"module"`
-	// File is a fixture's module source relative to the fixture directory
-	// (default kernel.py); not sent to the harness.
-	File string `json:"file,omitempty"`
-	// Entry is the wrapper: a function or a dotted attribute ("RMSNormFunction.apply").
-	Entry string `json:"entry"`
-	// Mode is "call" (Returns names the returned tensors) or "backward"
-	// (GradOf are made leaves requiring grad, GradOutputs back-propagated,
-	// Returns names their gradients).
-	Mode        string   `json:"mode"`
-	Args        []string `json:"args"`
-	Returns     []string `json:"returns"`
-	GradOf      []string `json:"grad_of,omitempty"`
-	GradOutputs []string `json:"grad_outputs,omitempty"`
-	// Files are the Python sources the module needs, by path relative to
-	// the import root ("kernel.py", "pkg/ops/x.py").
-	Files map[string]string `json:"files,omitempty"`
-}
-
-// Check reports a call description that cannot work with spec.
-func (c TritonCall) Check(spec *kernels.Spec) error {
-	if c.Module == "" || c.Entry == "" {
-		return errors.New("triton call: module and entry are required")
-	}
-	names := map[string]string{}
-	for _, p := range spec.Params {
-		names[p.Name] = p.Role
-	}
-	for _, a := range append(append([]string(nil), c.Args...), c.GradOutputs...) {
-		if r, ok := names[a]; !ok || r == "output" {
-			return fmt.Errorf("triton call: argument %q is not an input or scalar of the spec", a)
-		}
-	}
-	for _, r := range c.Returns {
-		if r != "" && names[r] != "output" && names[r] != "inout" {
-			return fmt.Errorf("triton call: return %q is not an output of the spec", r)
-		}
-	}
-	switch c.Mode {
-	case "call", "":
-	case "backward":
-		if len(c.GradOf) != len(c.Returns) || len(c.GradOutputs) == 0 {
-			return errors.New("triton call: backward needs grad_outputs and one return per grad_of")
-		}
-	default:
-		return fmt.Errorf("triton call: unknown mode %q", c.Mode)
-	}
-	return nil
-}
+// TritonCall says how the Triton reference calls a kernel (transforms/triton.Call):
+// through its own Python wrapper, or the kernel itself from a spec, imported
+// from the bundled sources and run by Triton's interpreter on CPU tensors
+// (validators/harness/pallasify_harness/triton_ref.py). In a fixture it is
+// triton.json.
+type TritonCall = triton.Call
 
 // TritonReferencePy renders the reference.py that runs call under the
 // interpreter (the protocol's plain-Python reference).
@@ -229,4 +180,33 @@ func ProbeTriton(ctx context.Context, spec *kernels.Spec, call TritonCall, opt O
 		return nil, fmt.Errorf("triton probe: %w", err)
 	}
 	return &p, nil
+}
+
+// TritonDraft is one Triton kernel through the rule translator: a refusal,
+// or the inferred kernel-level spec, the kernel-mode call that runs the
+// original (isolated) under the interpreter, and the Pallas candidate.
+type TritonDraft struct {
+	Kernel    *triton.Kernel
+	Refusal   error
+	Spec      *kernels.Spec
+	Call      TritonCall
+	Candidate []byte
+}
+
+// DraftTriton translates k by rules and infers its spec and reference call.
+func DraftTriton(ctx context.Context, inv *triton.Inventory, k *triton.Kernel) TritonDraft {
+	d := TritonDraft{Kernel: k}
+	a, src, err := triton.Translate(ctx, inv, k)
+	if err != nil {
+		d.Refusal = err
+		return d
+	}
+	spec, call, err := triton.Spec(a)
+	if err != nil {
+		d.Refusal = err
+		return d
+	}
+	call.Files = triton.Isolate(inv, k)
+	d.Spec, d.Call, d.Candidate = spec, call, src
+	return d
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pallasify/pallasify/transforms/triton"
 )
 
 // tritonPython is the venv interpreter with torch and triton; a missing one
@@ -172,4 +174,56 @@ func tailLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestTritonRuleDrafts translates the fixture kernels by rules and proves
+// every draft against the original kernel, isolated from its file and
+// launched from the inferred spec in the interpreter.
+func TestTritonRuleDrafts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	py := tritonPython(t)
+	noSB := (&sbWrap{}).check() != nil
+	ctx := context.Background()
+	inv, err := triton.Discover(ctx, filepath.Join("..", "fixtures", "triton"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []Request
+	var names []string
+	refused := 0
+	for _, k := range inv.Kernels {
+		d := DraftTriton(ctx, inv, k)
+		if d.Refusal != nil {
+			refused++
+			t.Logf("%s: refused: %v", k.Name, d.Refusal)
+			continue
+		}
+		req, err := TritonRequest(d.Spec, d.Call, t.TempDir())
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		req.Candidate = d.Candidate
+		reqs = append(reqs, req)
+		names = append(names, k.Name)
+	}
+	if len(reqs) < 5 {
+		t.Fatalf("%d fixture kernels drafted by rules, want at least 5", len(reqs))
+	}
+	proven := 0
+	for i, r := range ValidateAll(ctx, reqs, Options{Python: py, NoSandbox: noSB, Timeout: 240 * time.Second}, 0) {
+		switch {
+		case r.Err != nil:
+			t.Errorf("%s: %v", names[i], r.Err)
+		case !r.Verdict.Proven():
+			t.Errorf("%s: %s %s\n%s", names[i], r.Verdict.Verdict, r.Verdict.Reason, tailLines(r.Verdict.Output, 15))
+		default:
+			proven++
+			t.Logf("%s: rule draft proven in %.1fs (%d cases, ULP max %.0f)", names[i], r.Verdict.DurationS, r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax)
+		}
+	}
+	msg := sprintf("triton rule drafts: %d of %d fixture kernels drafted, %d proven, %d refused", len(reqs), len(inv.Kernels), proven, refused)
+	t.Log(msg)
+	os.Stdout.WriteString("validators: " + msg + "\n")
 }

@@ -15,6 +15,17 @@ name). `mode` "backward" calls module.entry(*args) with the tensors named in
 "grad_outputs" and returns the gradients under the names in "returns" (the
 autograd.Function's backward, run by torch's autograd as the model would).
 
+`mode` "kernel" launches the kernel itself from a spec (no wrapper):
+
+    {"mode": "kernel", "module": "triton_unit_k", "entry": "k", "args": [...],
+     "grid": ["rows"], "constexprs": {"BLOCK_SIZE": "next_power_of_2(cols)"},
+     "symbols": {"rows": {"param": "X", "axis": 0}, ...},
+     "alloc": {"Y": {"shape": ["rows", "cols"], "dtype": "float32"}},
+     "returns": ["Y"]}
+
+grid and constexpr values are Python expressions of the size symbols (with
+next_power_of_2, cdiv, min, max); outputs are allocated filled with NaN.
+
 Every launch (kernel name, grid, constexpr values, argument shapes, dtypes
 and strides) is recorded; `python -m pallasify_harness.triton_ref --probe`
 runs one case of a spec and prints the launches (the recorded spec).
@@ -233,10 +244,39 @@ class TritonReference:
         except Exception as e:  # noqa: BLE001 - the reason is the verdict's
             raise TritonRefError(f"cannot load {desc.get('module')}.{desc.get('entry')}: {type(e).__name__}: {e}") from e
 
+    def _kernel_call(self, args: dict) -> dict:
+        import torch
+        import triton
+
+        d = self.desc
+        env = {"next_power_of_2": triton.next_power_of_2, "cdiv": triton.cdiv, "min": min, "max": max}
+        for sym, ref in (d.get("symbols") or {}).items():
+            env[sym] = int(np.shape(args[ref["param"]])[int(ref["axis"])])
+
+        def ev(expr):
+            return eval(compile(str(expr), "<spec>", "eval"), {"__builtins__": {}}, dict(env))  # noqa: S307 - ours
+
+        tensors = {}
+        for name in d["args"]:
+            if name in (d.get("alloc") or {}):
+                b = d["alloc"][name]
+                shape = tuple(int(ev(e)) for e in b["shape"])
+                dt = getattr(torch, b.get("dtype", "float32"))
+                tensors[name] = torch.full(shape, float("nan"), dtype=dt)
+            else:
+                v = args[name]
+                tensors[name] = to_torch(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v
+        grid = tuple(int(ev(g)) for g in d["grid"])
+        const = {k: ev(v) for k, v in (d.get("constexprs") or {}).items()}
+        self.fn[grid](*[tensors[n] for n in d["args"]], **const)
+        return {n: to_numpy(tensors[n]) for n in d["returns"]}
+
     def __call__(self, args: dict) -> dict:
         import torch
 
         d = self.desc
+        if d.get("mode") == "kernel":
+            return self._kernel_call(args)
         call = [to_torch(args[n]) for n in d["args"]]
         if d.get("mode", "call") == "backward":
             need = set(d.get("grad_of") or [])

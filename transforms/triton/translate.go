@@ -1,0 +1,1126 @@
+package triton
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// Modes of a translated kernel.
+const (
+	ModeRow  = "row"  // one program per row: (rows, cols) tensors, row vectors, per-row values
+	ModeFlat = "flat" // pid * BLOCK + arange(0, BLOCK) over flat tensors
+)
+
+// Access shapes of a pointer parameter.
+const (
+	access2D   = "2d"   // ptr + row * stride + cols
+	accessCol  = "col"  // ptr + cols: one vector for every row
+	accessRow  = "row"  // ptr + row (* stride): one value per row
+	accessFlat = "flat" // ptr + pid * BLOCK + arange
+)
+
+// PtrParam is a pointer parameter as the kernel uses it.
+type PtrParam struct {
+	Name   string
+	Access string
+	Loaded bool
+	Stored bool
+}
+
+// Role is the spec role: input, output or inout.
+func (p PtrParam) Role() string {
+	switch {
+	case p.Loaded && p.Stored:
+		return "inout"
+	case p.Stored:
+		return "output"
+	}
+	return "input"
+}
+
+// Analysis is what the translator learned about a kernel.
+type Analysis struct {
+	Kernel *Kernel
+	Mode   string
+	// Ptrs are the pointer parameters in signature order.
+	Ptrs []PtrParam
+	// Sizes maps integer parameters to their value as an expression of the
+	// size symbols (strides, the column count, the element count).
+	Sizes map[string]string
+	// Scalars are float parameters used as data.
+	Scalars []string
+	// Constexprs maps each constexpr parameter to its value expression.
+	Constexprs map[string]string
+	// Bound is the parameter (or constexpr) that bounds the mask.
+	Bound string
+	// Block is the constexpr of the arange width.
+	Block string
+	// Reductions counts tl.sum/max/min over the block axis.
+	Reductions int
+	// DataParams are the non-constexpr parameters the body reads as values
+	// (scalars, and sizes such as the column count in a mean).
+	DataParams []string
+	// Body is the translated kernel body (Python lines, 4-space indented).
+	Body []string
+	// Helpers are translated @triton.jit helper functions.
+	Helpers []string
+}
+
+type kind int
+
+const (
+	kData    kind = iota
+	kParam        // a parameter not yet known as pointer or scalar
+	kPid          // tl.program_id(0)
+	kOff          // an offset: row * stride, arange, or their sum
+	kPtr          // a pointer plus an offset
+	kMask         // arange < bound
+	kDtype        // a dtype
+	kConst        // a compile-time value (constexpr, literal)
+	kDataIdx      // an index-valued tensor used as data
+	kNone
+)
+
+type off struct {
+	row    bool
+	stride string // "1" for pid itself, a parameter, or a constexpr
+	cols   bool
+	width  string // the arange's width constexpr
+	flat   bool
+}
+
+type val struct {
+	k     kind
+	py    string
+	rank  int // data: 0 scalar, 1 per row, 2 tile
+	off   off
+	param string // kParam, kPtr base
+	bound string // kMask
+	cval  string // kConst: Python literal
+}
+
+type translator struct {
+	k       *Kernel
+	inv     *Inventory
+	src     []byte
+	env     map[string]val
+	params  map[string]bool
+	cexpr   map[string]string // constexpr -> literal value, when known
+	modc    map[string]string // module-level constants
+	ptrs    map[string]*PtrParam
+	strides map[string]string // stride param -> access
+	scal    map[string]bool
+	bound   string
+	block   string
+	mode    string
+	lines   []string
+	helpers map[string]string
+	nred    int
+	libdev  map[string]bool // local names bound to libdevice / tl.math functions
+	// helperSrc are the translated helpers' Python sources.
+	helperSrc []string
+}
+
+// Translate drafts a Pallas candidate for k: it analyses the kernel (Analyse)
+// and renders the module (Render).
+func Translate(ctx context.Context, inv *Inventory, k *Kernel) (*Analysis, []byte, error) {
+	a, err := Analyse(ctx, inv, k)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := Render(a)
+	if err != nil {
+		return a, nil, err
+	}
+	return a, src, nil
+}
+
+// Analyse walks the kernel's statements with an abstract interpretation of
+// its values (program id, offsets, masks, pointers, data) and translates the
+// data statements to jnp on Pallas blocks.
+func Analyse(ctx context.Context, inv *Inventory, k *Kernel) (a *Analysis, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if rf, ok := r.(*Refusal); ok {
+				a, err = nil, rf
+				return
+			}
+			a, err = nil, refuse(CodeInternal, "%v", r)
+		}
+	}()
+	if len(k.Launches) == 0 {
+		return nil, refuse(CodeNoLaunch, "%s has no kernel[grid](...) launch", k.Name)
+	}
+	if strings.Contains(k.Body, "tl.atomic_") {
+		panic(refuse(CodeRace, "%s uses atomics", k.Name))
+	}
+	if strings.Contains(k.Body, "tl.dot(") {
+		panic(refuse(CodeShape, "%s uses tl.dot (2-D tiles)", k.Name))
+	}
+	t := &translator{k: k, inv: inv, src: []byte(k.Source), env: map[string]val{}, params: map[string]bool{},
+		cexpr: map[string]string{}, modc: moduleConstants(inv, k), ptrs: map[string]*PtrParam{},
+		strides: map[string]string{}, scal: map[string]bool{}, helpers: map[string]string{}, libdev: libdeviceNames(inv, k)}
+	for _, p := range k.Params {
+		t.params[p.Name] = true
+		if p.Constexpr {
+			if v, ok := launchLiteral(k, p.Name); ok {
+				t.cexpr[p.Name] = v
+			} else if p.Default != "" && isLiteral(p.Default) {
+				t.cexpr[p.Name] = p.Default
+			}
+			t.env[p.Name] = val{k: kConst, cval: t.cexpr[p.Name], param: p.Name}
+		} else {
+			t.env[p.Name] = val{k: kParam, param: p.Name}
+		}
+	}
+	p := ts.NewParser(ts.Python)
+	defer p.Close()
+	tree, err := p.Parse(ctx, t.src)
+	if err != nil {
+		return nil, err
+	}
+	defer tree.Close()
+	def := tree.Root().Child(0)
+	for def != nil && def.Type() != "function_definition" {
+		def = def.NextSibling()
+	}
+	if def == nil {
+		return nil, refuse(CodeInternal, "no function in %s's source", k.Name)
+	}
+	t.stmts(def.ChildByFieldName("body"), 1)
+	return t.analysis(), nil
+}
+
+func (t *translator) text(n *ts.Node) string { return ts.Text(n, t.src) }
+
+func (t *translator) fail(code string, n *ts.Node, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if n != nil {
+		msg += fmt.Sprintf(" (%s line %d: %s)", t.k.Name, t.k.Line+int(n.StartPoint().Row), oneLine(t.text(n)))
+	}
+	panic(refuse(code, "%s", msg))
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+func (t *translator) emit(indent int, format string, a ...any) {
+	t.lines = append(t.lines, strings.Repeat("    ", indent)+fmt.Sprintf(format, a...))
+}
+
+// stmts translates a statement block.
+func (t *translator) stmts(b *ts.Node, indent int) {
+	for _, st := range ts.Children(b) {
+		t.statement(st, indent)
+	}
+}
+
+func (t *translator) statement(st *ts.Node, indent int) {
+	switch st.Type() {
+	case "comment", "pass_statement":
+		return
+	case "expression_statement":
+		c := st.Child(0)
+		switch c.Type() {
+		case "string":
+			return // docstring
+		case "assignment":
+			t.assign(c, indent)
+		case "augmented_assignment":
+			t.augAssign(c, indent)
+		case "call":
+			t.callStatement(c, indent)
+		default:
+			t.fail(CodeConstruct, st, "statement %s", c.Type())
+		}
+	case "if_statement":
+		t.ifStatement(st, indent)
+	case "for_statement", "while_statement":
+		t.fail(CodeConstruct, st, "loop inside the kernel")
+	case "return_statement":
+		if st.NamedChildCount() > 0 {
+			t.fail(CodeConstruct, st, "kernel returns a value")
+		}
+	default:
+		t.fail(CodeConstruct, st, "statement %s", st.Type())
+	}
+}
+
+// ifStatement keeps the branch a compile-time condition selects.
+func (t *translator) ifStatement(st *ts.Node, indent int) {
+	cond := t.expr(st.ChildByFieldName("condition"))
+	if cond.k != kConst || cond.cval == "" {
+		t.fail(CodeConstexpr, st, "if on a value unknown at translation (a runtime value or a constexpr without a literal)")
+	}
+	if truthy(cond.cval) {
+		t.stmts(st.ChildByFieldName("consequence"), indent)
+		return
+	}
+	for _, c := range ts.Children(st) {
+		switch c.Type() {
+		case "elif_clause":
+			cv := t.expr(c.ChildByFieldName("condition"))
+			if cv.k != kConst || cv.cval == "" {
+				t.fail(CodeConstexpr, c, "elif on a value unknown at translation")
+			}
+			if truthy(cv.cval) {
+				t.stmts(c.ChildByFieldName("consequence"), indent)
+				return
+			}
+		case "else_clause":
+			t.stmts(c.ChildByFieldName("body"), indent)
+			return
+		}
+	}
+}
+
+func truthy(lit string) bool {
+	switch lit {
+	case "False", "0", "0.0", "None", "":
+		return false
+	}
+	return true
+}
+
+func (t *translator) assign(c *ts.Node, indent int) {
+	left, right := c.ChildByFieldName("left"), c.ChildByFieldName("right")
+	if right == nil {
+		return // annotation only
+	}
+	if left.Type() != "identifier" {
+		t.fail(CodeConstruct, c, "assignment to %s", left.Type())
+	}
+	t.bind(t.text(left), t.expr(right), indent)
+}
+
+// bind names a value; data values are emitted as Python assignments.
+func (t *translator) bind(name string, v val, indent int) {
+	switch v.k {
+	case kData, kDtype, kDataIdx:
+		py := "v_" + name
+		t.emit(indent, "%s = %s", py, v.py)
+		v.py = py
+	}
+	t.env[name] = v
+}
+
+func (t *translator) augAssign(c *ts.Node, indent int) {
+	left := c.ChildByFieldName("left")
+	if left.Type() != "identifier" {
+		t.fail(CodeConstruct, c, "augmented assignment to %s", left.Type())
+	}
+	op := strings.TrimSuffix(t.text(c.ChildByFieldName("operator")), "=")
+	name := t.text(left)
+	cur, ok := t.env[name]
+	if !ok {
+		t.fail(CodeConstruct, c, "%s used before assignment", name)
+	}
+	t.bind(name, t.binary(op, cur, t.expr(c.ChildByFieldName("right")), c), indent)
+}
+
+func (t *translator) callStatement(c *ts.Node, indent int) {
+	fn := t.text(c.ChildByFieldName("function"))
+	switch fn {
+	case "tl.store":
+		t.store(c, indent)
+	case "tl.static_assert", "tl.device_assert", "tl.debug_barrier":
+	default:
+		t.fail(CodeConstruct, c, "call %s as a statement", fn)
+	}
+}
+
+// args splits a call's arguments into positional and keyword ones.
+func (t *translator) args(c *ts.Node) ([]*ts.Node, map[string]*ts.Node) {
+	var pos []*ts.Node
+	kw := map[string]*ts.Node{}
+	for _, a := range ts.Children(c.ChildByFieldName("arguments")) {
+		switch a.Type() {
+		case "(", ")", ",", "comment":
+		case "keyword_argument":
+			kw[t.text(a.ChildByFieldName("name"))] = a.ChildByFieldName("value")
+		default:
+			pos = append(pos, a)
+		}
+	}
+	return pos, kw
+}
+
+// pointer turns a value used as an address into a pointer access.
+func (t *translator) pointer(v val, n *ts.Node) (string, string) {
+	if v.k == kParam {
+		v = val{k: kPtr, param: v.param}
+	}
+	if v.k != kPtr {
+		t.fail(CodeAddress, n, "address is not a pointer parameter plus an offset")
+	}
+	o := v.off
+	var acc string
+	switch {
+	case o.flat && !o.row:
+		acc = accessFlat
+	case o.row && o.cols:
+		acc = access2D
+	case o.cols:
+		acc = accessCol
+	case o.row:
+		acc = accessRow
+	default:
+		t.fail(CodeAddress, n, "scalar address %s (no program id, no arange)", v.param)
+	}
+	if o.row && o.stride != "" {
+		want := "1"
+		if acc == access2D {
+			want = "cols"
+		}
+		if o.stride != "1" {
+			if prev := t.strides[o.stride]; prev != "" && prev != want {
+				t.fail(CodeAddress, n, "stride %s used for two shapes", o.stride)
+			}
+			t.strides[o.stride] = want
+		} else if acc == access2D {
+			t.fail(CodeAddress, n, "2-D access with a unit row stride")
+		}
+	}
+	mode := ModeRow
+	if acc == accessFlat {
+		mode = ModeFlat
+	}
+	if t.mode != "" && t.mode != mode {
+		t.fail(CodeShape, n, "mixes flat blocks and row accesses")
+	}
+	t.mode = mode
+	p := t.ptrs[v.param]
+	if p == nil {
+		p = &PtrParam{Name: v.param, Access: acc}
+		t.ptrs[v.param] = p
+	}
+	if p.Access != acc {
+		t.fail(CodeAddress, n, "%s accessed as %s and as %s", v.param, p.Access, acc)
+	}
+	return v.param, acc
+}
+
+func (t *translator) checkMask(kw map[string]*ts.Node, n *ts.Node) bool {
+	m, ok := kw["mask"]
+	if !ok {
+		return false
+	}
+	mv := t.expr(m)
+	if mv.k != kMask {
+		t.fail(CodeConstruct, n, "mask is not arange < bound")
+	}
+	return true
+}
+
+func (t *translator) load(c *ts.Node) val {
+	pos, kw := t.args(c)
+	if len(pos) == 0 {
+		t.fail(CodeConstruct, c, "tl.load without an address")
+	}
+	name, acc := t.pointer(t.expr(pos[0]), c)
+	p := t.ptrs[name]
+	if p.Stored {
+		t.fail(CodeConstruct, c, "%s loaded after a store to it", name)
+	}
+	p.Loaded = true
+	ref := fmt.Sprintf("%s_ref[...]", name)
+	masked := t.checkMask(kw, c)
+	other := "0.0"
+	if o, ok := kw["other"]; ok {
+		ov := t.expr(o)
+		if ov.k != kConst && !(ov.k == kData && ov.rank == 0) {
+			t.fail(CodeConstruct, c, "other= is not a constant")
+		}
+		other = t.py(ov)
+	}
+	for k := range kw {
+		switch k {
+		case "mask", "other", "eviction_policy", "cache_modifier", "volatile":
+		default:
+			t.fail(CodeConstruct, c, "tl.load(%s=)", k)
+		}
+	}
+	rank := 2
+	if acc == accessRow {
+		rank = 1
+	}
+	if masked && acc != accessRow {
+		return val{k: kData, py: fmt.Sprintf("jnp.where(_valid, %s, %s)", ref, other), rank: rank}
+	}
+	return val{k: kData, py: ref, rank: rank}
+}
+
+func (t *translator) store(c *ts.Node, indent int) {
+	pos, kw := t.args(c)
+	if len(pos) < 2 {
+		t.fail(CodeConstruct, c, "tl.store needs an address and a value")
+	}
+	name, acc := t.pointer(t.expr(pos[0]), c)
+	if acc == accessCol {
+		t.fail(CodeRace, c, "every row program stores %s + cols", name)
+	}
+	t.checkMask(kw, c)
+	v := t.expr(pos[1])
+	if v.k != kData && v.k != kConst {
+		t.fail(CodeConstruct, c, "stored value is not data")
+	}
+	t.ptrs[name].Stored = true
+	t.emit(indent, "%s_oref[...] = jnp.broadcast_to(%s, %s_oref.shape).astype(%s_oref.dtype)", name, t.py(v), name, name)
+}
+
+// py renders a value as a data expression.
+func (t *translator) py(v val) string {
+	switch v.k {
+	case kData, kDtype, kDataIdx:
+		return v.py
+	case kConst:
+		switch {
+		case v.cval != "":
+			return v.cval
+		case v.param != "" && v.param == t.bound:
+			return "_bound"
+		case v.param != "" && v.param == t.block:
+			return "_block"
+		}
+		panic(refuse(CodeConstexpr, "constexpr %s has no value (not a literal at the launch)", v.param))
+	case kParam:
+		t.scal[v.param] = true
+		return v.param
+	case kPid:
+		return "(pl.program_id(0) * _bm + lax.broadcasted_iota(jnp.int32, (_bm, 1), 0))"
+	case kOff:
+		if v.off.cols && !v.off.row && !v.off.flat {
+			return "_lane"
+		}
+	case kMask:
+		return "_valid"
+	}
+	panic(refuse(CodeConstruct, "an index value used as data"))
+}
+
+func (t *translator) expr(n *ts.Node) val {
+	switch n.Type() {
+	case "parenthesized_expression":
+		return t.expr(n.NamedChild(0))
+	case "integer", "float":
+		return val{k: kConst, cval: t.text(n)}
+	case "true":
+		return val{k: kConst, cval: "True"}
+	case "false":
+		return val{k: kConst, cval: "False"}
+	case "none":
+		return val{k: kConst, cval: "None"}
+	case "identifier":
+		name := t.text(n)
+		if v, ok := t.env[name]; ok {
+			return v
+		}
+		if c, ok := t.modc[name]; ok {
+			return val{k: kConst, cval: c}
+		}
+		t.fail(CodeConstruct, n, "unknown name %s", name)
+	case "unary_operator":
+		v := t.expr(n.ChildByFieldName("argument"))
+		op := t.text(n.ChildByFieldName("operator"))
+		if v.k == kConst && isNumber(v.cval) {
+			return val{k: kConst, cval: "(" + op + v.cval + ")"}
+		}
+		return val{k: kData, py: "(" + op + t.py(v) + ")", rank: v.rank}
+	case "binary_operator":
+		return t.binary(t.text(n.ChildByFieldName("operator")), t.expr(n.ChildByFieldName("left")),
+			t.expr(n.ChildByFieldName("right")), n)
+	case "comparison_operator":
+		return t.compare(n)
+	case "boolean_operator":
+		l, r := t.expr(n.ChildByFieldName("left")), t.expr(n.ChildByFieldName("right"))
+		if l.k == kConst && r.k == kConst && l.cval != "" && r.cval != "" {
+			op := t.text(n.ChildByFieldName("operator"))
+			res := (truthy(l.cval) && truthy(r.cval)) || (op == "or" && (truthy(l.cval) || truthy(r.cval)))
+			return val{k: kConst, cval: strconv.FormatBool(res)}
+		}
+		t.fail(CodeConstruct, n, "boolean operator on runtime values")
+	case "not_operator":
+		v := t.expr(n.ChildByFieldName("argument"))
+		if v.k == kConst && v.cval != "" {
+			if truthy(v.cval) {
+				return val{k: kConst, cval: "False"}
+			}
+			return val{k: kConst, cval: "True"}
+		}
+		t.fail(CodeConstruct, n, "not on a runtime value")
+	case "call":
+		return t.call(n)
+	case "attribute":
+		return t.attribute(n)
+	case "subscript":
+		t.fail(CodeShape, n, "subscripted block (2-D tiles)")
+	case "conditional_expression":
+		t.fail(CodeConstruct, n, "conditional expression")
+	}
+	t.fail(CodeConstruct, n, "expression %s", n.Type())
+	return val{}
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(strings.Trim(s, "()"), 64)
+	return err == nil
+}
+
+func maxRank(a, b val) int {
+	r := a.rank
+	if b.rank > r {
+		r = b.rank
+	}
+	return r
+}
+
+func (t *translator) binary(op string, l, r val, n *ts.Node) val {
+	// Index arithmetic first.
+	switch {
+	case op == "*" && (l.k == kPid && (r.k == kParam || r.k == kConst) || r.k == kPid && (l.k == kParam || l.k == kConst)):
+		s := r
+		if r.k == kPid {
+			s = l
+		}
+		stride := s.param
+		if stride == "" {
+			stride = s.cval
+		}
+		if s.k == kParam {
+			t.sizeParam(s.param)
+		}
+		return val{k: kOff, off: off{row: true, stride: stride}}
+	case op == "+" && (l.k == kPtr || l.k == kParam) && (r.k == kOff || r.k == kPid):
+		return t.addPtr(l, r, n)
+	case op == "+" && (r.k == kPtr || r.k == kParam) && (l.k == kOff || l.k == kPid):
+		return t.addPtr(r, l, n)
+	case op == "+" && (l.k == kOff || l.k == kPid) && (r.k == kOff || r.k == kPid):
+		return val{k: kOff, off: mergeOff(asOff(l), asOff(r), t, n)}
+	case op == "+" && l.k == kPtr && r.k == kPtr:
+		t.fail(CodeAddress, n, "pointer plus pointer")
+	case l.k == kOff || r.k == kOff || l.k == kPtr || r.k == kPtr:
+		t.fail(CodeAddress, n, "offset arithmetic %s", op)
+	case l.k == kConst && r.k == kConst && isNumber(l.cval) && isNumber(r.cval):
+		return val{k: kConst, cval: "(" + l.cval + " " + op + " " + r.cval + ")"}
+	}
+	pyop := op
+	switch op {
+	case "+", "-", "*", "/", "//", "%", "**":
+	case "&", "|", "^":
+	case ">>", "<<":
+	default:
+		t.fail(CodeConstruct, n, "operator %s", op)
+	}
+	return val{k: kData, py: "(" + t.py(l) + " " + pyop + " " + t.py(r) + ")", rank: maxRank(l, r)}
+}
+
+func asOff(v val) off {
+	if v.k == kPid {
+		return off{row: true, stride: "1"}
+	}
+	return v.off
+}
+
+// mergeOff adds two offsets; pid * BLOCK + arange(0, BLOCK) is a flat block.
+func mergeOff(a, b off, t *translator, n *ts.Node) off {
+	if a.flat || b.flat {
+		if a.flat && b.flat || a.row || b.row || a.cols || b.cols {
+			t.fail(CodeAddress, n, "offset adds a term to a flat block")
+		}
+		return off{flat: true, width: a.width + b.width}
+	}
+	if a.row && b.row || a.cols && b.cols {
+		t.fail(CodeAddress, n, "offset adds two row or two column terms")
+	}
+	o := off{row: a.row || b.row, cols: a.cols || b.cols}
+	o.stride = a.stride + b.stride
+	o.width = a.width + b.width
+	if o.row && o.cols && o.stride != "1" && o.stride == o.width {
+		return off{flat: true, width: o.width}
+	}
+	return o
+}
+
+func (t *translator) addPtr(p, o val, n *ts.Node) val {
+	base := p.param
+	cur := p.off
+	return val{k: kPtr, param: base, off: mergeOff(cur, asOff(o), t, n)}
+}
+
+// sizeParam marks a parameter multiplied by the program id (a row stride);
+// its value is fixed when an access shows the shape it strides.
+func (t *translator) sizeParam(name string) {
+	if _, ok := t.strides[name]; !ok && t.params[name] {
+		t.strides[name] = ""
+	}
+}
+
+func (t *translator) compare(n *ts.Node) val {
+	if n.ChildCount() != 3 {
+		t.fail(CodeConstruct, n, "chained comparison")
+	}
+	l, r := t.expr(n.Child(0)), t.expr(n.Child(2))
+	op := t.text(n.Child(1))
+	if (l.k == kOff) && op == "<" && (r.k == kParam || r.k == kConst) {
+		if !(l.off.cols && !l.off.row || l.off.flat) {
+			t.fail(CodeAddress, n, "mask on an offset that is not the block's arange")
+		}
+		b := r.param
+		if b == "" {
+			t.fail(CodeConstexpr, n, "mask bound is a literal")
+		}
+		if t.bound != "" && t.bound != b {
+			t.fail(CodeConstruct, n, "two mask bounds (%s, %s)", t.bound, b)
+		}
+		t.bound = b
+		return val{k: kMask, bound: b}
+	}
+	if l.k == kConst && r.k == kConst && l.cval != "" && r.cval != "" {
+		lf, e1 := strconv.ParseFloat(strings.Trim(l.cval, "()"), 64)
+		rf, e2 := strconv.ParseFloat(strings.Trim(r.cval, "()"), 64)
+		if e1 == nil && e2 == nil {
+			var res bool
+			switch op {
+			case "==":
+				res = lf == rf
+			case "!=":
+				res = lf != rf
+			case "<":
+				res = lf < rf
+			case "<=":
+				res = lf <= rf
+			case ">":
+				res = lf > rf
+			case ">=":
+				res = lf >= rf
+			}
+			return val{k: kConst, cval: strconv.FormatBool(res)}
+		}
+		if op == "==" || op == "!=" {
+			return val{k: kConst, cval: strconv.FormatBool((l.cval == r.cval) == (op == "=="))}
+		}
+	}
+	if l.k == kMask || r.k == kMask || l.k == kPtr || r.k == kPtr {
+		t.fail(CodeConstruct, n, "comparison of index values")
+	}
+	return val{k: kData, py: "(" + t.py(l) + " " + op + " " + t.py(r) + ")", rank: maxRank(l, r)}
+}
+
+var dtypes = map[string]string{
+	"tl.float32": "jnp.float32", "tl.float16": "jnp.float16", "tl.bfloat16": "jnp.bfloat16",
+	"tl.int32": "jnp.int32", "tl.int64": "jnp.int32", "tl.int1": "jnp.bool_", "tl.int8": "jnp.int8",
+	"tl.uint8": "jnp.uint8", "tl.float64": "jnp.float32",
+}
+
+func (t *translator) attribute(n *ts.Node) val {
+	full := t.text(n)
+	if d, ok := dtypes[full]; ok {
+		return val{k: kDtype, py: d}
+	}
+	obj := t.expr(n.ChildByFieldName("object"))
+	attr := t.text(n.ChildByFieldName("attribute"))
+	if attr == "dtype" && (obj.k == kData || obj.k == kDtype) {
+		return val{k: kDtype, py: obj.py + ".dtype"}
+	}
+	if attr == "dtype" && obj.k == kPtr || attr == "dtype" && obj.k == kParam {
+		return val{k: kDtype, py: "jnp.float32"}
+	}
+	t.fail(CodeConstruct, n, "attribute %s", full)
+	return val{}
+}
+
+// unary maps tl / tl.math / libdevice functions to jnp.
+var unary = map[string]string{
+	"exp": "jnp.exp", "exp2": "jnp.exp2", "log": "jnp.log", "log2": "jnp.log2", "sqrt": "jnp.sqrt",
+	"rsqrt": "lax.rsqrt", "abs": "jnp.abs", "fabs": "jnp.abs", "sin": "jnp.sin", "cos": "jnp.cos",
+	"tanh": "jnp.tanh", "erf": "lax.erf", "floor": "jnp.floor", "ceil": "jnp.ceil", "log1p": "jnp.log1p",
+	"expm1": "jnp.expm1", "sqrt_rn": "jnp.sqrt", "sigmoid": "_sigmoid", "tan": "jnp.tan",
+}
+
+var binaryFns = map[string]string{
+	"maximum": "jnp.maximum", "minimum": "jnp.minimum", "pow": "jnp.power", "fmax": "jnp.maximum",
+	"fmin": "jnp.minimum", "div_rn": "jnp.divide", "fdiv": "jnp.divide", "atan2": "jnp.arctan2",
+}
+
+var mathPrefix = regexp.MustCompile(`^(tl\.math\.|tl\.|libdevice\.|tl\.extra\.cuda\.libdevice\.|tl\.extra\.libdevice\.)`)
+
+func (t *translator) call(c *ts.Node) val {
+	fnNode := c.ChildByFieldName("function")
+	fn := t.text(fnNode)
+	pos, kw := t.args(c)
+	switch fn {
+	case "tl.program_id":
+		if len(pos) != 1 || t.text(pos[0]) != "0" {
+			if a, ok := kw["axis"]; !ok || t.text(a) != "0" {
+				t.fail(CodeShape, c, "program id of an axis other than 0")
+			}
+		}
+		return val{k: kPid}
+	case "tl.num_programs":
+		t.fail(CodeConstruct, c, "tl.num_programs")
+	case "tl.arange":
+		if len(pos) != 2 || t.text(pos[0]) != "0" {
+			t.fail(CodeAddress, c, "arange not starting at 0")
+		}
+		w := t.expr(pos[1])
+		if w.k != kConst {
+			t.fail(CodeConstexpr, c, "arange width is not a constexpr")
+		}
+		width := w.param
+		if width == "" {
+			width = w.cval
+		}
+		if t.block != "" && t.block != width {
+			t.fail(CodeShape, c, "two block widths")
+		}
+		t.block = width
+		return val{k: kOff, off: off{cols: true, width: width}}
+	case "tl.load":
+		return t.load(c)
+	case "float":
+		if len(pos) == 1 {
+			s := strings.Trim(t.text(pos[0]), `"'`)
+			switch strings.ToLower(s) {
+			case "inf", "+inf":
+				return val{k: kConst, cval: "jnp.inf"}
+			case "-inf":
+				return val{k: kConst, cval: "(-jnp.inf)"}
+			case "nan":
+				return val{k: kConst, cval: "jnp.nan"}
+			}
+			v := t.expr(pos[0])
+			if v.k == kConst {
+				return val{k: kConst, cval: "float(" + v.cval + ")"}
+			}
+		}
+		t.fail(CodeConstruct, c, "float(...)")
+	case "tl.sum", "tl.max", "tl.min":
+		return t.reduce(fn, pos, kw, c)
+	case "tl.where":
+		if len(pos) != 3 {
+			t.fail(CodeConstruct, c, "tl.where needs three arguments")
+		}
+		cond, a, b := t.expr(pos[0]), t.expr(pos[1]), t.expr(pos[2])
+		return val{k: kData, py: fmt.Sprintf("jnp.where(%s, %s, %s)", t.py(cond), t.py(a), t.py(b)),
+			rank: max(cond.rank, a.rank, b.rank, rankOfMask(cond))}
+	case "tl.fma":
+		if len(pos) != 3 {
+			t.fail(CodeConstruct, c, "tl.fma needs three arguments")
+		}
+		a, b, d := t.expr(pos[0]), t.expr(pos[1]), t.expr(pos[2])
+		return val{k: kData, py: fmt.Sprintf("(%s * %s + %s)", t.py(a), t.py(b), t.py(d)), rank: max(a.rank, b.rank, d.rank)}
+	case "tl.cdiv":
+		t.fail(CodeConstruct, c, "tl.cdiv in the kernel")
+	}
+	if fnNode.Type() == "attribute" {
+		attr := t.text(fnNode.ChildByFieldName("attribute"))
+		if attr == "to" || attr == "cast" {
+			return t.cast(t.expr(fnNode.ChildByFieldName("object")), pos, kw, c)
+		}
+	}
+	name := fn
+	if m := mathPrefix.FindString(fn); m != "" {
+		name = strings.TrimPrefix(fn, m)
+	} else if t.libdev[fn] {
+		name = fn
+	} else if h := t.helper(fn, c); h != "" {
+		var parts []string
+		rank := 0
+		for _, a := range pos {
+			v := t.expr(a)
+			rank = max(rank, v.rank)
+			parts = append(parts, t.py(v))
+		}
+		if len(kw) > 0 {
+			t.fail(CodeConstruct, c, "keyword arguments to helper %s", fn)
+		}
+		return val{k: kData, py: h + "(" + strings.Join(parts, ", ") + ")", rank: rank}
+	} else {
+		t.fail(CodeConstruct, c, "call %s", fn)
+	}
+	if f, ok := unary[name]; ok && len(pos) == 1 {
+		v := t.expr(pos[0])
+		return val{k: kData, py: f + "(" + t.py(v) + ")", rank: v.rank}
+	}
+	if f, ok := binaryFns[name]; ok && len(pos) == 2 {
+		a, b := t.expr(pos[0]), t.expr(pos[1])
+		return val{k: kData, py: f + "(" + t.py(a) + ", " + t.py(b) + ")", rank: maxRank(a, b)}
+	}
+	t.fail(CodeConstruct, c, "call %s", fn)
+	return val{}
+}
+
+func rankOfMask(v val) int {
+	if v.k == kMask {
+		return 2
+	}
+	return 0
+}
+
+func (t *translator) cast(v val, pos []*ts.Node, kw map[string]*ts.Node, c *ts.Node) val {
+	var dn *ts.Node
+	if len(pos) > 0 {
+		dn = pos[0]
+	} else if d, ok := kw["dtype"]; ok {
+		dn = d
+	}
+	if dn == nil {
+		t.fail(CodeConstruct, c, "cast without a dtype")
+	}
+	switch v.k {
+	case kPid, kOff, kPtr, kMask:
+		return v // index widening (program_id(0).to(tl.int64)) changes nothing here
+	}
+	d := t.expr(dn)
+	if d.k != kDtype {
+		t.fail(CodeConstruct, c, "cast to something that is not a dtype")
+	}
+	if v.k == kParam || v.k == kConst {
+		return val{k: kData, py: fmt.Sprintf("jnp.asarray(%s, %s)", t.py(v), d.py), rank: 0}
+	}
+	return val{k: kData, py: fmt.Sprintf("%s.astype(%s)", t.py(v), d.py), rank: v.rank}
+}
+
+func (t *translator) reduce(fn string, pos []*ts.Node, kw map[string]*ts.Node, c *ts.Node) val {
+	if len(pos) == 0 {
+		t.fail(CodeConstruct, c, "%s without an argument", fn)
+	}
+	axis := "0"
+	if len(pos) > 1 {
+		axis = t.text(pos[1])
+	}
+	if a, ok := kw["axis"]; ok {
+		axis = t.text(a)
+	}
+	for k := range kw {
+		if k != "axis" && k != "keep_dims" {
+			t.fail(CodeConstruct, c, "%s(%s=)", fn, k)
+		}
+	}
+	if kd, ok := kw["keep_dims"]; ok && t.text(kd) != "False" {
+		t.fail(CodeConstruct, c, "%s(keep_dims=True)", fn)
+	}
+	if axis != "0" && axis != "None" && axis != "-1" {
+		t.fail(CodeShape, c, "reduction over axis %s", axis)
+	}
+	v := t.expr(pos[0])
+	if v.rank != 2 {
+		t.fail(CodeConstruct, c, "%s of a value that is not a block", fn)
+	}
+	t.nred++
+	return val{k: kData, py: fmt.Sprintf("_r%s(%s, _inblk)", strings.TrimPrefix(fn, "tl."), t.py(v)), rank: 1}
+}
+
+// helper translates a @triton.jit function of the same file called from
+// the kernel (data in, data out) into a Python function and returns its name.
+func (t *translator) helper(name string, c *ts.Node) string {
+	if h, ok := t.helpers[name]; ok {
+		return h
+	}
+	var hk *Kernel
+	for _, k := range t.inv.Kernels {
+		if k.Name == name && k.Path == t.k.Path {
+			hk = k
+		}
+	}
+	if hk == nil {
+		return ""
+	}
+	sub := &translator{k: hk, inv: t.inv, src: []byte(hk.Source), env: map[string]val{}, params: map[string]bool{},
+		cexpr: map[string]string{}, modc: t.modc, ptrs: map[string]*PtrParam{}, strides: map[string]string{},
+		scal: map[string]bool{}, helpers: t.helpers, libdev: t.libdev}
+	var names []string
+	for _, p := range hk.Params {
+		sub.env[p.Name] = val{k: kData, py: "v_" + p.Name, rank: 2}
+		names = append(names, "v_"+p.Name)
+	}
+	p := ts.NewParser(ts.Python)
+	defer p.Close()
+	tree, err := p.Parse(context.Background(), sub.src)
+	if err != nil {
+		t.fail(CodeInternal, c, "helper %s: %v", name, err)
+	}
+	defer tree.Close()
+	def := tree.Root().Child(0)
+	for def != nil && def.Type() != "function_definition" {
+		def = def.NextSibling()
+	}
+	if def == nil {
+		t.fail(CodeInternal, c, "helper %s has no function", name)
+	}
+	var ret string
+	for _, st := range ts.Children(def.ChildByFieldName("body")) {
+		if st.Type() == "return_statement" {
+			if st.NamedChildCount() != 1 {
+				t.fail(CodeConstruct, st, "helper %s returns %d values", name, st.NamedChildCount())
+			}
+			ret = sub.py(sub.expr(st.NamedChild(0)))
+			break
+		}
+		sub.statement(st, 1)
+	}
+	if ret == "" {
+		t.fail(CodeConstruct, c, "helper %s returns nothing", name)
+	}
+	if len(sub.ptrs) > 0 {
+		t.fail(CodeConstruct, c, "helper %s loads or stores", name)
+	}
+	fn := "_h_" + name
+	var b strings.Builder
+	fmt.Fprintf(&b, "def %s(%s):\n", fn, strings.Join(names, ", "))
+	for _, l := range sub.lines {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, "    return %s\n", ret)
+	t.helpers[name] = fn
+	t.helperSrc = append(t.helperSrc, b.String())
+	t.nred += sub.nred
+	return fn
+}
+
+func (t *translator) analysis() *Analysis {
+	a := &Analysis{Kernel: t.k, Mode: t.mode, Sizes: map[string]string{}, Constexprs: map[string]string{},
+		Bound: t.bound, Block: t.block, Reductions: t.nred, Body: t.lines, Helpers: t.helperSrc,
+		DataParams: sortedKeys(t.scal)}
+	if a.Mode == "" {
+		panic(refuse(CodeShape, "%s neither loads nor stores through a block", t.k.Name))
+	}
+	if len(t.ptrs) == 0 || !slices.ContainsFunc(mapValues(t.ptrs), func(p *PtrParam) bool { return p.Stored }) {
+		panic(refuse(CodeShape, "%s stores nothing", t.k.Name))
+	}
+	if a.Mode == ModeFlat && a.Reductions > 0 {
+		panic(refuse(CodeShape, "%s reduces over a flat block", t.k.Name))
+	}
+	if t.bound == "" {
+		panic(refuse(CodeShape, "%s has no mask bound (the column or element count)", t.k.Name))
+	}
+	sym := "cols"
+	if a.Mode == ModeFlat {
+		sym = "n"
+	}
+	for _, p := range t.k.Params {
+		if pp, ok := t.ptrs[p.Name]; ok {
+			a.Ptrs = append(a.Ptrs, *pp)
+			continue
+		}
+		switch {
+		case p.Name == t.bound && p.Constexpr:
+			a.Constexprs[p.Name] = sym
+		case p.Name == t.bound:
+			a.Sizes[p.Name] = sym
+		case p.Name == t.block:
+			if a.Mode == ModeRow {
+				a.Constexprs[p.Name] = "next_power_of_2(cols)"
+			} else if v := t.cexpr[p.Name]; v != "" {
+				a.Constexprs[p.Name] = v
+			} else {
+				a.Constexprs[p.Name] = "1024"
+			}
+		case p.Constexpr:
+			if t.cexpr[p.Name] == "" {
+				if strings.Contains(t.k.Body, p.Name) {
+					panic(refuse(CodeConstexpr, "constexpr %s of %s has no literal at the launch", p.Name, t.k.Name))
+				}
+				a.Constexprs[p.Name] = "0"
+			} else {
+				a.Constexprs[p.Name] = t.cexpr[p.Name]
+			}
+		default:
+			if v, ok := t.strides[p.Name]; ok && v != "" {
+				a.Sizes[p.Name] = v
+			} else if t.scal[p.Name] {
+				a.Scalars = append(a.Scalars, p.Name)
+			} else if _, ok := t.strides[p.Name]; ok {
+				a.Sizes[p.Name] = "cols" // a stride the kernel multiplies by pid but never uses for an access
+			} else {
+				a.Sizes[p.Name] = "1" // unused by the translated path
+			}
+		}
+	}
+	if a.Mode == ModeRow && !slices.ContainsFunc(a.Ptrs, func(p PtrParam) bool { return p.Access == access2D && p.Loaded }) {
+		panic(refuse(CodeShape, "%s loads no (rows, cols) tensor", t.k.Name))
+	}
+	if a.Mode == ModeFlat && !slices.ContainsFunc(a.Ptrs, func(p PtrParam) bool { return p.Loaded }) {
+		panic(refuse(CodeShape, "%s loads nothing", t.k.Name))
+	}
+	return a
+}
+
+func mapValues[K comparable, V any](m map[K]V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+// launchLiteral is the literal a launch passes for a constexpr, when every
+// launch passes the same one.
+func launchLiteral(k *Kernel, name string) (string, bool) {
+	val := ""
+	for _, l := range k.Launches {
+		for _, a := range l.Args {
+			if a.Name == name {
+				if !isLiteral(a.Expr) || (val != "" && val != a.Expr) {
+					return "", false
+				}
+				val = a.Expr
+			}
+		}
+	}
+	return val, val != ""
+}
+
+var literalRe = regexp.MustCompile(`^(-?[0-9][0-9_]*(\.[0-9]*)?([eE][-+]?[0-9]+)?|True|False|None)$`)
+
+func isLiteral(s string) bool { return literalRe.MatchString(strings.TrimSpace(s)) }
+
+// moduleConstants are the kernel file's NAME = literal (or
+// tl.constexpr(literal)) assignments.
+func moduleConstants(inv *Inventory, k *Kernel) map[string]string {
+	out := map[string]string{}
+	src := inv.Files[k.Path]
+	re := regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*tl\.constexpr\s*)?=\s*(?:tl\.constexpr\()?\s*(-?[0-9][0-9_.eE+-]*|True|False)\s*\)?\s*(#.*)?$`)
+	for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// libdeviceNames are names the file imports from libdevice or tl.math
+// (from triton.language.extra.libdevice import tanh).
+func libdeviceNames(inv *Inventory, k *Kernel) map[string]bool {
+	out := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^\s*from\s+triton\.language(?:\.extra(?:\.cuda)?\.libdevice|\.math)\s+import\s+([A-Za-z_][A-Za-z0-9_, ]*)`)
+	for _, m := range re.FindAllStringSubmatch(string(inv.Files[k.Path]), -1) {
+		for _, n := range strings.Split(m[1], ",") {
+			n = strings.TrimSpace(n)
+			if n != "" {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
