@@ -169,44 +169,46 @@ class NoKernel(Exception):
 
 
 def gate(run, shapes: list[Shape], devs: dict, tracer, key=None) -> dict:
-    """Compile every shape for every chip. Returns chip -> the verdict's
-    ChipCompile fields; the first failing shape of a chip ends that chip."""
+    """Compile every shape for every chip: chip -> the verdict's ChipCompile
+    fields (validators/validate.go)."""
     key = key or (lambda env: ",".join(f"{k}={env[k]}" for k in sorted(env)))
     largest = max(shapes, key=lambda s: s.min_bytes)
     out = {}
     for c, dev in devs.items():
-        chip = CHIPS[c]
-        rec = {"topology": chip.topology, "compiled": False, "shape": largest.env, "min_bytes": largest.min_bytes}
-        t0 = time.monotonic()
         try:
-            for s in shapes:
-                try:
-                    compiled = compile_one(run, s, dev, tracer)
-                except Exception as e:  # noqa: BLE001 - the compiler's refusal is the verdict
-                    rec["shape"] = s.env
-                    rec["min_bytes"] = s.min_bytes
-                    rec["error"] = f"on {key(s.env)}: {first_lines(e)}"
-                    raise _Failed() from e
-                if s is largest:
-                    try:
-                        b = bytes_accessed(compiled.cost_analysis())
-                    except Exception:  # noqa: BLE001 - numbers are optional, the compile is not
-                        b = None
-                    if b is not None:
-                        rec["bytes_accessed"] = b
-                        rec["roofline_s"] = b / chip.device_bandwidth
-            rec["compiled"] = True
-        except _Failed:
-            pass
+            out[c] = _compile_chip(run, shapes, largest, CHIPS[c], dev, tracer, key)
         finally:
             tracer.interpret = True
-        rec["compile_s"] = round(time.monotonic() - t0, 4)
-        out[c] = rec
     return out
 
 
-class _Failed(Exception):
-    pass
+def _compile_chip(run, shapes, largest, chip: Chip, dev, tracer, key) -> dict:
+    """One chip: every shape until the first that fails; the cost numbers
+    come from the largest shape's compiled program."""
+    t0 = time.monotonic()
+    rec = {"topology": chip.topology, "compiled": False, "shape": largest.env, "min_bytes": largest.min_bytes}
+    for s in shapes:
+        try:
+            compiled = compile_one(run, s, dev, tracer)
+        except Exception as e:  # noqa: BLE001 - the compiler's refusal is the verdict
+            rec.update(shape=s.env, min_bytes=s.min_bytes, error=f"on {key(s.env)}: {first_lines(e)}",
+                       compile_s=round(time.monotonic() - t0, 4))
+            return rec
+        if s is largest:
+            b = _cost_bytes(compiled)
+            if b is not None:
+                rec["bytes_accessed"] = b
+                rec["roofline_s"] = b / chip.device_bandwidth
+    rec["compiled"] = True
+    rec["compile_s"] = round(time.monotonic() - t0, 4)
+    return rec
+
+
+def _cost_bytes(compiled):
+    try:
+        return bytes_accessed(compiled.cost_analysis())
+    except Exception:  # noqa: BLE001 - the numbers are optional, the compile is not
+        return None
 
 
 def probe(chips=DEFAULT_CHIPS) -> dict:
