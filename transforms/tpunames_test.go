@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,9 +30,9 @@ type nameCase struct {
 
 // nameReport is what testdata/tpunames.py answers.
 type nameReport struct {
-	Checked   []string `json:"checked"`
-	Bound     int      `json:"bound"`
-	Skipped   []string `json:"skipped"`
+	Checked   [][2]string `json:"checked"` // (case label, name)
+	Bound     int         `json:"bound"`
+	Skipped   []string    `json:"skipped"`
 	Offenders []struct {
 		Label   string `json:"label"`
 		Name    string `json:"name"`
@@ -46,47 +49,138 @@ type nameReport struct {
 // call must bind to its signature, and it must not be internal (or
 // deprecated) in TorchTPU.
 func TestTorchNamesExist(t *testing.T) {
-	py := stackPython(t)
-	cases := exampleCases(t)
-	cases = append(cases, fileCases(t)...)
-	rep := checkNames(t, py, cases)
-	t.Logf("checked %d names (%d call shapes bound) over %d rewrites; skipped (not Python): %s",
-		len(rep.Checked), rep.Bound, len(cases), strings.Join(rep.Skipped, ", "))
-	if testing.Verbose() {
-		t.Logf("names: %s", strings.Join(rep.Checked, " "))
+	run := namesRun(t)
+	rep := run.report
+	seen := map[string]bool{}
+	var names []string
+	for _, c := range rep.Checked {
+		if !strings.HasPrefix(c[0], selfTest) && !seen[c[1]] {
+			seen[c[1]] = true
+			names = append(names, c[1])
+		}
 	}
-	if len(rep.Checked) == 0 {
+	sort.Strings(names)
+	t.Logf("checked %d names (%d new call shapes bound, self-test included) over %d rewrites; skipped (not Python): %s",
+		len(names), rep.Bound, len(run.rules), strings.Join(rep.Skipped, ", "))
+	if testing.Verbose() {
+		t.Logf("names: %s", strings.Join(names, " "))
+	}
+	if len(names) == 0 {
 		t.Fatal("no names checked: the walk found no rewrite")
 	}
 	for _, o := range rep.Offenders {
-		t.Errorf("%s: %s: %s", o.Label, o.Name, o.Problem)
+		if !strings.HasPrefix(o.Label, selfTest) {
+			t.Errorf("%s: %s: %s", o.Label, o.Name, o.Problem)
+		}
 	}
 }
 
-// stackPython returns the interpreter with torch and torch_tpu, skipping
-// (failing under PALLASIFY_REQUIRE_STACK=1) when there is none.
-func stackPython(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("PALLASIFY_REQUIRE_STACK") == "1" {
-			t.Fatalf("%s (PALLASIFY_REQUIRE_STACK=1: the real stack must be there; make venv)", why)
+// TestTorchNamesCheckerCatches checks the checker on one rewrite per way a
+// name can be wrong, and a few that are right, so TestTorchNamesExist cannot
+// pass by checking nothing.
+func TestTorchNamesCheckerCatches(t *testing.T) {
+	run := namesRun(t)
+	flagged := map[string]bool{}
+	for _, o := range run.report.Offenders {
+		label, ok := strings.CutPrefix(o.Label, selfTest)
+		if !ok {
+			continue
 		}
-		t.Skipf("%s; set PALLASIFY_PYTHON to a venv with torch 2.15 and torch-tpu 0.2.0 (make venv)", why)
+		flagged[label] = true
+		t.Logf("%s: %s: %s", label, o.Name, o.Problem)
+		if strings.HasPrefix(label, "good ") {
+			t.Errorf("%s: %s flagged: %s", label, o.Name, o.Problem)
+		}
 	}
-	py := ruletest.Python()
-	if py == "" {
-		missing("no python interpreter")
+	for label, code := range checkerBad {
+		if !flagged["bad "+label] {
+			t.Errorf("bad %s (%s) was not flagged", label, code)
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	probe := `import sys, torch, torch_tpu; sys.exit(0 if hasattr(torch, "tpu") and hasattr(torch, "accelerator") else 3)`
-	cmd := exec.CommandContext(ctx, py, "-c", probe)
-	cmd.Env = nameEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		missing("torch with torch_tpu does not import in " + py + ": " + lastLine(out))
+}
+
+// selfTest prefixes the labels of TestTorchNamesCheckerCatches's cases.
+const selfTest = "checker: "
+
+// checkerBad are introduced names the checker must flag, one per way to be
+// wrong; checkerGood are ones it must accept.
+var (
+	checkerBad = map[string]string{
+		"internal":         "torch.tpu.is_available()",
+		"internal-alias":   "from torch import tpu as T\nT.synchronize()",
+		"internal-class":   "torch.tpu.device(0)",
+		"internal-via-mod": "torch.get_device_module(DEVICE).get_rng_state()",
+		"private":          "torch.tpu._hbm_usage_summary()",
+		"deprecated":       "torch.tpu.topology_aware_mesh((2, 2))",
+		"missing":          "torch.tpu.is_bf16_supported()",
+		"missing-module":   "torch.accelerator.nomodule.f()",
+		"keyword":          "torch.accelerator.set_device_index(device=0)",
+		"arity":            "torch.accelerator.synchronize(0, 1)",
+		"backend":          `torch.compile(m, backend="tpux")`,
 	}
-	return py
+	checkerGood = map[string]string{
+		"public":  `torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu"`,
+		"tpu-pub": "torch.tpu.get_device_properties().total_memory\ntorch.tpu.set_rng_state(s)\ntorch.tpu.pallas.jax_op",
+		"guarded": `getattr(torch.get_device_module(DEVICE), "is_bf16_supported", None)`,
+		"kept":    "torch.tpu.is_available()", // in the input too: not introduced
+	}
+)
+
+// checkerCases are TestTorchNamesCheckerCatches's rewrites.
+func checkerCases() []nameCase {
+	const before = "import torch\n"
+	var cases []nameCase
+	for label, code := range checkerBad {
+		cases = append(cases, nameCase{Label: selfTest + "bad " + label, Before: before, After: before + code + "\n"})
+	}
+	for label, code := range checkerGood {
+		in := before
+		if label == "kept" {
+			in += code + "\n"
+		}
+		cases = append(cases, nameCase{Label: selfTest + "good " + label, Before: in, After: before + code + "\n"})
+	}
+	return cases
+}
+
+// namesResult is the one checker run both tests read.
+type namesResult struct {
+	rules  []nameCase
+	report nameReport
+	err    string // why the stack is missing, or what failed
+	stack  bool   // false: the stack is missing
+}
+
+var (
+	namesOnce sync.Once
+	namesRes  namesResult
+)
+
+// namesRun runs the checker once over the rules' rewrites and the
+// self-test's, skipping (failing under PALLASIFY_REQUIRE_STACK=1) when
+// torch with torch_tpu is not installed.
+func namesRun(t *testing.T) namesResult {
+	t.Helper()
+	namesOnce.Do(func() {
+		py := ruletest.Python()
+		if py == "" {
+			namesRes = namesResult{err: "no python interpreter"}
+			return
+		}
+		namesRes.stack = true
+		namesRes.rules = append(exampleCases(t), fileCases(t)...)
+		namesRes.report, namesRes.stack, namesRes.err = checkNames(py, append(checkerCases(), namesRes.rules...))
+	})
+	if !namesRes.stack {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") == "1" {
+			t.Fatalf("%s (PALLASIFY_REQUIRE_STACK=1: the real stack must be there; make venv)", namesRes.err)
+		}
+		t.Skipf("%s; set PALLASIFY_PYTHON to a venv with torch 2.15 and torch-tpu 0.2.0 (make venv)", namesRes.err)
+	}
+	if namesRes.err != "" {
+		t.Fatal(namesRes.err)
+	}
+	return namesRes
 }
 
 // nameEnv is the environment the checker runs in: torch_tpu autoloaded, and
@@ -171,12 +265,13 @@ func newCase(label string, src []byte, res *rule.Result) nameCase {
 	return c
 }
 
-// checkNames runs testdata/tpunames.py over the cases in one call.
-func checkNames(t *testing.T, py string, cases []nameCase) nameReport {
-	t.Helper()
-	in, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
+// checkNames runs testdata/tpunames.py over the cases in one call. stack is
+// false when the interpreter lacks torch or torch_tpu; err says what went
+// wrong.
+func checkNames(py string, cases []nameCase) (rep nameReport, stack bool, err string) {
+	in, jerr := json.Marshal(cases)
+	if jerr != nil {
+		return rep, true, jerr.Error()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -185,12 +280,19 @@ func checkNames(t *testing.T, py string, cases []nameCase) nameReport {
 	cmd.Stdin = bytes.NewReader(in)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("tpunames.py: %v\n%s", err, stderr.String())
+	if rerr := cmd.Run(); rerr != nil {
+		var ee *exec.ExitError
+		if errors.As(rerr, &ee) && ee.ExitCode() == stackMissing {
+			return rep, false, "torch with torch_tpu is not installed in " + py + ": " + lastLine(stderr.Bytes())
+		}
+		return rep, true, fmt.Sprintf("tpunames.py: %v\n%s", rerr, stderr.String())
 	}
-	var rep nameReport
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("tpunames.py answered no JSON (%v):\n%s\n%s", err, stdout.String(), stderr.String())
+	if jerr := json.Unmarshal(stdout.Bytes(), &rep); jerr != nil {
+		return rep, true, fmt.Sprintf("tpunames.py answered no JSON (%v):\n%s\n%s", jerr, stdout.String(), stderr.String())
 	}
-	return rep
+	return rep, true, ""
 }
+
+// stackMissing is tpunames.py's exit status when torch or torch_tpu is
+// missing (STACK_MISSING there).
+const stackMissing = 3

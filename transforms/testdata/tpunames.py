@@ -23,7 +23,7 @@ auto-loads it through its entry point):
 `torch.tpu.NAME` (the module it returns on either backend); a `getattr(obj,
 "NAME", default)` probe with a default is a guard, so it is not checked.
 Backend literals given to `torch.compile(backend=...)` must be registered dynamo
-backends. Output (stdout): JSON {"checked": [...], "bound": N, "skipped": [labels of
+backends. Output (stdout): JSON {"checked": [[label, name], ...], "bound": N, "skipped": [labels of
 inputs that are not Python], "offenders": [{"label", "name", "problem"}]}.
 """
 
@@ -35,7 +35,13 @@ import re
 import sys
 import types
 
-import torch  # loads torch_tpu (entry point torch.backends: torch_tpu)
+STACK_MISSING = 3  # exit status when torch or torch_tpu is not installed
+
+try:
+    import torch  # loads torch_tpu (entry point torch.backends: torch_tpu)
+except ImportError as e:
+    print(f"torch does not import: {e}", file=sys.stderr)
+    sys.exit(STACK_MISSING)
 
 ROOTS = ("torch", "torch_tpu")
 DEVICE_MODULE = "<device-module>"
@@ -222,7 +228,7 @@ def expand(name):
 
 
 def check(cases):
-    checked, offenders, bound, skipped = set(), [], 0, []
+    checked, offenders, bound, skipped = set(), [], 0, []  # checked: (label, path)
     backends = None
     for case in cases:
         label = case["label"]
@@ -247,7 +253,7 @@ def check(cases):
         new_calls = {c for c in after.calls - before.calls if c[1] is not None}
         for name in sorted(new_names | {c[0] for c in new_calls}):
             for path in expand(name):
-                checked.add(path)
+                checked.add((label, path))
                 obj, parent, err = lookup(path)
                 if err:
                     offenders.append({"label": label, "name": path, "problem": "missing: " + err})
@@ -268,16 +274,19 @@ def check(cases):
                 from torch._dynamo import list_backends
 
                 backends = set(list_backends(exclude_tags=()))
-            checked.add(f"torch.compile(backend={b!r})")
+            checked.add((label, f"torch.compile(backend={b!r})"))
             if b not in backends:
                 offenders.append({"label": label, "name": f"backend={b!r}",
-                                  "problem": f"not a registered dynamo backend ({sorted(backends)})"})
+                                  "problem": "not a registered dynamo backend (torch._dynamo.list_backends: "
+                                             + ", ".join(sorted(x for x in backends if "TESTING" not in x)) + ")"})
     return {"checked": sorted(checked), "bound": bound, "skipped": skipped, "offenders": offenders}
 
 
 def main():
-    if "torch_tpu" not in sys.modules or not hasattr(torch, "tpu"):
-        sys.exit("torch_tpu was not loaded by `import torch` (is torch-tpu installed? TORCH_DEVICE_BACKEND_AUTOLOAD=0?)")
+    if "torch_tpu" not in sys.modules or not hasattr(torch, "tpu") or not hasattr(torch, "accelerator"):
+        print("torch_tpu was not loaded by `import torch` (is torch-tpu installed? TORCH_DEVICE_BACKEND_AUTOLOAD=0?)",
+              file=sys.stderr)
+        sys.exit(STACK_MISSING)
     cases = json.load(sys.stdin)
     json.dump(check(cases), sys.stdout)
 
