@@ -2,6 +2,7 @@ package deliver
 
 import (
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -59,10 +60,19 @@ func familyOf(d pipeline.Diagnostic) Family {
 	return otherFamily
 }
 
-// kernelFamily is the family of a generated kernel module.
+// kernelFamily is the family of a generated kernel module. Kernel modules
+// come first: the call sites other families rewrite import them.
 func kernelFamily(name string) Family {
-	return Family{Key: "kernel:" + name, Subject: "add proven Pallas kernel " + name, Order: 4}
+	return Family{Key: "kernel:" + name, Subject: "add proven Pallas kernel " + name, Order: 0}
 }
+
+// opsFamily holds the generated _pallas_ops modules that register every
+// proven kernel of a directory with TorchTPU; they import the kernels'
+// modules, and the call sites import them.
+var opsFamily = Family{Key: "kernel-ops", Subject: "register the proven Pallas kernels with TorchTPU", Order: 0}
+
+// opsModule is the base name of the generated registration module.
+const opsModule = "_pallas_ops"
 
 // Group is the files one commit holds.
 type Group struct {
@@ -114,6 +124,8 @@ func GroupFiles(run *pipeline.Run) []Group {
 		}
 		var fam Family
 		switch {
+		case f.Generated && strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path)) == opsModule:
+			fam = opsFamily
 		case f.Generated:
 			name := kernelOf[f.Path]
 			if name == "" {
@@ -146,6 +158,68 @@ func GroupFiles(run *pipeline.Run) []Group {
 		}
 		return out[i].Key < out[j].Key
 	})
+	return importOrder(out)
+}
+
+// importRE finds the generated modules a Python file imports: "import
+// _pallas_x", "from . import _pallas_x", "from ._pallas_x import f",
+// "from pkg import _pallas_x".
+var importRE = regexp.MustCompile(`(?m)^[ \t]*(?:from[ \t]+[.\w]*?\.?(_pallas_\w+)[ \t]+import\b|(?:from[ \t]+[.\w]+[ \t]+)?import[ \t]+(_pallas_\w+))`)
+
+// importOrder reorders groups (kept in their order otherwise) so that every
+// commit can be imported: a group comes after each group holding a
+// generated module one of its files imports. Each commit then holds the
+// modules its own call sites use (kernel modules, then their
+// registrations, then the rewritten callers).
+func importOrder(groups []Group) []Group {
+	provider := map[string]int{} // "dir/_pallas_x" → group index
+	for i, g := range groups {
+		for _, f := range g.Files {
+			if f.Generated && strings.HasSuffix(f.Path, ".py") {
+				provider[strings.TrimSuffix(f.Path, ".py")] = i
+			}
+		}
+	}
+	deps := make([]map[int]bool, len(groups))
+	for i, g := range groups {
+		deps[i] = map[int]bool{}
+		for _, f := range g.Files {
+			dir := path.Dir(f.Path)
+			for _, m := range importRE.FindAllSubmatch(f.Updated, -1) {
+				name := string(m[1]) + string(m[2])
+				if j, ok := provider[path.Join(dir, name)]; ok && j != i {
+					deps[i][j] = true
+				}
+			}
+		}
+	}
+	placed := make([]bool, len(groups))
+	out := make([]Group, 0, len(groups))
+	for len(out) < len(groups) {
+		progress := false
+		for i := range groups {
+			if placed[i] {
+				continue
+			}
+			ready := true
+			for j := range deps[i] {
+				ready = ready && placed[j]
+			}
+			if ready {
+				placed[i], progress = true, true
+				out = append(out, groups[i])
+				break // restart: keep the original order among the ready
+			}
+		}
+		if !progress { // an import cycle: keep the rest as they were
+			for i := range groups {
+				if !placed[i] {
+					placed[i] = true
+					out = append(out, groups[i])
+				}
+			}
+		}
+	}
 	return out
 }
 

@@ -36,15 +36,42 @@ func TestGroupFiles(t *testing.T) {
 		lines = append(lines, g.Key+":"+strings.Join(paths, ",")+":"+strings.Join(g.Codes, ","))
 	}
 	want := []string{
+		"kernel:gen2:pallasify_kernels/gen2.py:", // kernel modules first
+		"kernel:vector_add:pallasify_kernels/add_one.py:",
 		"device:a.py:PDV001,PHF001", // tie 1–1: the earlier family
 		"huggingface:b.py:PDV001,PHF001,PHF002",
 		"compile:c.py:PZZ001", // by rule name
-		"kernel:gen2:pallasify_kernels/gen2.py:",
-		"kernel:vector_add:pallasify_kernels/add_one.py:",
 		"other:d.py,f.py:PQQ001",
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("groups:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Every commit must import: a kernel module before the registrations that
+// import it, the registrations before the call sites that import them,
+// whatever the families' own order says.
+func TestGroupFilesImportOrder(t *testing.T) {
+	run := &pipeline.Run{
+		Files: []*pipeline.File{
+			{Path: "pkg/ops.py", Updated: []byte("import torch\nfrom . import _pallas_ops  # pallasify\n"),
+				Diagnostics: []pipeline.Diagnostic{diag("PDV001", "device-string")}},
+			{Path: "pkg/_pallas_ops.py", Generated: true, Updated: []byte("try:\n    from . import _pallas_silu\n    from . import _pallas_gelu\nexcept ImportError:\n    import _pallas_silu\n")},
+			{Path: "pkg/_pallas_silu.py", Generated: true, Updated: []byte("import jax\n")},
+			{Path: "pkg/_pallas_gelu.py", Generated: true, Updated: []byte("from jax import lax\n")},
+			{Path: "pkg/model.py", Updated: []byte("from pkg._pallas_gelu import run\n"), Diagnostics: []pipeline.Diagnostic{diag("PHF001", "hf-device-map")}},
+			{Path: "other/train.py", Updated: []byte("import _pallas_ops\n"), Diagnostics: []pipeline.Diagnostic{diag("PCM001", "compile")}},
+		},
+		Kernels: []*pipeline.Kernel{{Name: "silu", Draft: &pipeline.Draft{Module: "pkg/_pallas_silu.py"}},
+			{Name: "gelu", Draft: &pipeline.Draft{Module: "pkg/_pallas_gelu.py"}}},
+	}
+	var keys []string
+	for _, g := range GroupFiles(run) {
+		keys = append(keys, g.Key)
+	}
+	want := "kernel:gelu kernel:silu kernel-ops device huggingface compile"
+	if got := strings.Join(keys, " "); got != want {
+		t.Errorf("commit order = %s; want %s", got, want)
 	}
 }
 
