@@ -1,6 +1,7 @@
 package pallas
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path"
@@ -84,8 +85,14 @@ type plan struct {
 func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), pyFiles []string) ([]WireFile, []Wired, []WireProblem) {
 	var probs []WireProblem
 	var plans []*plan
+	var wired []Wired
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Kernel.ID < ks[j].Kernel.ID })
 	for _, wk := range ks {
+		if m := wiredBefore(wk.Kernel.ID, read, pyFiles); m != "" {
+			// an earlier run wired it: a second run changes nothing
+			wired = append(wired, Wired{Kernel: wk.Kernel.ID, Module: m})
+			continue
+		}
 		p, err := planKernel(ctx, wk, read, pyFiles)
 		if err != nil {
 			probs = append(probs, WireProblem{Kernel: wk.Kernel.ID, Path: wk.Kernel.Path, Message: err.Error()})
@@ -93,6 +100,7 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		}
 		plans = append(plans, p)
 	}
+	keepApart(plans)
 	files := map[string][]byte{}
 	get := func(p string) ([]byte, bool) {
 		if b, ok := files[p]; ok {
@@ -101,7 +109,6 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		return read(p)
 	}
 	var out []WireFile
-	var wired []Wired
 	pairs := autogradPairs(plans)
 	type siteOf struct {
 		p  *plan
@@ -123,19 +130,6 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		}
 		ok = append(ok, p)
 		opsPlans[p.dir] = append(opsPlans[p.dir], p)
-	}
-	for _, dir := range sortedKeys(opsPlans) {
-		_, pkg := read(path.Join(dir, "__init__.py"))
-		pkg = pkg && dir != "."
-		var parts []string
-		for _, p := range opsPlans[dir] {
-			parts = append(parts, p.opsPart(opsNamespace(dir), pkg, pairs[p]))
-		}
-		op := path.Join(dir, opsName+".py")
-		if dir == "." {
-			op = opsName + ".py"
-		}
-		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, opsPlans[dir], parts)), Generated: true})
 	}
 	// rewrite call sites, last first so spans stay valid
 	for _, f := range sortedKeys(byFile) {
@@ -168,14 +162,16 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 	for _, p := range ok {
 		wired = append(wired, Wired{Kernel: p.wk.Kernel.ID, Module: p.modPath(), Entry: p.entry, Sites: count[p]})
 	}
-	// guard the extensions' imports and loads
+	// guard the extensions' imports and loads; a load next to an ops module
+	// becomes lazy (built when the CUDA path first uses it)
+	lazyDirs := map[string]bool{}
 	for _, f := range pyFiles {
-		src, ok := get(f)
-		if !ok {
+		src, found := get(f)
+		if !found {
 			continue
 		}
 		touched := false
-		for _, p := range plans {
+		for _, p := range ok {
 			for _, s := range p.sites {
 				touched = touched || s.file == f
 			}
@@ -184,9 +180,28 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		if !touched {
 			continue
 		}
-		if g := guardExtension(string(src)); g != string(src) {
+		lazy := len(opsPlans[path.Dir(f)]) > 0
+		g, lazied := guardExtension(string(src), lazy)
+		if lazied {
+			lazyDirs[path.Dir(f)] = true
+			g = addImport(g, opsName, f, read)
+		}
+		if g != string(src) {
 			files[f] = []byte(g)
 		}
+	}
+	for _, dir := range sortedKeys(opsPlans) {
+		_, pkg := read(path.Join(dir, "__init__.py"))
+		pkg = pkg && dir != "."
+		var parts []string
+		for _, p := range opsPlans[dir] {
+			parts = append(parts, p.opsPart(opsNamespace(dir), pkg, pairs[p]))
+		}
+		op := path.Join(dir, opsName+".py")
+		if dir == "." {
+			op = opsName + ".py"
+		}
+		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, opsPlans[dir], parts, lazyDirs[dir])), Generated: true})
 	}
 	for _, f := range sortedKeys(files) {
 		out = append(out, WireFile{Path: f, Content: files[f]})
@@ -268,6 +283,41 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 	p.sites = sites
 	p.dir = path.Dir(sites[0].file)
 	return p, nil
+}
+
+// wiredBefore is the module an earlier run generated for kernel id (its
+// PALLASIFY_KERNEL header names the id), "" when there is none.
+func wiredBefore(id string, read func(string) ([]byte, bool), pyFiles []string) string {
+	needle := fmt.Sprintf("%s: %s,", pyStr("id"), pyStr(id))
+	for _, f := range pyFiles {
+		if !strings.HasPrefix(path.Base(f), "_pallas_") {
+			continue
+		}
+		if src, ok := read(f); ok && bytes.Contains(src, []byte("PALLASIFY_KERNEL = {")) && bytes.Contains(src, []byte(needle)) {
+			return f
+		}
+	}
+	return ""
+}
+
+// keepApart gives kernels that would share a generated module (same kernel
+// name) or an ops entry (same Python name) in one directory names suffixed
+// with their kernel ids, so neither overwrites the other.
+func keepApart(plans []*plan) {
+	mods, entries := map[string]int{}, map[string]int{}
+	for _, p := range plans {
+		mods[p.dir+"/"+p.modName]++
+		entries[p.dir+"/"+p.entry]++
+	}
+	for _, p := range plans {
+		id := sanitize(p.wk.Kernel.ID)
+		if mods[p.dir+"/"+p.modName] > 1 {
+			p.modName += "_" + id
+		}
+		if entries[p.dir+"/"+p.entry] > 1 {
+			p.entry += "_" + id
+		}
+	}
 }
 
 func (p *plan) modPath() string {
@@ -452,25 +502,37 @@ var (
 )
 
 // guardExtension makes a module-level extension load or import survive a
-// machine without CUDA: a load/load_inline runs only when CUDA is there, an
-// import of a compiled extension tolerates ImportError.
-func guardExtension(s string) string {
+// machine without CUDA. With lazy (the file's directory has an ops module),
+// a load/load_inline is deferred until the CUDA path first uses the
+// extension (_pallas_ops.lazy_extension), so no device probe is needed and
+// a tpu process never builds it; without, it runs only when CUDA is
+// available. An import of a compiled extension tolerates ImportError. It
+// reports whether it made a load lazy.
+func guardExtension(s string, lazy bool) (string, bool) {
 	if strings.Contains(s, "pallasify: guarded") {
-		return s
+		return s, false
 	}
+	lazied := false
 	if m := reLoadAssign.FindStringSubmatchIndex(s); m != nil {
 		start := m[0]
 		open := m[5] - 1
 		_, end, ok := splitArgs(s, open)
 		if ok {
 			name := s[m[2]:m[3]]
-			stmt := s[start:end]
-			torch := "torch"
-			if !regexp.MustCompile(`(?m)^import torch\s*$`).MatchString(s) {
-				torch = `__import__("torch")`
+			call := s[m[4]:end]
+			var g string
+			if lazy {
+				g = fmt.Sprintf("%s = %s.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n"+
+					"    lambda: %s\n)", name, opsName, strings.ReplaceAll(call, "\n", "\n    "))
+				lazied = true
+			} else {
+				torch := "torch"
+				if !regexp.MustCompile(`(?m)^import torch\s*$`).MatchString(s) {
+					torch = `__import__("torch")`
+				}
+				g = fmt.Sprintf("%s = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\n"+
+					"if %s.cuda.is_available():\n    %s", name, torch, strings.ReplaceAll(s[start:end], "\n", "\n    "))
 			}
-			indented := strings.ReplaceAll(stmt, "\n", "\n    ")
-			g := fmt.Sprintf("%s = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif %s.cuda.is_available():\n    %s", name, torch, indented)
 			s = s[:start] + g + s[end:]
 		}
 	}
@@ -488,7 +550,7 @@ func guardExtension(s string) string {
 		}
 		s = s[:m[0]] + g + s[m[1]:]
 	}
-	return s
+	return s, lazied
 }
 
 // autogradPair links a forward kernel's plan to its proven backward.

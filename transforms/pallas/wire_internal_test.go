@@ -11,24 +11,33 @@ import (
 )
 
 func TestGuardExtension(t *testing.T) {
-	cases := []struct{ name, in, want string }{
-		{"load_inline", "import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = load_inline(\n    name=\"x\",\n    functions=[\"f\"],\n)\n",
-			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif torch.cuda.is_available():\n    _ext = load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n"},
-		{"no torch import", "from torch.utils.cpp_extension import load\next = load(name=\"e\", sources=[\"a.cu\"])\n",
+	cases := []struct {
+		name, in string
+		lazy     bool
+		want     string
+	}{
+		{"load_inline, lazy", "import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = load_inline(\n    name=\"x\",\n    functions=[\"f\"],\n)\n", true,
+			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n)\n"},
+		{"load, no ops module", "import torch\nfrom torch.utils.cpp_extension import load\n\n_ext = load(\n    name=\"x\",\n    sources=[\"a.cu\"],\n)\n", false,
+			"import torch\nfrom torch.utils.cpp_extension import load\n\n_ext = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif torch.cuda.is_available():\n    _ext = load(\n        name=\"x\",\n        sources=[\"a.cu\"],\n    )\n"},
+		{"no torch import", "from torch.utils.cpp_extension import load\next = load(name=\"e\", sources=[\"a.cu\"])\n", false,
 			"from torch.utils.cpp_extension import load\next = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif __import__(\"torch\").cuda.is_available():\n    ext = load(name=\"e\", sources=[\"a.cu\"])\n"},
-		{"relative _C", "import torch\nfrom . import _C  # noqa\n",
+		{"relative _C", "import torch\nfrom . import _C  # noqa\n", true,
 			"import torch\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _C = None\n"},
-		{"dotted import", "import pkg._C\n",
+		{"dotted import", "import pkg._C\n", true,
 			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass\n"},
-		{"nothing to guard", "import torch\nx = 1\n", "import torch\nx = 1\n"},
+		{"nothing to guard", "import torch\nx = 1\n", true, "import torch\nx = 1\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := guardExtension(c.in)
+			got, lazied := guardExtension(c.in, c.lazy)
 			if got != c.want {
 				t.Errorf("got\n%s\nwant\n%s", got, c.want)
 			}
-			if again := guardExtension(got); again != got {
+			if lazied != strings.Contains(c.want, "lazy_extension") {
+				t.Errorf("lazied = %v", lazied)
+			}
+			if again, _ := guardExtension(got, c.lazy); again != got {
 				t.Errorf("not idempotent:\n%s", again)
 			}
 		})
@@ -142,7 +151,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 		name, py, wantCall, wantGuard string
 	}{
 		{"load", "import torch\nfrom torch.utils.cpp_extension import load\n\next = load(name=\"tw\", sources=[\"k.cu\"])\n\n\ndef twice(x):\n    return ext.twice(x)\n",
-			`(_pallas_ops.twice(x) if x.device.type == "tpu" else ext.twice(x))`, "if torch.cuda.is_available():\n    ext = load("},
+			`(_pallas_ops.twice(x) if x.device.type == "tpu" else ext.twice(x))`, "ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load("},
 		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return _C.twice(x)\n",
 			`(_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},
 	} {
@@ -203,12 +212,45 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 				strings.Contains(opsMod, "_dispatch") {
 				t.Errorf("ops module:\n%s", opsMod)
 			}
+			if strings.Contains(ops, "lazy_extension(") != strings.Contains(opsMod, "def lazy_extension(build):") {
+				t.Errorf("lazy_extension used by ops.py and defined by _pallas_ops.py disagree:\n%s", opsMod)
+			}
 			// nothing but functools at module level: the package imports without jax or torch_tpu
 			for _, l := range strings.Split(opsMod, "\n") {
 				if (strings.HasPrefix(l, "import ") || strings.HasPrefix(l, "from ")) && l != "import functools" {
 					t.Errorf("ops module imports at module level: %s", l)
 				}
 			}
+			// a second run over the migrated tree changes nothing
+			py := []string{"pkg/__init__.py", "pkg/ops.py"}
+			for p, c := range got {
+				files[p] = c
+				if strings.HasPrefix(p, "pkg/_pallas_") {
+					py = append(py, p)
+				}
+			}
+			again, wired2, probs2 := Wire(ctx, []WireKernel{wk}, read, py)
+			if len(again) != 0 || len(probs2) != 0 || len(wired2) != 1 || wired2[0].Module != "pkg/_pallas_twice_kernel.py" {
+				t.Errorf("second run: %d files, wired %+v, problems %+v", len(again), wired2, probs2)
+			}
 		})
+	}
+}
+
+// TestKeepApart: two kernels of the same name (and the same Python entry)
+// in one directory get their own module and entry, named by kernel id; a
+// kernel alone keeps its plain names.
+func TestKeepApart(t *testing.T) {
+	mk := func(id, dir string) *plan {
+		return &plan{wk: WireKernel{Kernel: &kernels.Kernel{ID: id, Name: "scale_kernel"}}, dir: dir,
+			modName: "_pallas_scale_kernel", entry: "scale"}
+	}
+	a, b, c := mk("k-aa", "pkg"), mk("k-bb", "pkg"), mk("k-cc", "other")
+	keepApart([]*plan{a, b, c})
+	if a.modName != "_pallas_scale_kernel_k_aa" || b.modName != "_pallas_scale_kernel_k_bb" || a.entry != "scale_k_aa" || b.entry != "scale_k_bb" {
+		t.Errorf("same directory: %s %s, %s %s", a.modName, a.entry, b.modName, b.entry)
+	}
+	if c.modName != "_pallas_scale_kernel" || c.entry != "scale" {
+		t.Errorf("alone in its directory: %s %s", c.modName, c.entry)
 	}
 }
