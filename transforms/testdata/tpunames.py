@@ -7,7 +7,8 @@ output uses and the input does not, and every such name a message mentions and
 the input does not, this script checks, with torch_tpu loaded (`import torch`
 auto-loads it through its entry point):
 
-  (a) the attribute exists;
+  (a) the attribute exists, reached from `import torch` or a module the code
+      imports (no other submodule is imported for it);
   (b) for a call that is new (name and argument shape), the argument shape binds
       to inspect.signature (positional count and keyword names);
   (c) it is not internal to TorchTPU, detected the way the package marks it:
@@ -135,6 +136,18 @@ class Uses:
         for local, path in self.aliases.items():
             if "." in path and path not in ROOTS:
                 self.names.add(path)
+        # The modules the code imports (and their parents): only these may be
+        # reached by importing; any other name must be an attribute.
+        self.modules = set()
+        for node in ast.walk(tree):
+            mods = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                mods = [node.module] + [node.module + "." + a.name for a in node.names]
+            for m in mods:
+                parts = m.split(".")
+                self.modules.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
 
     def resolve(self, node):
         parts = dotted(node)
@@ -157,8 +170,9 @@ class Uses:
         return ".".join(full)
 
 
-def lookup(path):
-    """(object, parent, error) for a dotted path, importing submodules as needed."""
+def lookup(path, modules):
+    """(object, parent, error) for a dotted path, importing a submodule only where
+    the code imports it (modules): user code gets no other import."""
     parts = path.split(".")
     try:
         obj = importlib.import_module(parts[0])
@@ -174,8 +188,11 @@ def lookup(path):
             pass
         except Exception as e:  # noqa: BLE001
             return None, parent, f"{'.'.join(parts[:i + 1])}: {type(e).__name__}: {e}"
+        prefix = ".".join(parts[: i + 1])
         try:
-            obj = importlib.import_module(".".join(parts[: i + 1]))
+            if prefix not in modules:
+                raise ImportError(prefix)
+            obj = importlib.import_module(prefix)
         except Exception:  # noqa: BLE001
             return None, parent, f"{'.'.join(parts[:i])} has no attribute {part!r}"
     return obj, parent, None
@@ -254,7 +271,7 @@ def check(cases):
         for name in sorted(new_names | {c[0] for c in new_calls}):
             for path in expand(name):
                 checked.add((label, path))
-                obj, parent, err = lookup(path)
+                obj, parent, err = lookup(path, after.modules)
                 if err:
                     offenders.append({"label": label, "name": path, "problem": "missing: " + err})
                     continue
