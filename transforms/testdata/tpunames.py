@@ -22,10 +22,12 @@ auto-loads it through its entry point):
 
 `torch.get_device_module(...).NAME` is checked as `torch.cuda.NAME` and
 `torch.tpu.NAME` (the module it returns on either backend); a `getattr(obj,
-"NAME", default)` probe with a default is a guard, so it is not checked.
+"NAME", default)` probe names NAME by a string, so NAME is not checked (the
+default makes it a guard).
 Backend literals given to `torch.compile(backend=...)` must be registered dynamo
-backends. Output (stdout): JSON {"checked": [[label, name], ...], "bound": N, "skipped": [labels of
-inputs that are not Python], "offenders": [{"label", "name", "problem"}]}.
+backends. Output (stdout): JSON {"checked": [[label, name], ...], "bound": N,
+"skipped": [labels of inputs that are not Python], "offenders": [{"label",
+"name", "problem"}]}.
 """
 
 import ast
@@ -108,12 +110,6 @@ class Uses:
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
-        guarded = set()
-        for node in ast.walk(tree):
-            # getattr(obj, "NAME", default): a guarded probe, not a use of obj.NAME.
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-                    and len(node.args) == 3):
-                guarded.add(node.args[0])
         for node in ast.walk(tree):
             if isinstance(node, ast.Import) or isinstance(node, ast.ImportFrom):
                 continue
