@@ -254,3 +254,73 @@ func TestKeepApart(t *testing.T) {
 		t.Errorf("alone in its directory: %s %s", c.modName, c.entry)
 	}
 }
+
+// TestWireHeaderStatics: a kernel with a static scalar gets one op for every
+// value (the scalar is an annotated parameter of the JAX function), and the
+// header quotes the validated case's value of it; a chip that did not compile
+// is recorded with the compiler's message.
+func TestWireHeaderStatics(t *testing.T) {
+	cu := `#include <torch/extension.h>
+__global__ void scale_kernel(const float* __restrict__ x, float* __restrict__ y, float a, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i];
+}
+torch::Tensor scale(torch::Tensor x, double a) {
+  auto y = torch::empty_like(x);
+  const int n = x.numel();
+  scale_kernel<<<(n + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), static_cast<float>(a), n);
+  return y;
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "a*x"); }
+`
+	py := "import torch\nfrom . import _C\n\n\ndef scale(x, a):\n    return _C.scale(x, a)\n"
+	dir := t.TempDir()
+	files := map[string]string{"pkg/__init__.py": "", "pkg/k.cu": cu, "pkg/ops.py": py}
+	for p, s := range files {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	inv, _ := kernels.Discover(ctx, dir, []string{"pkg/__init__.py", "pkg/k.cu", "pkg/ops.py"})
+	if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+		t.Fatalf("discovery: %+v", inv.Kernels)
+	}
+	k := inv.Kernels[0]
+	res, err := Draft(ctx, k, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(p string) ([]byte, bool) {
+		s, ok := files[p]
+		return []byte(s), ok
+	}
+	wk := WireKernel{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
+		Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 2039}, Scalars: map[string]float64{"a": 1.5006216764450073, "n": 2039}}},
+		TPU:   map[string]ChipCompile{"v5e": {Compiled: false, Error: "block shape (3, 100)"}}}
+	out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"})
+	if len(probs) != 0 || len(wired) != 1 {
+		t.Fatalf("wired %+v, problems %+v", wired, probs)
+	}
+	got := map[string]string{}
+	for _, f := range out {
+		got[f.Path] = string(f.Content)
+	}
+	mod, opsMod := got["pkg/_pallas_scale_kernel.py"], got["pkg/_pallas_ops.py"]
+	for _, w := range []string{
+		"def scale_jax(x: jax.Array, a: float, *, interpret: bool = False) -> jax.Array:",
+		`    "static": ["a"],`,
+		`    "example": {"x": {"shape": [2039], "dtype": "float32"}, "a": 1.5006216764450073},`,
+		`        "v5e": {"compiled": False, "error": "block shape (3, 100)"},`,
+		"Did not compile for TPU (deviceless AOT); failed: v5e",
+	} {
+		if !strings.Contains(mod, w) {
+			t.Errorf("kernel module lacks %q:\n%s", w, mod)
+		}
+	}
+	if !strings.Contains(opsMod, "def scale(x, a):\n") || !strings.Contains(opsMod, "    return scale_op()(x, a)\n") ||
+		strings.Contains(opsMod, "_key(") {
+		t.Errorf("one op for every value of a:\n%s", opsMod)
+	}
+}
