@@ -48,7 +48,8 @@ var IsAvailable = &rule.Rule{
 			"`current_accelerator()` is the compiled-in accelerator (CUDA on PyPI's torch even without a GPU, tpu " +
 			"where a TPU initialises) and may be None, hence `is_available()` first.",
 		Safety: "Safe: on a CUDA machine `torch.accelerator.is_available()` is True exactly when CUDA is. On a machine " +
-			"with another accelerator (MPS, XPU, TPU) it becomes True, which is the point of the portable target.",
+			"with another accelerator (MPS, XPU, TPU) it becomes True, which is the point of the portable target. " +
+			"The tpu target's probe is True exactly where TorchTPU has a chip, as the original was where CUDA had a GPU.",
 	}, isAvailableExample),
 	Run: func(p *rule.Pass) {
 		cudaCalls(p, []string{"is_available"}, func(c apiCall) {
