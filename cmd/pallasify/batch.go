@@ -36,6 +36,8 @@ type batchOptions struct {
 	Queue       string
 	EnqueueOnly bool
 	RescueAfter time.Duration
+	// Stages are the kernel stages' flags (as migrate's).
+	Stages stageFlags
 	// Migrate overrides the pipeline (tests).
 	Migrate batch.Migrator
 	Getenv  func(string) string
@@ -83,6 +85,7 @@ github.token_env in --config). Exit 1 when any repository failed.`,
 			return batchRun(cmd.Context(), opts)
 		},
 	}
+	opts.Stages.bind(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&opts.RunDir, "run-dir", "", "run directory (default .pallasify-batch/<list name>)")
 	fl.StringVar(&opts.Config, "config", "", "operator config `FILE` (merged over each repository's pallasify.yaml)")
@@ -130,7 +133,7 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		return usageErr(errors.New(secrets.String(err.Error())))
 	}
 	secrets.Add(token)
-	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Migrate, Push: o.Push || o.PR, PR: o.PR,
+	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Stages.migrator(o.Migrate, o.Getenv), Push: o.Push || o.PR, PR: o.PR,
 		RetryFailed: o.RetryFailed, Concurrency: o.Jobs, Timeout: o.Timeout, Token: token, TokenHosts: cfg.GitHub.TokenHosts(), Keep: o.Keep,
 		Version: version, Secrets: secrets}
 	if o.PR {

@@ -37,11 +37,10 @@ import (
 type Migrator func(ctx context.Context, root string, cfg *config.Config) (*pipeline.Run, error)
 
 // PipelineMigrator is the production Migrator: pipeline.Migrate with the
-// config's target, rule selection, fix level and path filters.
+// config's target, rule selection, fix level and path filters, and the
+// kernel stages as `migrate` runs them by default (DefaultStages).
 func PipelineMigrator(version string) Migrator {
-	return func(ctx context.Context, root string, cfg *config.Config) (*pipeline.Run, error) {
-		return pipeline.Migrate(ctx, PipelineOptions(root, cfg, version))
-	}
+	return DefaultStages().Migrator(version)
 }
 
 // PipelineOptions maps a config onto pipeline options.

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/pallasify/pallasify/pipeline/batch"
+)
+
+// stageFlags are the kernel-stage flags batch and worker share with
+// migrate: the same names, defaults and meaning (kernelFlags, llmFlags).
+type stageFlags struct {
+	Kernels kernelFlags
+	LLM     llmFlags
+}
+
+func (s *stageFlags) bind(cmd *cobra.Command) {
+	s.Kernels.bind(cmd)
+	s.LLM.bind(cmd)
+}
+
+// migrator is the per-repository pipeline with these kernel stages; a
+// test's override wins.
+func (s *stageFlags) migrator(override batch.Migrator, getenv func(string) string) batch.Migrator {
+	if override != nil {
+		return override
+	}
+	st := batch.Stages{Off: !s.Kernels.Enabled, Validation: s.Kernels.validation(), LLM: s.LLM.Flags, Getenv: getenv,
+		Validator: s.Kernels.Validator}
+	return st.Migrator(version)
+}
