@@ -227,3 +227,81 @@ func TestTritonRuleDrafts(t *testing.T) {
 	t.Log(msg)
 	os.Stdout.WriteString("validators: " + msg + "\n")
 }
+
+// TestTritonCorpus measures the Triton path on a real repository named by
+// PALLASIFY_TRITON_CORPUS (e.g. ../shared/corpus/liger-kernel; copied to a
+// temporary directory first): kernels found, with launches, drafted by
+// rules, run by the interpreter from the inferred spec, proven. It skips
+// when the variable is unset (make test never needs the corpus).
+func TestTritonCorpus(t *testing.T) {
+	src := os.Getenv("PALLASIFY_TRITON_CORPUS")
+	if src == "" {
+		t.Skip("PALLASIFY_TRITON_CORPUS not set")
+	}
+	py := tritonPython(t)
+	noSB := (&sbWrap{}).check() != nil
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := triton.Discover(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var launched, helpers, drafted, ran, proven int
+	refusals := map[string]int{}
+	var reqs []Request
+	var names []string
+	for _, k := range inv.Kernels {
+		if len(k.Launches) == 0 {
+			if inv.CalledFromKernels(k) {
+				helpers++
+			}
+			continue
+		}
+		launched++
+		d := DraftTriton(ctx, inv, k)
+		if d.Refusal != nil {
+			code := d.Refusal.Error()
+			if r, ok := triton.AsRefusal(d.Refusal); ok {
+				code = r.Code
+			}
+			refusals[code]++
+			t.Logf("%s %s: refused: %v", k.Path, k.Name, d.Refusal)
+			continue
+		}
+		drafted++
+		p, err := ProbeTriton(ctx, d.Spec, d.Call, Options{Python: py, NoSandbox: noSB, Timeout: 120 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.OK {
+			t.Logf("%s %s: interpreter did not run it: %s", k.Path, k.Name, p.Error)
+			continue
+		}
+		ran++
+		req, err := TritonRequest(d.Spec, d.Call, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Candidate = d.Candidate
+		reqs = append(reqs, req)
+		names = append(names, k.Path+" "+k.Name)
+	}
+	for i, r := range ValidateAll(ctx, reqs, Options{Python: py, NoSandbox: noSB, Timeout: 240 * time.Second}, 0) {
+		switch {
+		case r.Err != nil:
+			t.Logf("%s: %v", names[i], r.Err)
+		case r.Verdict.Proven():
+			proven++
+			t.Logf("%s: proven (%d cases, ULP max %.0f) tpu %v", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax, r.Verdict.TPU)
+		default:
+			t.Logf("%s: %s %s", names[i], r.Verdict.Verdict, r.Verdict.Reason)
+		}
+	}
+	msg := sprintf("triton corpus %s: %d @triton.jit functions (%d helpers called from kernels), %d launched, %d drafted by rules, %d run by the interpreter, %d proven; refusals %v",
+		filepath.Base(src), len(inv.Kernels), helpers, launched, drafted, ran, proven, refusals)
+	t.Log(msg)
+	os.Stdout.WriteString("validators: " + msg + "\n")
+}

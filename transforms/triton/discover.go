@@ -97,6 +97,10 @@ type Launch struct {
 	Sizes map[string]string `json:"sizes,omitempty"`
 	// Returns is the wrapper's return expression.
 	Returns string `json:"returns,omitempty"`
+	// Literals are the literal values the wrapper assigns to each name
+	// (in source order) or gives it as a parameter default: a constexpr
+	// passed by name takes the first.
+	Literals map[string][]string `json:"literals,omitempty"`
 }
 
 // Autograd is a torch.autograd.Function subclass and what its forward and
@@ -419,9 +423,13 @@ func isAlloc(callee string) bool {
 func (pf *pyFile) wrapper(l *Launch, w *ts.Node, call *ts.Node) {
 	l.Wrapper = pf.text(w.ChildByFieldName("name"))
 	l.WrapperLine = pf.line(w)
+	l.Literals = map[string][]string{}
 	for _, p := range ts.Children(w.ChildByFieldName("parameters")) {
 		if prm, ok := pf.param(p); ok {
 			l.WrapperParams = append(l.WrapperParams, prm.Name)
+			if prm.Default != "" && isLiteral(prm.Default) {
+				l.Literals[prm.Name] = append(l.Literals[prm.Name], prm.Default)
+			}
 		}
 	}
 	if c := ts.Ancestor(w, "class_definition"); c != nil {
@@ -440,6 +448,9 @@ func (pf *pyFile) wrapper(l *Launch, w *ts.Node, call *ts.Node) {
 			}
 			for _, name := range targetNames(pf, left) {
 				assigns[name] = pf.text(right)
+			}
+			if left.Type() == "identifier" && isLiteral(pf.text(right)) {
+				l.Literals[pf.text(left)] = append(l.Literals[pf.text(left)], pf.text(right))
 			}
 			if left.Type() == "identifier" && right.Type() == "call" && isAlloc(pf.text(right.ChildByFieldName("function"))) {
 				l.Allocs = append(l.Allocs, Alloc{Name: pf.text(left), Expr: pf.text(right), Line: pf.line(x)})
@@ -558,4 +569,15 @@ func (inv *Inventory) AutogradFor(l *Launch) (*Autograd, string) {
 		}
 	}
 	return nil, ""
+}
+
+// CalledFromKernels reports a @triton.jit function another kernel of its
+// file calls (a device helper, inlined rather than launched).
+func (inv *Inventory) CalledFromKernels(h *Kernel) bool {
+	for _, k := range inv.Kernels {
+		if k != h && k.Path == h.Path && strings.Contains(k.Body, h.Name+"(") {
+			return true
+		}
+	}
+	return false
 }

@@ -32,6 +32,15 @@ def _next_pow2(v):
 
 def _sigmoid(v):
     return 1.0 / (1.0 + jnp.exp(-v))
+
+
+# tl.maximum / tl.minimum do not propagate NaN (the other operand wins).
+def _fmax(a, b):
+    return jnp.where(a != a, b, jnp.where(b != b, a, jnp.maximum(a, b)))
+
+
+def _fmin(a, b):
+    return jnp.where(a != a, b, jnp.where(b != b, a, jnp.minimum(a, b)))
 `
 
 // The Triton block has _block lanes (the next power of two of the column

@@ -750,8 +750,8 @@ var unary = map[string]string{
 }
 
 var binaryFns = map[string]string{
-	"maximum": "jnp.maximum", "minimum": "jnp.minimum", "pow": "jnp.power", "fmax": "jnp.maximum",
-	"fmin": "jnp.minimum", "div_rn": "jnp.divide", "fdiv": "jnp.divide", "atan2": "jnp.arctan2",
+	"maximum": "_fmax", "minimum": "_fmin", "pow": "jnp.power", "fmax": "_fmax",
+	"fmin": "_fmin", "div_rn": "jnp.divide", "fdiv": "jnp.divide", "atan2": "jnp.arctan2",
 }
 
 var mathPrefix = regexp.MustCompile(`^(tl\.math\.|tl\.|libdevice\.|tl\.extra\.cuda\.libdevice\.|tl\.extra\.libdevice\.)`)
@@ -823,6 +823,31 @@ func (t *translator) call(c *ts.Node) val {
 		return val{k: kData, py: fmt.Sprintf("(%s * %s + %s)", t.py(a), t.py(b), t.py(d)), rank: max(a.rank, b.rank, d.rank)}
 	case "tl.cdiv":
 		t.fail(CodeConstruct, c, "tl.cdiv in the kernel")
+	case "tl.cast":
+		if len(pos) < 1 {
+			t.fail(CodeConstruct, c, "tl.cast without a value")
+		}
+		return t.cast(t.expr(pos[0]), pos[1:], kw, c)
+	case "tl.maximum", "tl.minimum":
+		if len(pos) != 2 {
+			t.fail(CodeConstruct, c, "%s needs two arguments", fn)
+		}
+		a, b := t.expr(pos[0]), t.expr(pos[1])
+		f := "_fmax"
+		if fn == "tl.minimum" {
+			f = "_fmin"
+		}
+		if pn, ok := kw["propagate_nan"]; ok && strings.HasSuffix(t.text(pn), "ALL") {
+			f = "jnp.maximum"
+			if fn == "tl.minimum" {
+				f = "jnp.minimum"
+			}
+		}
+		return val{k: kData, py: f + "(" + t.py(a) + ", " + t.py(b) + ")", rank: maxRank(a, b)}
+	}
+	if d, ok := dtypes[fn]; ok && len(pos) == 1 {
+		v := t.expr(pos[0])
+		return val{k: kData, py: fmt.Sprintf("jnp.asarray(%s, %s)", t.py(v), d), rank: v.rank}
 	}
 	if fnNode.Type() == "attribute" {
 		attr := t.text(fnNode.ChildByFieldName("attribute"))
@@ -1066,21 +1091,25 @@ func mapValues[K comparable, V any](m map[K]V) []V {
 	return out
 }
 
-// launchLiteral is the literal a launch passes for a constexpr, when every
-// launch passes the same one.
+// launchLiteral is the literal the first launch passes for a constexpr:
+// written at the launch, or a name the wrapper assigns a literal to (its
+// first one) or gives as a parameter default.
 func launchLiteral(k *Kernel, name string) (string, bool) {
-	val := ""
 	for _, l := range k.Launches {
 		for _, a := range l.Args {
-			if a.Name == name {
-				if !isLiteral(a.Expr) || (val != "" && val != a.Expr) {
-					return "", false
-				}
-				val = a.Expr
+			if a.Name != name {
+				continue
 			}
+			if isLiteral(a.Expr) {
+				return a.Expr, true
+			}
+			if lits := l.Literals[a.Expr]; len(lits) > 0 {
+				return lits[0], true
+			}
+			return "", false
 		}
 	}
-	return val, val != ""
+	return "", false
 }
 
 var literalRe = regexp.MustCompile(`^(-?[0-9][0-9_]*(\.[0-9]*)?([eE][-+]?[0-9]+)?|True|False|None)$`)

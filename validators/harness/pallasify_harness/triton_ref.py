@@ -215,6 +215,27 @@ def install_libdevice(used: set) -> list:
     return done
 
 
+def install_float_args():
+    """Compiled Triton specialises a Python float argument to an fp32 scalar
+    (so eps.to(tl.float32) works); triton 3.9's interpreter passes it on as a
+    Python float. Convert it the way the compiler types it."""
+    from triton.runtime import interpreter
+
+    if getattr(interpreter._implicit_cvt, "_pallasify", False):
+        return
+    orig = interpreter._implicit_cvt
+
+    def cvt(arg):
+        if isinstance(arg, float):
+            import triton.language as tl
+
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return orig(arg)
+
+    cvt._pallasify = True
+    interpreter._implicit_cvt = cvt
+
+
 def _resolve(mod, dotted: str):
     obj = mod
     for part in dotted.split("."):
@@ -239,6 +260,7 @@ class TritonReference:
             self.recorder.install()
             self.libdevice_used = set()
             install_libdevice(self.libdevice_used)
+            install_float_args()
             self.module = importlib.import_module(desc["module"])
             self.fn = _resolve(self.module, desc["entry"])
         except Exception as e:  # noqa: BLE001 - the reason is the verdict's
