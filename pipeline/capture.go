@@ -221,11 +221,29 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 		setReason(CodeCaptureNoTests, "no test imports "+strings.Join(ext.Wrappers, ", ")+" and no get_inputs() drives it")
 		return
 	}
+	var tests []string
+	for _, e := range entries {
+		if e[0] == "-m" {
+			tests = append(tests, e[len(e)-1])
+		}
+	}
+	var shims []string
+	if sf := shimFiles(root, files, ext, tests); len(sf) > 0 {
+		dir := c.CacheDir
+		if dir == "" {
+			dir = os.TempDir()
+		}
+		if err := os.MkdirAll(dir, 0o755); err == nil {
+			if d, err := writeShims(dir, sf); err == nil {
+				shims = append(shims, d)
+			}
+		}
+	}
 	var launches []kernels.CapturedLaunch
 	var passed, failed int
 	var runErrs []string
 	for _, e := range entries {
-		ls, res, err := c.capture(ctx, root, files, built, e)
+		ls, res, err := c.capture(ctx, root, files, built, e, shims)
 		if err != nil {
 			runErrs = append(runErrs, oneLine(err.Error()))
 			continue
@@ -234,6 +252,7 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 			passed++
 		} else {
 			failed++
+			runErrs = append(runErrs, entryLabel(e)+" failed: "+lastErrorLine(res.Output))
 		}
 		launches = append(launches, ls...)
 	}
@@ -419,14 +438,15 @@ NEW, REF, REF_HAS_MODEL = %s, %s, %s
 new = _load(NEW, "pallasify_model_new")
 ref = _load(REF, "pallasify_model_ref") if REF else None
 src = new if hasattr(new, "get_inputs") else ref
-torch.manual_seed(0)
+gen = torch.random.default_generator  # the CPU generator: every tensor lives on the CPU here
+gen.manual_seed(0)
 init = list(src.get_init_inputs()) if hasattr(src, "get_init_inputs") else []
 inputs = list(src.get_inputs())
 with torch.no_grad():
-    torch.manual_seed(1)
+    gen.manual_seed(1)
     out = new.ModelNew(*init)(*inputs)
     if REF_HAS_MODEL:
-        torch.manual_seed(1)
+        gen.manual_seed(1)
         want = ref.Model(*init)(*inputs)
         torch.testing.assert_close(out, want, rtol=1e-3, atol=1e-3)
         print("pallasify-driver: ModelNew matches Model")
@@ -435,9 +455,9 @@ print("pallasify-driver: ok")
 
 // capture runs one entry (or takes its capture dir from the cache) and
 // returns its launches, each tagged with the entry.
-func (c *CaptureStage) capture(ctx context.Context, root string, files []string, built *BuiltExtension, entry []string) ([]kernels.CapturedLaunch, *CaptureResult, error) {
+func (c *CaptureStage) capture(ctx context.Context, root string, files []string, built *BuiltExtension, entry, shims []string) ([]kernels.CapturedLaunch, *CaptureResult, error) {
 	label := entryLabel(entry)
-	key := c.captureKey(root, files, built, entry)
+	key := c.captureKey(root, files, built, append(append([]string(nil), entry...), shims...))
 	var dir string
 	if c.CacheDir != "" {
 		dir = filepath.Join(c.CacheDir, key)
@@ -461,7 +481,7 @@ func (c *CaptureStage) capture(ctx context.Context, root string, files []string,
 	}
 	c.count(func(s *CaptureStats) { s.Runs++ })
 	res, err := c.Host.Run(ctx, CaptureRun{Root: root, Built: []*BuiltExtension{built}, Entry: entry, CaptureDir: tmp,
-		Timeout: timeout, MaxLaunchesPerKernel: maxL})
+		Timeout: timeout, MaxLaunchesPerKernel: maxL, Shims: shims})
 	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, nil, fmt.Errorf("%s: %w", label, err)
@@ -604,4 +624,21 @@ func CaptureCodes() []CodeDoc {
 			"The kernel was launched, but its launches could not be turned into a spec: buffers missing, an extent that is " +
 				"not a whole number of elements, arguments that do not match the kernel's signature."},
 	}
+}
+
+// lastErrorLine is the last line of a run's output that names an error (the
+// exception a traceback ends with, pytest's "E   ..." lines), else its last
+// line.
+func lastErrorLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "E ") || strings.Contains(l, "Error:") || strings.Contains(l, "Error ") {
+			return oneLine(l)
+		}
+	}
+	if len(lines) > 0 {
+		return oneLine(lines[len(lines)-1])
+	}
+	return ""
 }
