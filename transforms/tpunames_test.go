@@ -117,6 +117,8 @@ var (
 		"keyword":          "torch.accelerator.set_device_index(device=0)",
 		"arity":            "torch.accelerator.synchronize(0, 1)",
 		"backend":          `torch.compile(m, backend="tpux")`,
+		"probe-internal":   `getattr(torch.get_device_module(DEVICE), "get_rng_state", None)`,
+		"probe-missing":    `getattr(torch.accelerator, "nomodule")`,
 	}
 	checkerGood = map[string]string{
 		"public":  `torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu"`,

@@ -21,9 +21,10 @@ auto-loads it through its entry point):
       too.
 
 `torch.get_device_module(...).NAME` is checked as `torch.cuda.NAME` and
-`torch.tpu.NAME` (the module it returns on either backend); a `getattr(obj,
-"NAME", default)` probe names NAME by a string, so NAME is not checked (the
-default makes it a guard).
+`torch.tpu.NAME` (the module it returns on either backend); `getattr(obj,
+"NAME", default)` is a probe: NAME may be missing (the default is the guard),
+but what it finds must not be internal, since the code then calls it; without
+a default NAME must exist.
 Backend literals given to `torch.compile(backend=...)` must be registered dynamo
 backends. Output (stdout): JSON {"checked": [[label, name], ...], "bound": N,
 "skipped": [labels of inputs that are not Python], "offenders": [{"label",
@@ -106,6 +107,7 @@ class Uses:
         self.names = set()
         self.calls = set()  # (name, shape)
         self.backends = set()
+        self.probes = set()  # (path, has a default): getattr(obj, "NAME"[, default])
         parents = {}
         for node in ast.walk(tree):
             for child in ast.iter_child_nodes(node):
@@ -128,6 +130,13 @@ class Uses:
                     for k in parent.keywords:
                         if k.arg == "backend" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
                             self.backends.add(k.value.value)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                    and len(node.args) in (2, 3) and isinstance(node.args[1], ast.Constant)
+                    and isinstance(node.args[1].value, str)):
+                base = self.resolve_value(node.args[0])
+                if base is not None:
+                    self.probes.add((base + "." + node.args[1].value, len(node.args) == 3))
         # Imports are uses too: `from torch.amp import GradScaler` needs torch.amp.GradScaler.
         for local, path in self.aliases.items():
             if "." in path and path not in ROOTS:
@@ -144,6 +153,14 @@ class Uses:
             for m in mods:
                 parts = m.split(".")
                 self.modules.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+
+    def resolve_value(self, node):
+        """resolve for an expression: a name chain, or torch.get_device_module(...) itself."""
+        if isinstance(node, ast.Call) and self.resolve(node.func) == "torch.get_device_module":
+            return DEVICE_MODULE
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return self.resolve(node)
+        return None
 
     def resolve(self, node):
         parts = dotted(node)
@@ -282,6 +299,19 @@ def check(cases):
                         offenders.append({"label": label, "name": path, "problem": prob})
                     elif prob is None:
                         bound += 1
+        # A getattr probe may find nothing when it has a default; what it finds
+        # is called, so it must not be internal.
+        for name, has_default in sorted(after.probes - before.probes):
+            for path in expand(name):
+                checked.add((label, path))
+                obj, parent, err = lookup(path, after.modules)
+                if err:
+                    if not has_default:
+                        offenders.append({"label": label, "name": path, "problem": "missing: " + err})
+                    continue
+                why = internal(path, obj, parent)
+                if why:
+                    offenders.append({"label": label, "name": path, "problem": "getattr probe finds it: " + why})
         for b in sorted(after.backends - before.backends):
             if backends is None:
                 from torch._dynamo import list_backends
