@@ -99,7 +99,7 @@ type CodeFamily struct {
 }
 
 // CodeFamilies returns every driver code table — PIO (input and engine
-// problems), PKN (kernel discovery), CAP (capture), PPL and PDR (drafting and validation) —
+// problems), PKN (kernel discovery), CAP (capture), PPL and PDR (drafting and validation), PTR (Triton translation) —
 // as opposed to rule codes.
 func CodeFamilies() []CodeFamily {
 	return []CodeFamily{
@@ -107,6 +107,7 @@ func CodeFamilies() []CodeFamily {
 		{"kernel", KernelCodes()},
 		{"capture", CaptureCodes()},
 		{"draft", DraftCodes()},
+		{"triton", TritonCodes()},
 	}
 }
 
