@@ -116,7 +116,7 @@ func (p *plan) jaxFunction() (string, error) {
 		ret = "tuple[" + strings.TrimSuffix(strings.Repeat("jax.Array, ", len(p.host.returns)), ", ") + "]"
 	}
 	w("%s", pyDef(p.entry+"_jax", sig, ret))
-	w(`    """%s in JAX (interpret=True: Pallas interpret mode, e.g. on CPU)."""`, p.pyname)
+	w("%s", pyDoc("    ", p.pyname+" in JAX (interpret=True: Pallas interpret mode, e.g. on CPU)."))
 	spec := k.Spec
 	reshaped := map[string]string{}
 	for i, prm := range spec.Params {
@@ -227,7 +227,7 @@ func (p *plan) opsPart(ns string, pkg bool, pair *autogradPair) string {
 	w("")
 	w("")
 	w("def %s(%s):", p.entry, strings.Join(allParams, ", "))
-	w(`    """%s for tensors on "tpu": the proven Pallas kernel through jax_op."""`, p.pyname)
+	w("%s", pyDoc("    ", p.pyname+` for tensors on "tpu": the proven Pallas kernel through jax_op.`))
 	w("    return %s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))
 	if p.needsDispatch() {
 		first := p.host.params[p.tensors[0]].name
