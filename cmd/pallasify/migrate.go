@@ -31,6 +31,9 @@ type treeFlags struct {
 	UnsafeFixes bool
 	Format      string
 	Jobs        int
+	// Capture builds the tree's extensions for the CPU and runs its tests
+	// with every kernel launch captured (kernel specs from the captures).
+	Capture bool
 	// Rules overrides the registry (tests).
 	Rules []*rule.Rule
 }
@@ -45,6 +48,7 @@ func (f *treeFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&f.UnsafeFixes, "unsafe-fixes", false, "also apply fixes marked unsafe (e.g. wrapping a model in torch.compile)")
 	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown or sarif")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "files processed at once (default: number of CPUs)")
+	fl.BoolVar(&f.Capture, "capture", false, "build the tree's CUDA extensions for the CPU and run its tests (sandboxed) to capture every kernel launch as its spec")
 }
 
 // options validates the flags and builds the pipeline options.
@@ -60,11 +64,15 @@ func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) 
 	if f.Jobs < 0 {
 		return pipeline.Options{}, "", usageErr(fmt.Errorf("--jobs must be positive"))
 	}
-	return pipeline.Options{
+	opts := pipeline.Options{
 		Root: f.Path, Target: target, UnsafeFixes: f.UnsafeFixes, Mark: mark,
 		Select: f.Select, Ignore: f.Ignore, Include: f.Include, Exclude: f.Exclude,
 		Concurrency: f.Jobs, Version: version, Rules: f.Rules,
-	}, format, nil
+	}
+	if f.Capture {
+		opts.Capture = &pipeline.CaptureConfig{}
+	}
+	return opts, format, nil
 }
 
 func (f *treeFlags) rules() []*rule.Rule {
