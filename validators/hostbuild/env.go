@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pallasify/pallasify/validators/emulator"
@@ -55,12 +56,11 @@ func sandboxEnv(extra ...string) []string {
 		"PYTHONDONTWRITEBYTECODE=1", "OMP_NUM_THREADS=1"}, extra...)
 }
 
-// withPaths copies sb, sets its environment and exposes paths read-only.
+// withPaths returns a sandbox configured like sb with env as its
+// environment and paths exposed read-only.
 func withPaths(sb *sandbox.Sandbox, env []string, paths ...string) *sandbox.Sandbox {
-	c := *sb
-	c.Env = env
-	c.ReadOnly = append(append([]string(nil), sb.ReadOnly...), paths...)
-	return &c
+	return &sandbox.Sandbox{Disabled: sb.Disabled, Bwrap: sb.Bwrap, Env: env,
+		ReadOnly: append(append([]string(nil), sb.ReadOnly...), paths...)}
 }
 
 // ProbeTorch asks the interpreter where its torch lives (cached in cacheDir
@@ -148,6 +148,16 @@ func EnsureRuntime(ctx context.Context, sb *sandbox.Sandbox, cacheDir string, t 
 	if fileExists(filepath.Join(dir, "ok")) {
 		return r, nil
 	}
+	// One builder at a time (other processes share the cache): wait for the
+	// lock, then look again.
+	unlock, err := lockFile(ctx, filepath.Join(cacheDir, "rt-"+key+".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if fileExists(filepath.Join(dir, "ok")) {
+		return r, nil
+	}
 	// Built in place (the precompiled prelude records its directory); "ok"
 	// marks a finished build.
 	_ = os.RemoveAll(dir)
@@ -175,6 +185,25 @@ func EnsureRuntime(ctx context.Context, sb *sandbox.Sandbox, cacheDir string, t 
 		return nil, err
 	}
 	return r, nil
+}
+
+// lockFile takes an exclusive flock on path, polling until ctx ends.
+func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 func fileExists(p string) bool {
