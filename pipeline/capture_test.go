@@ -321,3 +321,44 @@ func TestCaptureBuildRefused(t *testing.T) {
 		t.Errorf("ran %d entries without a build", len(host.runs))
 	}
 }
+
+// The entries of an extension: each test file importing one of its wrapper
+// modules (or their package) runs under pytest; unrelated tests do not.
+func TestCaptureTestEntries(t *testing.T) {
+	root := t.TempDir()
+	for rel, body := range map[string]string{
+		"setup.py":              "from torch.utils.cpp_extension import CUDAExtension\nCUDAExtension(name='lib._C', sources=['csrc/k.cu'])\n",
+		"csrc/k.cu":             "__global__ void k_kernel(const float* x, float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = 2 * x[i]; }\n",
+		"lib/__init__.py":       "",
+		"lib/ops.py":            "from . import _C\n\n\ndef zero(x):\n    return _C.zero(x)\n",
+		"tests/test_ops.py":     "from lib.ops import zero\n",
+		"tests/test_pkg.py":     "import lib.ops as o\n",
+		"tests/test_other.py":   "import numpy\n",
+		"tests/helpers.py":      "from lib.ops import zero\n",
+		"lib/tests/ops_test.py": "from lib import ops\n",
+	} {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	host := &fakeHost{launches: map[string]int{"k_kernel": 64}}
+	r := runCaptureStage(t, root, &CaptureStage{Host: host})
+	var got []string
+	for _, e := range host.runs {
+		got = append(got, e[len(e)-1])
+	}
+	want := []string{"lib/tests/ops_test.py", "tests/test_ops.py", "tests/test_pkg.py"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("entries %v, want %v", got, want)
+	}
+	if len(host.builds) != 1 || host.builds[0].Module != "lib._C" || host.builds[0].Sources[0] != "csrc/k.cu" {
+		t.Errorf("builds %+v", host.builds)
+	}
+	if len(r.Kernels) != 1 || r.Kernels[0].SpecSource != SpecTests || r.Kernels[0].Captured != 3 || r.Kernels[0].TestsPassed != 3 {
+		t.Errorf("kernel %+v", r.Kernels[0])
+	}
+}
