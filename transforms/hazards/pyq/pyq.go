@@ -65,14 +65,23 @@ func Dotted(p *rule.Pass, n *ts.Node) string {
 }
 
 // Qualified resolves a dotted expression through the module's imports:
-// "nn.Module" -> "torch.nn.Module". It returns "" when the head of the chain
-// is not an imported name.
+// "nn.Module" -> "torch.nn.Module". A chain whose head is the bare name torch
+// counts as torch even without an import (the module may get it through a
+// star import), as devkit.Qualify does: a fix that adds "import torch" must
+// not change what the next pass resolves. It returns "" when the head of the
+// chain is neither an imported name nor torch.
 func Qualified(p *rule.Pass, n *ts.Node) string {
 	d := Dotted(p, n)
 	if d == "" {
 		return ""
 	}
-	return p.Imports.Qualify(d)
+	if q := p.Imports.Qualify(d); q != "" {
+		return q
+	}
+	if d == "torch" || strings.HasPrefix(d, "torch.") {
+		return d
+	}
+	return ""
 }
 
 // CallName is the qualified name of the function a call invokes ("" when it
