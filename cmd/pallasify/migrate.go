@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -104,15 +105,30 @@ func runPipeline(ctx context.Context, io *streams, opts pipeline.Options,
 	}
 	run, err := fn(ctx, opts)
 	if bar != nil {
-		bar.Finish()
+		if ctx.Err() != nil {
+			bar.Exit() // leave the line as it is; no 100%
+			fmt.Fprintln(io.ErrOut)
+		} else {
+			bar.Finish()
+		}
 	}
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, &exitError{code: 130, err: err}
-		}
-		return nil, usageErr(err)
+		return nil, runErr(ctx, err)
 	}
 	return run, nil
+}
+
+// errInterrupted is the one line an interrupted run prints (instead of one
+// "context canceled" per file in flight).
+var errInterrupted = errors.New("interrupted: nothing was written")
+
+// runErr maps a run's error to its exit: 130 and one line when the run
+// was interrupted, else a usage/IO error.
+func runErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+		return &exitError{code: 130, err: errInterrupted}
+	}
+	return usageErr(err)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -242,13 +258,17 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 		outputs = append(outputs, "patch written to "+o.Patch)
 	}
 	if o.Out != "" {
-		if err := pipeline.WriteTree(ctx, run, o.Out); err != nil {
-			return usageErr(err)
+		if err := writeTree(ctx, run, o.Out); err != nil {
+			return err
 		}
 		outputs = append(outputs, "written to "+o.Out)
 	}
 	if o.Write {
 		written, err := pipeline.WriteInPlace(ctx, run)
+		if err != nil && ctx.Err() != nil {
+			return &exitError{code: 130, err: fmt.Errorf("interrupted: %d of %d changed files written in place, each whole (run again to finish)",
+				len(written), len(run.ChangedFiles()))}
+		}
 		if err != nil {
 			return usageErr(fmt.Errorf("%w (%d files written before the error)", err, len(written)))
 		}
@@ -282,6 +302,31 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// writeTree is pipeline.WriteTree that leaves nothing behind when it is
+// interrupted or fails: the directory was new or empty, and is again.
+func writeTree(ctx context.Context, run *pipeline.Run, dir string) error {
+	_, statErr := os.Stat(dir)
+	existed := statErr == nil
+	err := pipeline.WriteTree(ctx, run, dir)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, pipeline.ErrOutNotEmpty) {
+		if existed {
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				os.RemoveAll(filepath.Join(dir, e.Name()))
+			}
+		} else {
+			os.RemoveAll(dir)
+		}
+	}
+	if ctx.Err() != nil {
+		return &exitError{code: 130, err: fmt.Errorf("interrupted: %s left as it was", dir)}
+	}
+	return usageErr(err)
 }
 
 func (o *migrateOptions) colour() bool {

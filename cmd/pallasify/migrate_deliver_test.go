@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pallasify/pallasify/pipeline/deliver/gittest"
 	"github.com/pallasify/pallasify/pipeline/gh/ghtest"
@@ -114,5 +117,42 @@ func TestTokenNeverLeavesItsHost(t *testing.T) {
 	}
 	if srv.Seen(token) || len(srv.Passwords) > 0 {
 		t.Fatalf("the plain git host received the token:\n%s", strings.Join(srv.Raw, "\n"))
+	}
+}
+
+// Ctrl-C (the command's context cancelled) stops a large run at once with
+// one line and exit 130, and leaves neither the --out directory nor the
+// --patch file behind.
+func TestMigrateInterruptedLeavesNothing(t *testing.T) {
+	tree := t.TempDir()
+	for i := range 4000 {
+		p := filepath.Join(tree, fmt.Sprintf("pkg%02d", i%40), fmt.Sprintf("m%04d.py", i))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(fmt.Sprintf("import torch\n\ndef f%d(x):\n    return x.cuda() + torch.zeros(1, device=\"cuda\")\n", i)), 0o644)
+	}
+	out := filepath.Join(t.TempDir(), "migrated")
+	patch := filepath.Join(t.TempDir(), "tpu.patch")
+	io, stdout, stderr := deliveryStreams()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	cmd := newMigrateCmd(io, nil)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	cmd.SetArgs([]string{"--kernels=false", "--out", out, "--patch", patch, tree})
+	err := cmd.ExecuteContext(ctx)
+	if dl, _ := ctx.Deadline(); time.Since(dl) > 3*time.Second {
+		t.Errorf("the run went on %s after the interrupt", time.Since(dl))
+	}
+	if exitCodeOf(err) != 130 || err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err = %v (exit %d); want one 'interrupted' line, exit 130", err, exitCodeOf(err))
+	}
+	if stdout.Len() > 0 || strings.Count(stderr.String(), "\n") > 1 {
+		t.Errorf("output after an interrupt:\nstdout %.300s\nstderr %.300s", stdout.String(), stderr.String())
+	}
+	for _, p := range []string{out, patch} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s left behind", p)
+		}
 	}
 }
