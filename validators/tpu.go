@@ -15,6 +15,11 @@ var DefaultTPUChips = []string{"v5e", "v6e", "tpu7x"}
 // HBM bandwidths; a test keeps the two lists equal).
 var KnownTPUChips = []string{"v5e", "v6e", "tpu7x"}
 
+// libtpuReadOnly are the host paths libtpu reads when the TPU compile gate
+// loads it in the sandbox: its tcmalloc aborts the process (CHECK in
+// NumCPUs) when it cannot read the possible-CPU list.
+var libtpuReadOnly = []string{"/sys/devices/system/cpu/possible"}
+
 // ParseTPUChips reads a --tpu-chips value: comma-separated chip names, or
 // "none" to turn the TPU compile gate off (off is true then).
 func ParseTPUChips(s string) (chips []string, off bool, err error) {

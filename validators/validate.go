@@ -314,6 +314,7 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 		lim.FileMB = 256
 	}
 	sb.Env = harnessEnv(work)
+	sb.ReadOnly = append(sb.ReadOnly, libtpuReadOnly...)
 	start := time.Now()
 	cmd, cancel, err := sb.Command(ctx, work, lim, argv...)
 	if err != nil {

@@ -55,6 +55,7 @@ CHIPS = {
 }
 DEFAULT_CHIPS = ("v5e", "v6e", "tpu7x")
 
+CPU_LIST = "/sys/devices/system/cpu/possible"
 ERROR_LINES = 3
 ERROR_CHARS = 600
 
@@ -100,6 +101,10 @@ def devices(chips) -> dict:
     if libtpu_version() is None:
         raise Unavailable("libtpu is not installed in this Python (pip install libtpu, or `make venv`); "
                           "pass --tpu-chips none to skip the TPU compile gate")
+    if not os.access(CPU_LIST, os.R_OK):
+        # libtpu's tcmalloc aborts the whole process without it.
+        raise Unavailable(f"libtpu needs {CPU_LIST} (tcmalloc's CPU count), which is not readable here "
+                          "(a sandbox that hides /sys must bind it read-only)")
     from jax.experimental import topologies
 
     out = {}
