@@ -165,6 +165,7 @@ func renderRowRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 		access2D:  "pl.BlockSpec((bm, cp), lambda i: (i, 0))",
 		accessCol: "pl.BlockSpec((1, cp), lambda i: (0, 0))",
 		accessRow: "pl.BlockSpec((bm, 1), lambda i: (i, 0))",
+		accessOne: "pl.BlockSpec((1, 1), lambda i: (0, 0))",
 	}
 	for _, p := range ins {
 		a := fmt.Sprintf("args[%q].astype(jnp.float32)", p.Name)
@@ -175,6 +176,8 @@ func renderRowRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 			inExprs = append(inExprs, fmt.Sprintf("jnp.pad(%s, (0, cp - cols)).reshape(1, cp)", a))
 		case accessRow:
 			inExprs = append(inExprs, fmt.Sprintf("jnp.pad(%s, (0, rows_p - rows)).reshape(rows_p, 1)", a))
+		case accessOne:
+			inExprs = append(inExprs, fmt.Sprintf("%s.reshape(1, 1)", a))
 		}
 		inSpecs = append(inSpecs, spec[p.Access])
 	}
@@ -195,12 +198,24 @@ func renderRowRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 
 func renderFlatRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 	b.WriteString("\n\ndef run(args, *, interpret):\n")
-	fmt.Fprintf(b, "    n = args[%q].shape[0]\n", ins[0].Name)
+	first := ins[0].Name
+	for _, p := range ins {
+		if p.Access == accessFlat {
+			first = p.Name
+			break
+		}
+	}
+	fmt.Fprintf(b, "    n = args[%q].shape[0]\n", first)
 	fmt.Fprintf(b, "    rows = max(1, -(-n // %d))\n", lanes)
 	b.WriteString("    bm = min(512, _round_up(rows, 8))\n    rows_p = _round_up(rows, bm)\n")
 	var inExprs, inSpecs, outShapes, outSpecs, rets []string
 	spec := fmt.Sprintf("pl.BlockSpec((bm, %d), lambda i: (i, 0))", lanes)
 	for _, p := range ins {
+		if p.Access == accessOne {
+			inExprs = append(inExprs, fmt.Sprintf("args[%q].astype(jnp.float32).reshape(1, 1)", p.Name))
+			inSpecs = append(inSpecs, "pl.BlockSpec((1, 1), lambda i: (0, 0))")
+			continue
+		}
 		inExprs = append(inExprs, fmt.Sprintf("jnp.pad(args[%q].astype(jnp.float32), (0, rows_p * %d - n)).reshape(rows_p, %d)", p.Name, lanes, lanes))
 		inSpecs = append(inSpecs, spec)
 	}

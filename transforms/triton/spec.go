@@ -116,13 +116,20 @@ func Spec(a *Analysis) (*kernels.Spec, Call, error) {
 		Launch: kernels.Launch{Grid: [3]string{"rows", "1", "1"}, Block: [3]string{"1", "1", "1"}, SharedBytes: "0"}}
 	call := Call{Module: isolatedModule(k), Entry: k.Name, Mode: "kernel", Grid: []string{"rows"},
 		Constexprs: a.Constexprs, Symbols: map[string]SymRef{}, Alloc: map[string]Buffer{}}
-	shapes := map[string][]string{access2D: {"rows", "cols"}, accessCol: {"cols"}, accessRow: {"rows"}, accessFlat: {"n"}}
+	shapes := map[string][]string{access2D: {"rows", "cols"}, accessCol: {"cols"}, accessRow: {"rows"}, accessFlat: {"n"},
+		accessOne: {"1"}}
 	if a.Mode == ModeRow {
 		s.Symbols = []string{"rows", "cols"}
 		s.Domain = kernels.Domain{Constraints: []string{"rows >= 1", "cols >= 2"}, Sweep: rowSweep}
 		s.Class = kernels.ClassElementwise
 		if a.Reductions > 0 {
 			s.Class, s.ReductionLength = kernels.ClassRowReduction, "cols"
+		}
+		if a.ColumnTiles {
+			g := []string{"1", "1"}
+			g[a.RowAxis] = "rows"
+			g[a.TileAxis] = "cdiv(cols, " + a.Constexprs[a.Block] + ")"
+			call.Grid = g
 		}
 	} else {
 		s.Symbols = []string{"n"}

@@ -24,6 +24,7 @@ const (
 	accessCol  = "col"  // ptr + cols: one vector for every row
 	accessRow  = "row"  // ptr + row (* stride): one value per row
 	accessFlat = "flat" // ptr + pid * BLOCK + arange
+	accessOne  = "one"  // ptr itself: one value read by every program
 )
 
 // PtrParam is a pointer parameter as the kernel uses it.
@@ -62,6 +63,10 @@ type Analysis struct {
 	Bound string
 	// Block is the constexpr of the arange width.
 	Block string
+	// ColumnTiles: the kernel walks each row in column tiles on a second
+	// program-id axis (TileAxis; rows on RowAxis); no reduction then.
+	ColumnTiles       bool
+	RowAxis, TileAxis int
 	// Reductions counts tl.sum/max/min over the block axis.
 	Reductions int
 	// DataParams are the non-constexpr parameters the body reads as values
@@ -91,13 +96,17 @@ const (
 type off struct {
 	row    bool
 	stride string // "1" for pid itself, a parameter, or a constexpr
+	axis   int    // the program-id axis of the row term
 	cols   bool
 	width  string // the arange's width constexpr
 	flat   bool
+	taxis  int  // the program-id axis of a flat block (or column tile)
+	tiled  bool // cols are pid(taxis) * BLOCK + arange: a column tile of the row
 }
 
 type val struct {
 	k     kind
+	axis  int // kPid: the program-id axis
 	py    string
 	rank  int // data: 0 scalar, 1 per row, 2 tile
 	off   off
@@ -126,6 +135,12 @@ type translator struct {
 	libdev  map[string]bool // local names bound to libdevice / tl.math functions
 	// helperSrc are the translated helpers' Python sources.
 	helperSrc []string
+	// loopBound is the bound of a chunked row loop (it must be the mask's).
+	loopBound string
+	// rowAxis and tileAxis are the program-id axes of the rows and of the
+	// column tiles (flat blocks); -1 until an access shows them.
+	rowAxis, tileAxis int
+	tiled             bool
 }
 
 // Translate drafts a Pallas candidate for k: it analyses the kernel (Analyse)
@@ -166,7 +181,8 @@ func Analyse(ctx context.Context, inv *Inventory, k *Kernel) (a *Analysis, err e
 	}
 	t := &translator{k: k, inv: inv, src: []byte(k.Source), env: map[string]val{}, params: map[string]bool{},
 		cexpr: map[string]string{}, modc: moduleConstants(inv, k), ptrs: map[string]*PtrParam{},
-		strides: map[string]string{}, scal: map[string]bool{}, helpers: map[string]string{}, libdev: libdeviceNames(inv, k)}
+		strides: map[string]string{}, scal: map[string]bool{}, helpers: map[string]string{}, libdev: libdeviceNames(inv, k),
+		rowAxis: -1, tileAxis: -1}
 	for _, p := range k.Params {
 		t.params[p.Name] = true
 		if p.Constexpr {
@@ -174,6 +190,8 @@ func Analyse(ctx context.Context, inv *Inventory, k *Kernel) (a *Analysis, err e
 				t.cexpr[p.Name] = v
 			} else if p.Default != "" && isLiteral(p.Default) {
 				t.cexpr[p.Name] = p.Default
+			} else if c, ok := t.modc[p.Default]; ok {
+				t.cexpr[p.Name] = c
 			}
 			t.env[p.Name] = val{k: kConst, cval: t.cexpr[p.Name], param: p.Name}
 		} else {
@@ -247,8 +265,10 @@ func (t *translator) statement(st *ts.Node, indent int) {
 		}
 	case "if_statement":
 		t.ifStatement(st, indent)
-	case "for_statement", "while_statement":
-		t.fail(CodeConstruct, st, "loop inside the kernel")
+	case "for_statement":
+		t.forStatement(st, indent)
+	case "while_statement":
+		t.fail(CodeConstruct, st, "while loop inside the kernel")
 	case "return_statement":
 		if st.NamedChildCount() > 0 {
 			t.fail(CodeConstruct, st, "kernel returns a value")
@@ -256,6 +276,39 @@ func (t *translator) statement(st *ts.Node, indent int) {
 	default:
 		t.fail(CodeConstruct, st, "statement %s", st.Type())
 	}
+}
+
+// forStatement translates the chunked row loop
+//
+//	for i in range(0, n_cols, BLOCK_SIZE):   (or tl.range)
+//
+// whose bound is the mask bound and whose step is the arange width: the
+// inferred spec sets that width to next_power_of_2(n_cols), so the loop runs
+// exactly once, with i = 0, and its body is translated once.
+func (t *translator) forStatement(st *ts.Node, indent int) {
+	left, right := st.ChildByFieldName("left"), st.ChildByFieldName("right")
+	if left == nil || left.Type() != "identifier" || right == nil || right.Type() != "call" {
+		t.fail(CodeConstruct, st, "loop that is not for i in range(...)")
+	}
+	fn := t.text(right.ChildByFieldName("function"))
+	pos, _ := t.args(right)
+	if (fn != "range" && fn != "tl.range" && fn != "tl.static_range") || len(pos) != 3 || t.text(pos[0]) != "0" {
+		t.fail(CodeConstruct, st, "loop that is not range(0, n_cols, BLOCK)")
+	}
+	bound, step := t.expr(pos[1]), t.expr(pos[2])
+	if step.k != kConst || step.param == "" || (t.block != "" && step.param != t.block) {
+		t.fail(CodeConstruct, st, "loop step is not the block's constexpr width")
+	}
+	if bound.param == "" || (t.bound != "" && bound.param != t.bound) {
+		t.fail(CodeConstruct, st, "loop bound is not the mask bound")
+	}
+	if st.ChildByFieldName("alternative") != nil {
+		t.fail(CodeConstruct, st, "for ... else")
+	}
+	t.block = step.param
+	t.loopBound = bound.param
+	t.env[t.text(left)] = val{k: kConst, cval: "0"}
+	t.stmts(st.ChildByFieldName("body"), indent)
 }
 
 // ifStatement keeps the branch a compile-time condition selects.
@@ -286,9 +339,17 @@ func (t *translator) ifStatement(st *ts.Node, indent int) {
 	}
 }
 
+// pyBool is a Python boolean literal.
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
+}
+
 func truthy(lit string) bool {
-	switch lit {
-	case "False", "0", "0.0", "None", "":
+	switch strings.Trim(lit, "()") {
+	case "False", "0", "0.0", "None", "", "-0", "-0.0":
 		return false
 	}
 	return true
@@ -370,14 +431,17 @@ func (t *translator) pointer(v val, n *ts.Node) (string, string) {
 	switch {
 	case o.flat && !o.row:
 		acc = accessFlat
+		t.noteAxes(-1, o.taxis, false, n)
 	case o.row && o.cols:
 		acc = access2D
+		t.noteAxes(o.axis, o.taxis, o.tiled, n)
 	case o.cols:
 		acc = accessCol
 	case o.row:
 		acc = accessRow
+		t.noteAxes(o.axis, -1, false, n)
 	default:
-		t.fail(CodeAddress, n, "scalar address %s (no program id, no arange)", v.param)
+		acc = accessOne
 	}
 	if o.row && o.stride != "" {
 		want := "1"
@@ -397,10 +461,15 @@ func (t *translator) pointer(v val, n *ts.Node) (string, string) {
 	if acc == accessFlat {
 		mode = ModeFlat
 	}
-	if t.mode != "" && t.mode != mode {
+	if acc == accessOne {
+		mode = t.mode
+	}
+	if t.mode != "" && mode != "" && t.mode != mode {
 		t.fail(CodeShape, n, "mixes flat blocks and row accesses")
 	}
-	t.mode = mode
+	if mode != "" {
+		t.mode = mode
+	}
 	p := t.ptrs[v.param]
 	if p == nil {
 		p = &PtrParam{Name: v.param, Access: acc}
@@ -453,10 +522,13 @@ func (t *translator) load(c *ts.Node) val {
 		}
 	}
 	rank := 2
-	if acc == accessRow {
+	switch acc {
+	case accessRow:
 		rank = 1
+	case accessOne:
+		rank = 0
 	}
-	if masked && acc != accessRow {
+	if masked && acc != accessRow && acc != accessOne {
 		return val{k: kData, py: fmt.Sprintf("jnp.where(_valid, %s, %s)", ref, other), rank: rank}
 	}
 	return val{k: kData, py: ref, rank: rank}
@@ -468,8 +540,8 @@ func (t *translator) store(c *ts.Node, indent int) {
 		t.fail(CodeConstruct, c, "tl.store needs an address and a value")
 	}
 	name, acc := t.pointer(t.expr(pos[0]), c)
-	if acc == accessCol {
-		t.fail(CodeRace, c, "every row program stores %s + cols", name)
+	if acc == accessCol || acc == accessOne {
+		t.fail(CodeRace, c, "every program stores to %s (no row in the address)", name)
 	}
 	t.checkMask(kw, c)
 	v := t.expr(pos[1])
@@ -499,6 +571,9 @@ func (t *translator) py(v val) string {
 		t.scal[v.param] = true
 		return v.param
 	case kPid:
+		if v.axis != 0 {
+			panic(refuse(CodeShape, "program id of axis %d used as data", v.axis))
+		}
 		return "(pl.program_id(0) * _bm + lax.broadcasted_iota(jnp.int32, (_bm, 1), 0))"
 	case kOff:
 		if v.off.cols && !v.off.row && !v.off.flat {
@@ -548,7 +623,7 @@ func (t *translator) expr(n *ts.Node) val {
 		if l.k == kConst && r.k == kConst && l.cval != "" && r.cval != "" {
 			op := t.text(n.ChildByFieldName("operator"))
 			res := (truthy(l.cval) && truthy(r.cval)) || (op == "or" && (truthy(l.cval) || truthy(r.cval)))
-			return val{k: kConst, cval: strconv.FormatBool(res)}
+			return val{k: kConst, cval: pyBool(res)}
 		}
 		t.fail(CodeConstruct, n, "boolean operator on runtime values")
 	case "not_operator":
@@ -587,7 +662,13 @@ func maxRank(a, b val) int {
 }
 
 func (t *translator) binary(op string, l, r val, n *ts.Node) val {
-	// Index arithmetic first.
+	// Index arithmetic first: a loop's i = 0 adds nothing to an offset.
+	if op == "+" && l.k == kConst && l.cval == "0" && (r.k == kOff || r.k == kPtr || r.k == kPid) {
+		return r
+	}
+	if op == "+" && r.k == kConst && r.cval == "0" && (l.k == kOff || l.k == kPtr || l.k == kPid) {
+		return l
+	}
 	switch {
 	case op == "*" && (l.k == kPid && (r.k == kParam || r.k == kConst) || r.k == kPid && (l.k == kParam || l.k == kConst)):
 		s := r
@@ -601,7 +682,11 @@ func (t *translator) binary(op string, l, r val, n *ts.Node) val {
 		if s.k == kParam {
 			t.sizeParam(s.param)
 		}
-		return val{k: kOff, off: off{row: true, stride: stride}}
+		ax := l.axis
+		if r.k == kPid {
+			ax = r.axis
+		}
+		return val{k: kOff, off: off{row: true, stride: stride, axis: ax}}
 	case op == "+" && (l.k == kPtr || l.k == kParam) && (r.k == kOff || r.k == kPid):
 		return t.addPtr(l, r, n)
 	case op == "+" && (r.k == kPtr || r.k == kParam) && (l.k == kOff || l.k == kPid):
@@ -610,6 +695,8 @@ func (t *translator) binary(op string, l, r val, n *ts.Node) val {
 		return val{k: kOff, off: mergeOff(asOff(l), asOff(r), t, n)}
 	case op == "+" && l.k == kPtr && r.k == kPtr:
 		t.fail(CodeAddress, n, "pointer plus pointer")
+	case (l.k == kPtr || l.k == kOff) && r.k == kData || (r.k == kPtr || r.k == kOff) && l.k == kData:
+		t.fail(CodeAddress, n, "address from a loaded or computed value (a gather)")
 	case l.k == kOff || r.k == kOff || l.k == kPtr || r.k == kPtr:
 		t.fail(CodeAddress, n, "offset arithmetic %s", op)
 	case l.k == kConst && r.k == kConst && isNumber(l.cval) && isNumber(r.cval):
@@ -628,7 +715,7 @@ func (t *translator) binary(op string, l, r val, n *ts.Node) val {
 
 func asOff(v val) off {
 	if v.k == kPid {
-		return off{row: true, stride: "1"}
+		return off{row: true, stride: "1", axis: v.axis}
 	}
 	return v.off
 }
@@ -636,19 +723,30 @@ func asOff(v val) off {
 // mergeOff adds two offsets; pid * BLOCK + arange(0, BLOCK) is a flat block.
 func mergeOff(a, b off, t *translator, n *ts.Node) off {
 	if a.flat || b.flat {
-		if a.flat && b.flat || a.row || b.row || a.cols || b.cols {
-			t.fail(CodeAddress, n, "offset adds a term to a flat block")
+		f, o := a, b
+		if b.flat {
+			f, o = b, a
 		}
-		return off{flat: true, width: a.width + b.width}
+		if o.flat || o.cols {
+			t.fail(CodeAddress, n, "offset adds a column term to a flat block")
+		}
+		if o.row && o.axis != f.taxis {
+			// row * stride + pid(other axis) * BLOCK + arange: a column tile of the row
+			return off{row: true, stride: o.stride, axis: o.axis, cols: true, width: f.width, tiled: true, taxis: f.taxis}
+		}
+		if o.row {
+			t.fail(CodeAddress, n, "offset adds a row term to a flat block of the same axis")
+		}
+		return f
 	}
 	if a.row && b.row || a.cols && b.cols {
 		t.fail(CodeAddress, n, "offset adds two row or two column terms")
 	}
-	o := off{row: a.row || b.row, cols: a.cols || b.cols}
+	o := off{row: a.row || b.row, cols: a.cols || b.cols, axis: a.axis + b.axis}
 	o.stride = a.stride + b.stride
 	o.width = a.width + b.width
 	if o.row && o.cols && o.stride != "1" && o.stride == o.width {
-		return off{flat: true, width: o.width}
+		return off{flat: true, width: o.width, taxis: o.axis}
 	}
 	return o
 }
@@ -657,6 +755,24 @@ func (t *translator) addPtr(p, o val, n *ts.Node) val {
 	base := p.param
 	cur := p.off
 	return val{k: kPtr, param: base, off: mergeOff(cur, asOff(o), t, n)}
+}
+
+// noteAxes records which program-id axis walks the rows and which the
+// column tiles (or flat blocks); each must stay the same across accesses.
+func (t *translator) noteAxes(row, tile int, tiled bool, n *ts.Node) {
+	if row >= 0 {
+		if t.rowAxis >= 0 && t.rowAxis != row {
+			t.fail(CodeShape, n, "rows walked by two program-id axes")
+		}
+		t.rowAxis = row
+	}
+	if tile >= 0 && (tiled || row < 0) {
+		if t.tileAxis >= 0 && t.tileAxis != tile {
+			t.fail(CodeShape, n, "blocks walked by two program-id axes")
+		}
+		t.tileAxis = tile
+		t.tiled = t.tiled || tiled
+	}
 }
 
 // sizeParam marks a parameter multiplied by the program id (a row stride);
@@ -706,10 +822,10 @@ func (t *translator) compare(n *ts.Node) val {
 			case ">=":
 				res = lf >= rf
 			}
-			return val{k: kConst, cval: strconv.FormatBool(res)}
+			return val{k: kConst, cval: pyBool(res)}
 		}
 		if op == "==" || op == "!=" {
-			return val{k: kConst, cval: strconv.FormatBool((l.cval == r.cval) == (op == "=="))}
+			return val{k: kConst, cval: pyBool((l.cval == r.cval) == (op == "=="))}
 		}
 	}
 	if l.k == kMask || r.k == kMask || l.k == kPtr || r.k == kPtr {
@@ -762,12 +878,19 @@ func (t *translator) call(c *ts.Node) val {
 	pos, kw := t.args(c)
 	switch fn {
 	case "tl.program_id":
-		if len(pos) != 1 || t.text(pos[0]) != "0" {
-			if a, ok := kw["axis"]; !ok || t.text(a) != "0" {
-				t.fail(CodeShape, c, "program id of an axis other than 0")
-			}
+		ax := ""
+		if len(pos) == 1 {
+			ax = t.text(pos[0])
+		} else if a, ok := kw["axis"]; ok {
+			ax = t.text(a)
 		}
-		return val{k: kPid}
+		switch ax {
+		case "0":
+			return val{k: kPid}
+		case "1":
+			return val{k: kPid, axis: 1}
+		}
+		t.fail(CodeShape, c, "program id of axis %s", ax)
 	case "tl.num_programs":
 		t.fail(CodeConstruct, c, "tl.num_programs")
 	case "tl.arange":
@@ -965,7 +1088,7 @@ func (t *translator) helper(name string, c *ts.Node) string {
 	}
 	sub := &translator{k: hk, inv: t.inv, src: []byte(hk.Source), env: map[string]val{}, params: map[string]bool{},
 		cexpr: map[string]string{}, modc: t.modc, ptrs: map[string]*PtrParam{}, strides: map[string]string{},
-		scal: map[string]bool{}, helpers: t.helpers, libdev: t.libdev}
+		scal: map[string]bool{}, helpers: t.helpers, libdev: t.libdev, rowAxis: -1, tileAxis: -1}
 	var names []string
 	for _, p := range hk.Params {
 		sub.env[p.Name] = val{k: kData, py: "v_" + p.Name, rank: 2}
@@ -1031,6 +1154,17 @@ func (t *translator) analysis() *Analysis {
 	if t.bound == "" {
 		panic(refuse(CodeShape, "%s has no mask bound (the column or element count)", t.k.Name))
 	}
+	if t.tiled && t.nred > 0 {
+		panic(refuse(CodeShape, "%s reduces over column tiles (each program sees part of the row)", t.k.Name))
+	}
+	a.ColumnTiles = t.tiled
+	a.RowAxis, a.TileAxis = max(t.rowAxis, 0), t.tileAxis
+	if !t.tiled && a.Mode == ModeRow && t.rowAxis > 0 {
+		panic(refuse(CodeShape, "%s walks rows with program-id axis %d and nothing with axis 0", t.k.Name, t.rowAxis))
+	}
+	if t.loopBound != "" && t.loopBound != t.bound {
+		panic(refuse(CodeConstruct, "%s loops to %s but masks by %s", t.k.Name, t.loopBound, t.bound))
+	}
 	sym := "cols"
 	if a.Mode == ModeFlat {
 		sym = "n"
@@ -1046,7 +1180,9 @@ func (t *translator) analysis() *Analysis {
 		case p.Name == t.bound:
 			a.Sizes[p.Name] = sym
 		case p.Name == t.block:
-			if a.Mode == ModeRow {
+			if a.Mode == ModeRow && t.tiled {
+				a.Constexprs[p.Name] = "min(1024, next_power_of_2(cols))"
+			} else if a.Mode == ModeRow {
 				a.Constexprs[p.Name] = "next_power_of_2(cols)"
 			} else if v := t.cexpr[p.Name]; v != "" {
 				a.Constexprs[p.Name] = v

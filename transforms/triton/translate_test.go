@@ -21,7 +21,7 @@ func TestTranslateFixtures(t *testing.T) {
 		"rmsnorm_bwd_kernel":   ModeRow,
 		"layernorm_fwd_kernel": ModeRow,
 		"bias_gelu_kernel":     CodeAddress,
-		"cross_entropy_kernel": CodeConstruct,
+		"cross_entropy_kernel": CodeAddress,
 		"matmul_kernel":        CodeShape,
 	}
 	for _, k := range inv.Kernels {

@@ -236,6 +236,22 @@ def install_float_args():
     interpreter._implicit_cvt = cvt
 
 
+def install_dtype_call():
+    """tl.float32(0.0) builds a scalar in compiled Triton; triton 3.9's
+    interpreter has no dtype call. Give it one (a scalar of that dtype)."""
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    if "__call__" in vars(tl.core.dtype):
+        return
+
+    def call(self, value):
+        data = np.array([value], dtype=interpreter._get_np_dtype(self))
+        return tl.tensor(interpreter.TensorHandle(data, self), self)
+
+    tl.core.dtype.__call__ = call
+
+
 def _resolve(mod, dotted: str):
     obj = mod
     for part in dotted.split("."):
@@ -261,6 +277,7 @@ class TritonReference:
             self.libdevice_used = set()
             install_libdevice(self.libdevice_used)
             install_float_args()
+            install_dtype_call()
             self.module = importlib.import_module(desc["module"])
             self.fn = _resolve(self.module, desc["entry"])
         except Exception as e:  # noqa: BLE001 - the reason is the verdict's
