@@ -100,7 +100,8 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 	if len(t.missing) > 0 {
 		return nil, refuse(CodeUnsupported, "size symbol %s cannot be read from the arguments", strings.Join(t.missing, ", "))
 	}
-	mod := header(k, class, t.notes) + prelude + "\n\n" + body
+	mod := header(k, class, t.notes) + moduleImports(body) + "\n\n\n" + body
+	mod = formatPython(ctx, mod)
 	if opt.Mutate != nil {
 		mod = opt.Mutate(mod)
 	}
@@ -109,80 +110,11 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 
 func header(k *kernels.Kernel, class string, notes []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\"\"\"Pallas TPU draft of CUDA kernel %s (%s:%d), drafted by pallasify rules (%s).\n", k.Name, k.Path, k.Line, class)
+	b.WriteString(`"""` + wrapText(fmt.Sprintf("Pallas TPU draft of CUDA kernel %s (%s:%d), drafted by pallasify rules (%s).",
+		k.Name, k.Path, k.Line, class), maxLine-3))
 	for _, n := range notes {
-		fmt.Fprintf(&b, "\nNote: %s.", n)
+		b.WriteString("\n" + wrapText("Note: "+n+".", maxLine))
 	}
-	b.WriteString("\n\"\"\"\n")
+	b.WriteString(`"""` + "\n")
 	return b.String()
 }
-
-// prelude holds the helpers every draft uses: C integer semantics, casts and
-// the lane-dense layout.
-const prelude = `import functools
-
-import jax
-import jax.numpy as jnp
-from jax import lax
-from jax.experimental import pallas as pl
-from jax.experimental.pallas import tpu as pltpu
-
-
-def _round_up(v, m):
-    return (v + m - 1) // m * m
-
-
-def _c_div(a, b, dt):
-    """C integer division (truncates toward zero)."""
-    if isinstance(a, int) and isinstance(b, int):
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
-    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
-    return lax.div(a, b)
-
-
-def _c_rem(a, b, dt):
-    """C remainder (takes the sign of the dividend)."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a - _c_div(a, b, dt) * b
-    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
-    return lax.rem(a, b)
-
-
-def _cast(x, dt):
-    return jnp.asarray(x).astype(dt)
-
-
-def _fill(v, ref):
-    return jnp.broadcast_to(jnp.asarray(v).astype(ref.dtype), ref.shape)
-
-
-def _layout(n, sub):
-    """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
-    lanes = 512 if n >= 512 * 64 else 128
-    rows = pl.cdiv(n, lanes)
-    br = min(_round_up(rows, sub), 64 if lanes == 512 else 256)
-    br = _round_up(br, sub)
-    return lanes, br, _round_up(rows, br)
-
-
-def _blocked(a, dp, lanes):
-    flat = a.reshape(-1)
-    return jnp.pad(flat, (0, dp - flat.shape[0])).reshape(dp // lanes, lanes)
-
-
-def _gather(a, idx, dp, lanes):
-    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
-    return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
-
-
-def _unblock(o, n, shape, dt):
-    return o.reshape(-1)[:n].reshape(shape).astype(dt)
-
-
-def _scatter(base, idx, mask, o, d, n):
-    dp = d.shape[0]
-    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
-    keep = jnp.logical_and(jnp.broadcast_to(jnp.asarray(mask), (dp,)), d < n)
-    return base.at[jnp.where(keep, idx, base.shape[0])].set(o.reshape(-1).astype(base.dtype), mode="drop")
-`

@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,7 +218,7 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: idx, mask: mask})
 	m.stored[p.base] = true
 	m.touched = true
-	t.emit("%s_ref[...] = _fill(%s, %s_ref)", name, cv.py, name)
+	t.emit("%s_ref[...] = %s", name, storeValue(name+"_ref", cv, blockDType(prm)))
 	return nil
 }
 
@@ -364,6 +365,12 @@ func (m *ewMode) gridStride(t *tr, n *ts.Node) (bool, error) {
 
 // ---- code generation ----
 
+// ewLayout is how an elementwise draft reaches its data.
+type ewLayout struct {
+	inPlace bool
+	shape   []string // the view's array shape (every access shares it) when in place
+}
+
 func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	var dims []string
 	for _, d := range []string{"z", "y", "x"} {
@@ -376,6 +383,11 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	}
 	if len(m.stores) == 0 {
 		return "", refuse(CodeUnsupported, "the kernel writes no output")
+	}
+	for _, p := range t.outputParams() {
+		if !m.stored[p.Name] {
+			return "", refuse(CodeUnsupported, "output %s is never written", p.Name)
+		}
 	}
 	ext := map[string]val{}
 	for _, d := range dims {
@@ -391,90 +403,354 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		flat = flat.mul(ext[d].poly).add(patom("v:"+d), 1)
 		size = size.mul(ext[d].poly)
 	}
-	sizeOf := func(name string) poly {
-		p := pconst(1)
-		for _, s := range t.params[name].Shape {
-			e, err := kernels.ParseExpr(s)
-			if err != nil {
-				return nil
-			}
-			p = p.mul(exprPoly(e))
+	lay := m.layout(t, flat, size)
+	nm := m.names(t, dims)
+	var kern, wrap []string
+	var err error
+	if lay.inPlace {
+		kern, wrap = m.inPlace(t, dims, ext, lay)
+	} else {
+		kern, wrap, err = m.padded(t, dims, ext, flat, size)
+		if err != nil {
+			return "", err
 		}
-		return p
 	}
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	// kernel
-	var refNames []string
+	return renderDraft(t, nm, kern, wrap), nil
+}
+
+// layout picks in-place blocks when every access is the thread's own
+// position in arrays of one shape, each output written once: the kernel
+// then reads each input once and writes each output once, straight from the
+// arrays (partial edge blocks, no padding copies).
+func (m *ewMode) layout(t *tr, flat, size poly) ewLayout {
+	var shape []string
+	same := func(p *kernels.Param) bool {
+		if shape == nil {
+			shape = p.Shape
+		}
+		if len(p.Shape) != len(shape) || len(shape) == 0 {
+			return false
+		}
+		for i := range shape {
+			if strings.TrimSpace(shape[i]) != strings.TrimSpace(p.Shape[i]) {
+				return false
+			}
+		}
+		return paramSize(p).equal(size)
+	}
+	count := map[string]int{}
+	for _, s := range m.stores {
+		count[s.param]++
+	}
 	for _, l := range m.loads {
-		refNames = append(refNames, l.name+"_ref")
+		if !l.idx.poly.equal(flat) || !same(t.params[l.param]) {
+			return ewLayout{}
+		}
 	}
 	for _, s := range m.stores {
-		refNames = append(refNames, s.name+"_ref")
+		if count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) || !same(t.params[s.param]) {
+			return ewLayout{}
+		}
 	}
-	uniforms := t.uniformNames(dims)
-	w("def _kernel(*refs, U):")
-	w("    %s, = refs", strings.Join(refNames, ", "))
+	return ewLayout{inPlace: true, shape: shape}
+}
+
+func paramSize(p *kernels.Param) poly {
+	out := pconst(1)
+	for _, s := range p.Shape {
+		e, err := kernels.ParseExpr(s)
+		if err != nil {
+			return nil
+		}
+		out = out.mul(exprPoly(e))
+	}
+	return out
+}
+
+// names maps the translator's placeholders to readable names: parameters
+// by their own names, the launch by what it is, loads by their parameter.
+func (m *ewMode) names(t *tr, dims []string) *renamer {
+	nm := t.baseNames()
+	for _, d := range []string{"x", "y", "z"} {
+		nm.add("iv_"+d, "i_"+d)
+		nm.add("E_"+d, "extent_"+d)
+	}
+	for _, p := range [][2]string{{"SHAPE", "shape"}, {"ROW", "row"}, {"COL", "col"}, {"VROWS", "rows"}, {"VCOLS", "cols"},
+		{"BLOCK", "block"}, {"BROWS", "block_rows"}, {"BCOLS", "block_cols"}, {"LANES", "lanes"}, {"PROWS", "padded_rows"}, {"DP", "size"}} {
+		nm.add(p[0], p[1])
+	}
+	loaded := map[string]int{}
+	for _, l := range m.loads {
+		n := l.param
+		if loaded[l.param] > 0 {
+			n = fmt.Sprintf("%s_%d", l.param, loaded[l.param])
+		}
+		loaded[l.param]++
+		v := nm.add(l.name, n)
+		nm.add(l.name+"_ref", v+"_ref")
+	}
+	stored := map[string]int{}
+	for _, s := range m.stores {
+		n := s.param
+		if loaded[s.param] > 0 {
+			n += "_out"
+		}
+		if stored[s.param] > 0 {
+			n = fmt.Sprintf("%s_%d", n, stored[s.param])
+		}
+		stored[s.param]++
+		nm.add(s.name+"_ref", n+"_ref")
+	}
+	return nm
+}
+
+// baseNames maps the uniform placeholders every mode shares.
+func (t *tr) baseNames() *renamer {
+	nm := newRenamer()
+	for _, s := range t.spec.Symbols {
+		nm.add("s_"+s, s)
+	}
+	for _, p := range t.spec.Params {
+		if p.Kind == "pointer" {
+			// arrays live in run() only; their loads take the same name in the kernel
+			nm.to["p_"+p.Name] = p.Name
+			continue
+		}
+		if p.Role == "size" && strings.TrimSpace(p.Expr) == p.Name && slices.Contains(t.spec.Symbols, p.Name) {
+			// s_n = int(p_n): one name for both
+			nm.to["p_"+p.Name] = nm.to["s_"+p.Name]
+			continue
+		}
+		nm.add("p_"+p.Name, p.Name)
+	}
+	for _, d := range []string{"x", "y", "z"} {
+		nm.add("bd_"+d, "block_dim_"+d)
+		nm.add("gd_"+d, "grid_dim_"+d)
+	}
+	return nm
+}
+
+// kernelDef is the kernel's def line: its refs, then the uniform values the
+// pruned body reads as keyword-only parameters.
+func kernelDef(refs []string, body []string, uniforms []string) (string, []string) {
+	var kw []string
 	for _, u := range uniforms {
-		w("    %s = U[%q]", u, u)
+		if readsName(body, u) {
+			kw = append(kw, u)
+		}
 	}
-	w("    shape = (U[\"BR\"], U[\"LANES\"])")
-	w("    d = (pl.program_id(0) * U[\"BR\"] + lax.broadcasted_iota(jnp.int32, shape, 0)) * U[\"LANES\"] + lax.broadcasted_iota(jnp.int32, shape, 1)")
+	params := strings.Join(refs, ", ")
+	if len(kw) > 0 {
+		params += ", *, " + strings.Join(kw, ", ")
+	}
+	return "def _kernel(" + params + "):", kw
+}
+
+// partialKernel is the kernel as pallas_call takes it.
+func partialKernel(kw []string) string {
+	if len(kw) == 0 {
+		return "_kernel"
+	}
+	var a []string
+	for _, k := range kw {
+		a = append(a, k+"="+k)
+	}
+	return "functools.partial(_kernel, " + strings.Join(a, ", ") + ")"
+}
+
+// loadLine reads a ref's block as the compute type.
+func loadLine(name, ref string, p *kernels.Param) string {
+	ct := computeType(p)
+	if blockDType(p) == ct {
+		return fmt.Sprintf("    %s = %s[...]", name, ref)
+	}
+	return fmt.Sprintf("    %s = %s[...].astype(%s)", name, ref, ct)
+}
+
+// inPlace is the kernel and wrapper over the arrays' own layout: 1-D arrays
+// in 1-D blocks, higher ranks as (rows, last dim) in 2-D blocks; the last
+// block of each axis may be partial (Pallas drops its out-of-range writes).
+func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout) (kern, wrap []string) {
+	twoD := len(lay.shape) > 1
+	var refs []string
+	for _, l := range m.loads {
+		refs = append(refs, l.name+"_ref")
+	}
+	for _, s := range m.stores {
+		refs = append(refs, s.name+"_ref")
+	}
+	out0 := m.stores[0].name + "_ref"
+	var body []string
+	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
+	w("    SHAPE = %s.shape", out0)
+	if twoD {
+		w("    ROW = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
+		w("    COL = pl.program_id(1) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
+		w("    d = ROW * VCOLS + COL")
+	} else {
+		w("    d = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
+	}
 	writeIndexVars(w, "    ", dims, ext)
 	for _, l := range m.loads {
-		w("    %s = %s_ref[...].astype(%s)", l.name, l.name, computeType(t.params[l.param]))
+		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
 	}
 	for _, line := range t.lines {
 		w("    %s", line)
 	}
-	w("")
-	w("")
-	// wrapper
-	w("def run(args, *, interpret):")
-	t.writeArgs(w)
+	body = pruneDead(body)
+	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), "VCOLS"))
+	kern = append([]string{def}, body...)
+
+	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
+	t.writeArgs(ww)
 	for _, d := range dims {
-		w("    E_%s = %s", d, ext[d].py)
+		ww("    E_%s = %s", d, ext[d].py)
 	}
 	var dprod []string
 	for _, d := range dims {
 		dprod = append(dprod, "E_"+d)
 	}
-	w("    D = %s", strings.Join(dprod, " * "))
-	outs := t.outputParams()
-	w("    if D <= 0:")
-	w("        return {%s}", t.emptyResult(outs))
-	w("    LANES, BR, RP = _layout(D, %d)", t.sublanes())
-	w("    DP = RP * LANES")
-	w("    d = jnp.arange(DP, dtype=jnp.int32)")
-	writeIndexVars(w, "    ", dims, ext)
-	w("    ins = [")
+	ww("    D = %s", strings.Join(dprod, " * "))
+	ww("    if D <= 0:")
+	ww("        return {%s}", t.emptyResult(t.outputParams()))
+	var shp []string
+	for _, s := range lay.shape {
+		shp = append(shp, exprPyString(s))
+	}
+	view := func(p string) string { return "p_" + p }
+	var blockShape, grid, index, sem string
+	if twoD {
+		ww("    VROWS = %s", strings.Join(shp[:len(shp)-1], " * "))
+		ww("    VCOLS = %s", shp[len(shp)-1])
+		ww("    BCOLS = min(VCOLS, 2048)")
+		ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", t.sublanes(), t.sublanes(), t.sublanes())
+		blockShape, grid, index = "(BROWS, BCOLS)", "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", "lambda i, j: (i, j)"
+		sem = `("parallel", "parallel")`
+		if len(lay.shape) > 2 {
+			view = func(p string) string { return "p_" + p + ".reshape(VROWS, VCOLS)" }
+		}
+	} else {
+		ww("    BLOCK = min(D, 65536)")
+		blockShape, grid, index, sem = "(BLOCK,)", "(pl.cdiv(D, BLOCK),)", "lambda i: (i,)", `("parallel",)`
+	}
+	ww("    spec = pl.BlockSpec(%s, %s)", blockShape, index)
+	var ins, oshapes, ospecs []string
 	for _, l := range m.loads {
-		if l.idx.poly.equal(flat) && sizeOf(l.param).equal(size) {
-			w("        _blocked(p_%s, DP, LANES),", l.param)
+		ins = append(ins, view(l.param))
+	}
+	outShape := "(D,)"
+	if twoD {
+		outShape = "(VROWS, VCOLS)"
+	}
+	for _, s := range m.stores {
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, blockDType(t.params[s.param])))
+		ospecs = append(ospecs, "spec")
+	}
+	ww("    outs = pl.pallas_call(")
+	ww("        %s,", partialKernel(kw))
+	ww("        grid=%s,", grid)
+	ww("        in_specs=[%s],", strings.Join(repeat("spec", len(ins)), ", "))
+	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
+	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=%s),", sem)
+	ww("        interpret=interpret,")
+	ww("    )(%s)", strings.Join(ins, ", "))
+	var res []string
+	for i, s := range m.stores {
+		prm := t.params[s.param]
+		o := fmt.Sprintf("outs[%d]", i)
+		if twoD && len(lay.shape) > 2 || !twoD && len(lay.shape) != 1 {
+			o += ".reshape(" + t.shapePy(prm) + ")"
+		}
+		if blockDType(prm) != dtypePy(prm.DType) {
+			o += ".astype(" + dtypePy(prm.DType) + ")"
+		}
+		res = append(res, fmt.Sprintf("%q: %s", s.param, o))
+	}
+	ww("    return {%s}", strings.Join(res, ", "))
+	return kern, wrap
+}
+
+func repeat(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// padded is the kernel and wrapper for accesses that are not the thread's
+// own position (broadcasts, strided views, masked or repeated stores): the
+// domain is flattened into lane-dense (rows, 128·k) blocks, such inputs are
+// gathered and such outputs scattered by XLA around the kernel.
+func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size poly) (kern, wrap []string, err error) {
+	var refs []string
+	for _, l := range m.loads {
+		refs = append(refs, l.name+"_ref")
+	}
+	for _, s := range m.stores {
+		refs = append(refs, s.name+"_ref")
+	}
+	var body []string
+	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
+	w("    SHAPE = %s.shape", m.stores[0].name+"_ref")
+	w("    ROW = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
+	w("    d = ROW * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
+	writeIndexVars(w, "    ", dims, ext)
+	for _, l := range m.loads {
+		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
+	}
+	for _, line := range t.lines {
+		w("    %s", line)
+	}
+	body = pruneDead(body)
+	def, kw := kernelDef(refs, body, t.uniformNames(dims))
+	kern = append([]string{def}, body...)
+
+	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
+	t.writeArgs(ww)
+	for _, d := range dims {
+		ww("    E_%s = %s", d, ext[d].py)
+	}
+	var dprod []string
+	for _, d := range dims {
+		dprod = append(dprod, "E_"+d)
+	}
+	ww("    D = %s", strings.Join(dprod, " * "))
+	outs := t.outputParams()
+	ww("    if D <= 0:")
+	ww("        return {%s}", t.emptyResult(outs))
+	ww("    LANES, BROWS, PROWS = _layout(D, %d)", t.sublanes())
+	ww("    DP = PROWS * LANES")
+	ww("    d = jnp.arange(DP, dtype=jnp.int32)")
+	writeIndexVars(ww, "    ", dims, ext)
+	var ins []string
+	for _, l := range m.loads {
+		if l.idx.poly.equal(flat) && paramSize(t.params[l.param]).equal(size) {
+			ins = append(ins, fmt.Sprintf("_blocked(p_%s, DP, LANES)", l.param))
 		} else {
-			w("        _gather(p_%s, %s, DP, LANES),", l.param, l.idx.py)
+			ins = append(ins, fmt.Sprintf("_gather(p_%s, %s, DP, LANES)", l.param, l.idx.py))
 		}
 	}
-	w("    ]")
-	var ushow []string
-	for _, u := range uniforms {
-		ushow = append(ushow, fmt.Sprintf("%q: %s", u, u))
+	ww("    ins = [")
+	for _, in := range ins {
+		ww("        %s,", in)
 	}
-	w("    U = {%s}", strings.Join(append(ushow, `"BR": BR`, `"LANES": LANES`), ", "))
-	w("    spec = pl.BlockSpec((BR, LANES), lambda i: (i, 0))")
+	ww("    ]")
+	ww("    spec = pl.BlockSpec((BROWS, LANES), lambda i: (i, 0))")
 	var oshapes []string
 	for _, s := range m.stores {
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((RP, LANES), %s)", blockDType(t.params[s.param])))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", blockDType(t.params[s.param])))
 	}
-	w("    outs = pl.pallas_call(")
-	w("        functools.partial(_kernel, U=U),")
-	w("        grid=(RP // BR,),")
-	w("        in_specs=[spec] * len(ins),")
-	w("        out_specs=[spec] * %d,", len(m.stores))
-	w("        out_shape=[%s],", strings.Join(oshapes, ", "))
-	w("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
-	w("        interpret=interpret,")
-	w("    )(*ins)")
+	ww("    outs = pl.pallas_call(")
+	ww("        %s,", partialKernel(kw))
+	ww("        grid=(PROWS // BROWS,),")
+	ww("        in_specs=[spec] * len(ins),")
+	ww("        out_specs=[spec] * %d,", len(m.stores))
+	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	ww("        interpret=interpret,")
+	ww("    )(*ins)")
 	count := map[string]int{}
 	for _, s := range m.stores {
 		count[s.param]++
@@ -483,30 +759,44 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	for i, s := range m.stores {
 		prm := t.params[s.param]
 		shape := t.shapePy(prm)
-		if count[s.param] == 1 && isTrue(s.mask) && s.idx.poly.equal(flat) && sizeOf(s.param).equal(size) {
-			w("    r_%s = _unblock(outs[%d], D, %s, %s)", s.param, i, shape, dtypePy(prm.DType))
+		if count[s.param] == 1 && isTrue(s.mask) && s.idx.poly.equal(flat) && paramSize(prm).equal(size) {
+			ww("    r_%s = _unblock(outs[%d], D, %s, %s)", s.param, i, shape, dtypePy(prm.DType))
 			done[s.param] = true
 			continue
 		}
 		if !done[s.param] {
 			if prm.Role == "inout" {
-				w("    r_%s = p_%s.reshape(-1)", s.param, s.param)
+				ww("    r_%s = p_%s.reshape(-1)", s.param, s.param)
 			} else {
-				w("    r_%s = jnp.zeros((%s,), %s)", s.param, shapeProd(shape), dtypePy(prm.DType))
+				ww("    r_%s = jnp.zeros((%s,), %s)", s.param, shapeProd(shape), dtypePy(prm.DType))
 			}
 			done[s.param] = true
 		}
-		w("    r_%s = _scatter(r_%s, %s, %s, outs[%d], d, D)", s.param, s.param, s.idx.py, maskPy(s.mask), i)
+		ww("    r_%s = _scatter(r_%s, %s, %s, outs[%d], d, D)", s.param, s.param, s.idx.py, maskPy(s.mask), i)
 	}
 	var res []string
 	for _, p := range outs {
-		if !done[p.Name] {
-			return "", refuse(CodeUnsupported, "output %s is never written", p.Name)
-		}
 		res = append(res, fmt.Sprintf("%q: r_%s.reshape(%s)", p.Name, p.Name, t.shapePy(p)))
 	}
-	w("    return {%s}", strings.Join(res, ", "))
-	return b.String(), nil
+	ww("    return {%s}", strings.Join(res, ", "))
+	return kern, wrap, nil
+}
+
+// renderDraft renames the placeholders, prunes the wrapper and joins the
+// kernel, run() and the helpers they call.
+func renderDraft(t *tr, nm *renamer, kern, wrap []string) string {
+	wrap = pruneDead(wrap)
+	for i := range kern {
+		kern[i] = nm.apply(kern[i])
+	}
+	for i := range wrap {
+		wrap[i] = nm.apply(wrap[i])
+	}
+	body := strings.Join(kern, "\n") + "\n\n\ndef run(args, *, interpret):\n" + strings.Join(wrap, "\n") + "\n"
+	if h := usedHelpers(body); h != "" {
+		body += "\n\n" + h + "\n"
+	}
+	return body
 }
 
 func maskPy(v val) string {
@@ -666,7 +956,10 @@ func (t *tr) shapePy(p *kernels.Param) string {
 	for _, s := range p.Shape {
 		parts = append(parts, exprPyString(s))
 	}
-	return "(" + strings.Join(parts, ", ") + ",)"
+	if len(parts) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 func (t *tr) outputParams() []*kernels.Param {

@@ -837,111 +837,7 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	if len(m.outs) == 0 {
 		return "", refuse(CodeUnsupported, "the kernel writes no output")
 	}
-	var b strings.Builder
-	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	var refs []string
-	for _, v := range m.views {
-		refs = append(refs, v.name+"_ref")
-	}
-	for _, o := range m.outs {
-		refs = append(refs, o.name+"_ref")
-	}
-	uniforms := t.uniformNames(nil)
-	w("def _kernel(*refs, U):")
-	w("    %s, = refs", strings.Join(refs, ", "))
-	for _, u := range uniforms {
-		w("    %s = U[%q]", u, u)
-	}
-	w("    BR, LP = U[\"BR\"], U[\"LP\"]")
-	for _, o := range m.outs {
-		w("    %s_cols = U[%q]", o.name, o.name+"_cols")
-	}
-	w("    B = pl.program_id(0) * BR + lax.broadcasted_iota(jnp.int32, (BR, 1), 0)")
-	w("    tid = lax.broadcasted_iota(jnp.int32, (BR, %d), 1)", m.T)
-	w("    jj = lax.broadcasted_iota(jnp.int32, (BR, LP), 1)")
-	Lpy := "1"
-	if m.L != nil {
-		Lpy = m.L.py
-	}
-	w("    jm = jj < %s", Lpy)
-	for _, line := range t.lines {
-		w("    %s", line)
-	}
-	for _, o := range m.outs {
-		if o.blk == "" {
-			return "", refuse(CodeUnsupported, "output %s is not written", o.param)
-		}
-		w("    %s_ref[...] = _fill(%s, %s_ref)", o.name, o.blk, o.name)
-	}
-	w("")
-	w("")
-	w("def run(args, *, interpret):")
-	t.writeArgs(w)
-	w("    R = gd_x")
-	w("    L = %s", Lpy)
-	outs := t.outputParams()
-	w("    if R <= 0:")
-	w("        return {%s}", t.emptyResult(outs))
-	w("    LP = _round_up(max(L, 1), 128)")
-	var widths []string
-	for _, v := range m.views {
-		widths = append(widths, "_round_up(max("+v.spy+", 1), 128)")
-	}
-	for _, o := range m.outs {
-		if m.L != nil && o.S.equal(m.L.poly) {
-			w("    %s_cols = LP", o.name)
-			widths = append(widths, o.name+"_cols")
-			continue
-		}
-		w("    %s_cols = 1 if %s == 1 else _round_up(max(%s, 1), 128)", o.name, o.spy, o.spy)
-		widths = append(widths, o.name+"_cols")
-	}
-	w("    width = max([LP, %d, %s])", m.T, strings.Join(widths, ", "))
-	w("    BR = max(%d, min(256, (1 << 19) // (width * %d)) // %d * %d)", t.sublanes(), len(m.views)+len(m.outs)+1, t.sublanes(), t.sublanes())
-	w("    BR = min(BR, _round_up(R, %d))", t.sublanes())
-	w("    RP = _round_up(R, BR)")
-	w("    ins, in_specs = [], []")
-	for _, v := range m.views {
-		if len(v.S) == 0 {
-			w("    ins.append(_rows(p_%s, 1, L, LP, 1))", v.param)
-			w("    in_specs.append(pl.BlockSpec((1, LP), lambda i: (0, 0)))")
-			continue
-		}
-		w("    c = _round_up(max(%s, 1), 128)", v.spy)
-		w("    ins.append(_rows(p_%s, R, %s, c, RP))", v.param, v.spy)
-		w("    in_specs.append(pl.BlockSpec((BR, c), lambda i: (i, 0)))")
-	}
-	var ushow []string
-	for _, u := range uniforms {
-		ushow = append(ushow, fmt.Sprintf("%q: %s", u, u))
-	}
-	ushow = append(ushow, `"BR": BR`, `"LP": LP`)
-	for _, o := range m.outs {
-		ushow = append(ushow, fmt.Sprintf("%q: %s_cols", o.name+"_cols", o.name))
-	}
-	w("    U = {%s}", strings.Join(ushow, ", "))
-	var ospecs, oshapes []string
-	for _, o := range m.outs {
-		ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", o.name))
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((RP, %s_cols), %s)", o.name, blockDType(t.params[o.param])))
-	}
-	w("    outs = pl.pallas_call(")
-	w("        functools.partial(_kernel, U=U),")
-	w("        grid=(RP // BR,),")
-	w("        in_specs=in_specs,")
-	w("        out_specs=[%s],", strings.Join(ospecs, ", "))
-	w("        out_shape=[%s],", strings.Join(oshapes, ", "))
-	w("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
-	w("        interpret=interpret,")
-	w("    )(*ins)")
-	var res []string
-	for i, o := range m.outs {
-		p := t.params[o.param]
-		shape := t.shapePy(p)
-		w("    r_%s = _unrows(outs[%d], R, %s, %s, %s)", o.param, i, o.spy, shape, dtypePy(p.DType))
-		res = append(res, fmt.Sprintf("%q: r_%s", o.param, o.param))
-	}
-	for _, p := range outs {
+	for _, p := range t.outputParams() {
 		found := false
 		for _, o := range m.outs {
 			found = found || o.param == p.Name
@@ -950,22 +846,211 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 			return "", refuse(CodeUnsupported, "output %s is never written", p.Name)
 		}
 	}
-	w("    return {%s}", strings.Join(res, ", "))
-	w("")
-	w("")
-	w(`def _rows(a, rows, stride, cols, rows_p):
-    """a viewed as rows of stride elements, padded to (rows_p, cols)."""
-    flat = a.reshape(-1)[: rows * stride]
-    flat = jnp.pad(flat, (0, rows * stride - flat.shape[0]))
-    return jnp.pad(flat.reshape(rows, stride), ((0, rows_p - rows), (0, cols - stride)))
+	inPlace := m.inPlace(t)
+	var refs []string
+	for _, v := range m.views {
+		refs = append(refs, v.name+"_ref")
+	}
+	for _, o := range m.outs {
+		refs = append(refs, o.name+"_ref")
+	}
+	Lpy := "1"
+	if m.L != nil {
+		Lpy = m.L.py
+	}
+	var body []string
+	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
+	w("    BR = %s_ref.shape[0]", m.outs[0].name)
+	w("    B = pl.program_id(0) * BR + lax.broadcasted_iota(jnp.int32, (BR, 1), 0)")
+	w("    tid = lax.broadcasted_iota(jnp.int32, (BR, %d), 1)", m.T)
+	w("    jj = lax.broadcasted_iota(jnp.int32, (BR, LP), 1)")
+	w("    jm = jj < %s", Lpy)
+	for _, line := range t.lines {
+		w("    %s", line)
+	}
+	for _, o := range m.outs {
+		if o.blk == "" {
+			return "", refuse(CodeUnsupported, "output %s is not written", o.param)
+		}
+		w("    %s_ref[...] = %s", o.name, storeValue(o.name+"_ref", val{py: o.blk, ct: "float", k: kData}, blockDType(t.params[o.param])))
+	}
+	body = pruneDead(body)
+	kwNames := append(t.uniformNames(nil), "LP")
+	for _, o := range m.outs {
+		kwNames = append(kwNames, o.name+"_cols")
+	}
+	def, kw := kernelDef(refs, body, kwNames)
+	kern := append([]string{def}, body...)
 
+	var wrap []string
+	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
+	t.writeArgs(ww)
+	ww("    R = gd_x")
+	ww("    L = %s", Lpy)
+	outs := t.outputParams()
+	ww("    if R <= 0:")
+	ww("        return {%s}", t.emptyResult(outs))
+	if inPlace {
+		ww("    LP = L")
+	} else {
+		ww("    LP = _round_up(max(L, 1), 128)")
+	}
+	var widths []string
+	for _, v := range m.views {
+		if inPlace {
+			widths = append(widths, v.spy)
+		} else {
+			widths = append(widths, "_round_up(max("+v.spy+", 1), 128)")
+		}
+	}
+	for _, o := range m.outs {
+		switch {
+		case m.L != nil && o.S.equal(m.L.poly):
+			ww("    %s_cols = LP", o.name)
+		case inPlace:
+			ww("    %s_cols = %s", o.name, o.spy)
+		default:
+			ww("    %s_cols = 1 if %s == 1 else _round_up(max(%s, 1), 128)", o.name, o.spy, o.spy)
+		}
+		widths = append(widths, o.name+"_cols")
+	}
+	sub := t.sublanes()
+	ww("    width = max([LP, %d, %s])", m.T, strings.Join(widths, ", "))
+	ww("    BR = max(%d, min(256, (1 << 19) // (width * %d)) // %d * %d)", sub, len(m.views)+len(m.outs)+1, sub, sub)
+	if inPlace {
+		ww("    BR = min(BR, R)")
+	} else {
+		ww("    BR = min(BR, _round_up(R, %d))", sub)
+		ww("    RP = _round_up(R, BR)")
+	}
+	var ins, inSpecs []string
+	for _, v := range m.views {
+		switch {
+		case len(v.S) == 0 && inPlace:
+			ins = append(ins, fmt.Sprintf("p_%s.reshape(1, L)", v.param))
+			inSpecs = append(inSpecs, "pl.BlockSpec((1, LP), lambda i: (0, 0))")
+		case len(v.S) == 0:
+			ins = append(ins, fmt.Sprintf("_rows(p_%s, 1, L, LP, 1)", v.param))
+			inSpecs = append(inSpecs, "pl.BlockSpec((1, LP), lambda i: (0, 0))")
+		case inPlace:
+			in := "p_" + v.param
+			if len(t.params[v.param].Shape) != 2 {
+				in += fmt.Sprintf(".reshape(R, %s)", v.spy)
+			}
+			ins = append(ins, in)
+			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR, %s), lambda i: (i, 0))", v.spy))
+		default:
+			ww("    %s_cols = _round_up(max(%s, 1), 128)", v.name, v.spy)
+			ins = append(ins, fmt.Sprintf("_rows(p_%s, R, %s, %s_cols, RP)", v.param, v.spy, v.name))
+			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", v.name))
+		}
+	}
+	rows := "RP"
+	grid := "(RP // BR,)"
+	if inPlace {
+		rows, grid = "R", "(pl.cdiv(R, BR),)"
+	}
+	var ospecs, oshapes []string
+	for _, o := range m.outs {
+		ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", o.name))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((%s, %s_cols), %s)", rows, o.name, blockDType(t.params[o.param])))
+	}
+	ww("    outs = pl.pallas_call(")
+	ww("        %s,", partialKernel(kw))
+	ww("        grid=%s,", grid)
+	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
+	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
+	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	ww("        interpret=interpret,")
+	ww("    )(%s)", strings.Join(ins, ", "))
+	var res []string
+	for i, o := range m.outs {
+		p := t.params[o.param]
+		shape := t.shapePy(p)
+		if inPlace {
+			r := fmt.Sprintf("outs[%d].reshape(%s)", i, shape)
+			if blockDType(p) != dtypePy(p.DType) {
+				r += ".astype(" + dtypePy(p.DType) + ")"
+			}
+			res = append(res, fmt.Sprintf("%q: %s", o.param, r))
+			continue
+		}
+		ww("    r_%s = _unrows(outs[%d], R, %s, %s, %s)", o.param, i, o.spy, shape, dtypePy(p.DType))
+		res = append(res, fmt.Sprintf("%q: r_%s", o.param, o.param))
+	}
+	ww("    return {%s}", strings.Join(res, ", "))
+	return renderDraft(t, m.names(t), kern, wrap), nil
+}
 
-def _unrows(o, rows, stride, shape, dt):
-    n = 1
-    for s in shape:
-        n *= s
-    flat = o[:rows, :stride].reshape(-1)
-    flat = jnp.pad(flat, (0, max(0, n - flat.shape[0])))
-    return flat[:n].reshape(shape).astype(dt)`)
-	return b.String(), nil
+// inPlace reports whether every row view is the parameter's own rows (its
+// last dimension the row length, one row per block) and every output a row
+// or one value per row: the blocks then cover the arrays as they are, the
+// last one partial, with no padded copies.
+func (m *rowMode) inPlace(t *tr) bool {
+	if m.L == nil {
+		return false
+	}
+	grid, err := kernels.ParseExpr(t.spec.Launch.Grid[0])
+	if err != nil {
+		return false
+	}
+	R := exprPoly(grid)
+	if R == nil {
+		return false
+	}
+	lastIs := func(p *kernels.Param, S poly) bool {
+		if len(p.Shape) == 0 {
+			return false
+		}
+		e, err := kernels.ParseExpr(p.Shape[len(p.Shape)-1])
+		return err == nil && exprPoly(e).equal(S)
+	}
+	for _, v := range m.views {
+		p := t.params[v.param]
+		if len(v.S) == 0 {
+			if !paramSize(p).equal(m.L.poly) {
+				return false
+			}
+			continue
+		}
+		if !v.S.equal(m.L.poly) || !lastIs(p, v.S) || !paramSize(p).equal(R.mul(v.S)) {
+			return false
+		}
+	}
+	for _, o := range m.outs {
+		p := t.params[o.param]
+		one := o.S.equal(pconst(1))
+		if !one && (!o.S.equal(m.L.poly) || !lastIs(p, o.S)) || !paramSize(p).equal(R.mul(o.S)) {
+			return false
+		}
+	}
+	return true
+}
+
+// names maps the row mode's placeholders to readable names.
+func (m *rowMode) names(t *tr) *renamer {
+	nm := t.baseNames()
+	for from, to := range map[string]string{"B": "row", "jj": "col", "jm": "in_row", "BR": "block_rows", "LP": "row_len", "R": "n_rows", "L": "length", "RP": "rows_padded"} {
+		nm.add(from, to)
+	}
+	loaded := map[string]bool{}
+	for _, v := range m.views {
+		n := v.param
+		if loaded[v.param] {
+			n += "_rows"
+		}
+		loaded[v.param] = true
+		nm.add(v.name+"_ref", n+"_ref")
+		nm.add(v.name+"_cols", n+"_cols")
+	}
+	for _, o := range m.outs {
+		n := o.param
+		if loaded[o.param] {
+			n += "_out"
+		}
+		nm.add(o.name+"_ref", n+"_ref")
+		nm.add(o.name+"_cols", n+"_cols")
+	}
+	return nm
 }

@@ -1,0 +1,279 @@
+package pallas
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Python emission helpers shared by the drafts: readable names for the
+// translator's placeholders, dead-assignment pruning and the helper
+// functions a module actually calls.
+
+var (
+	rePyIdent   = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	rePyString  = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)
+	rePyAssign  = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*) = (.*)$`)
+	reTempName  = regexp.MustCompile(`^[a-z]{1,3}[0-9]+$`)
+	pyKeywords  = "False None True and as assert async await break class continue def del elif else except finally for " + "from global if import in is lambda nonlocal not or pass raise return try while with yield"
+	pyBuiltins  = "abs all any bool dict float int len list max min object range round slice str sum tuple type"
+	draftNames  = "jax jnp lax pl pltpu functools math run args interpret spec outs d D res np"
+	pyDraftSafe = func() map[string]bool {
+		m := map[string]bool{}
+		for _, s := range []string{pyKeywords, pyBuiltins, draftNames} {
+			for _, w := range strings.Fields(s) {
+				m[w] = true
+			}
+		}
+		return m
+	}()
+)
+
+// pyIdents are the identifiers a line reads, string literals left out.
+func pyIdents(line string) []string {
+	return rePyIdent.FindAllString(rePyString.ReplaceAllString(line, `""`), -1)
+}
+
+// pruneDead drops the simple assignments ("name = expr" at the block's own
+// indentation) whose name no later kept line reads, nor live: the
+// straight-line code the drafts emit computes every launch quantity, and a
+// kernel needs few of them.
+func pruneDead(lines []string, live ...string) []string {
+	if len(lines) == 0 {
+		return lines
+	}
+	base := len(lines[0]) - len(strings.TrimLeft(lines[0], " "))
+	used := map[string]bool{}
+	for _, l := range live {
+		used[l] = true
+	}
+	keep := make([]bool, len(lines))
+	for i := len(lines) - 1; i >= 0; i-- {
+		line := lines[i]
+		if m := rePyAssign.FindStringSubmatch(line); m != nil && len(m[1]) == base {
+			if !used[m[2]] {
+				continue
+			}
+			delete(used, m[2])
+			for _, id := range pyIdents(m[3]) {
+				used[id] = true
+			}
+			keep[i] = true
+			continue
+		}
+		keep[i] = true
+		for _, id := range pyIdents(line) {
+			used[id] = true
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		if keep[i] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// readsName reports whether any line reads name.
+func readsName(lines []string, name string) bool {
+	for _, l := range lines {
+		for _, id := range pyIdents(l) {
+			if id == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// renamer maps the translator's placeholder names (p_<param>, s_<symbol>,
+// bd_x, ...) to the names a reviewer reads; every new name is unique and
+// clear of Python's keywords, builtins and the module's own names.
+type renamer struct {
+	to    map[string]string
+	taken map[string]bool
+}
+
+func newRenamer() *renamer { return &renamer{to: map[string]string{}, taken: map[string]bool{}} }
+
+// add maps from to the first free spelling of want.
+func (r *renamer) add(from, want string) string {
+	if got, ok := r.to[from]; ok {
+		return got
+	}
+	name := want
+	if pyDraftSafe[name] || reTempName.MatchString(name) || strings.HasPrefix(name, "_") {
+		name += "_"
+	}
+	for r.taken[name] {
+		name += "_"
+	}
+	r.taken[name] = true
+	r.to[from] = name
+	return name
+}
+
+// apply renames every mapped identifier in s (string literals kept).
+func (r *renamer) apply(s string) string {
+	if len(r.to) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	strs := rePyString.FindAllStringIndex(s, -1)
+	inString := func(i int) bool {
+		for _, sp := range strs {
+			if i >= sp[0] && i < sp[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range rePyIdent.FindAllStringIndex(s, -1) {
+		id := s[m[0]:m[1]]
+		to, ok := r.to[id]
+		if !ok || inString(m[0]) || (m[0] > 0 && s[m[0]-1] == '.') {
+			continue
+		}
+		b.WriteString(s[last:m[0]])
+		b.WriteString(to)
+		last = m[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// helper is one function a draft may call, with the helpers it calls.
+type helper struct {
+	name string
+	uses []string
+	src  string
+}
+
+// helpers are the functions drafts call, in the order a module defines them.
+var helpers = []helper{
+	{"_round_up", nil, `def _round_up(v, m):
+    return (v + m - 1) // m * m`},
+	{"_c_div", nil, `def _c_div(a, b, dt):
+    """C integer division (truncates toward zero)."""
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
+    return lax.div(a, b)`},
+	{"_c_rem", []string{"_c_div"}, `def _c_rem(a, b, dt):
+    """C remainder (takes the sign of the dividend)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a - _c_div(a, b, dt) * b
+    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
+    return lax.rem(a, b)`},
+	{"_cast", nil, `def _cast(x, dt):
+    return jnp.asarray(x).astype(dt)`},
+	{"_layout", []string{"_round_up"}, `def _layout(n, sub):
+    """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
+    lanes = 512 if n >= 512 * 64 else 128
+    rows = pl.cdiv(n, lanes)
+    br = min(_round_up(rows, sub), 64 if lanes == 512 else 256)
+    br = _round_up(br, sub)
+    return lanes, br, _round_up(rows, br)`},
+	{"_blocked", nil, `def _blocked(a, dp, lanes):
+    flat = a.reshape(-1)
+    return jnp.pad(flat, (0, dp - flat.shape[0])).reshape(dp // lanes, lanes)`},
+	{"_gather", nil, `def _gather(a, idx, dp, lanes):
+    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+    return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)`},
+	{"_unblock", nil, `def _unblock(o, n, shape, dt):
+    return o.reshape(-1)[:n].reshape(shape).astype(dt)`},
+	{"_scatter", nil, `def _scatter(base, idx, mask, o, d, n):
+    dp = d.shape[0]
+    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+    keep = jnp.logical_and(jnp.broadcast_to(jnp.asarray(mask), (dp,)), d < n)
+    dst = jnp.where(keep, idx, base.shape[0])
+    return base.at[dst].set(o.reshape(-1).astype(base.dtype), mode="drop")`},
+	{"_rows", nil, `def _rows(a, rows, stride, cols, rows_p):
+    """a viewed as rows of stride elements, padded to (rows_p, cols)."""
+    flat = a.reshape(-1)[: rows * stride]
+    flat = jnp.pad(flat, (0, rows * stride - flat.shape[0]))
+    return jnp.pad(flat.reshape(rows, stride), ((0, rows_p - rows), (0, cols - stride)))`},
+	{"_unrows", nil, `def _unrows(o, rows, stride, shape, dt):
+    n = 1
+    for s in shape:
+        n *= s
+    flat = o[:rows, :stride].reshape(-1)
+    flat = jnp.pad(flat, (0, max(0, n - flat.shape[0])))
+    return flat[:n].reshape(shape).astype(dt)`},
+}
+
+// usedHelpers are the definitions of the helpers body calls (and those they
+// call), in definition order.
+func usedHelpers(body string) string {
+	need := map[string]bool{}
+	for _, id := range pyIdents(body) {
+		need[id] = true
+	}
+	for i := len(helpers) - 1; i >= 0; i-- {
+		if need[helpers[i].name] {
+			for _, u := range helpers[i].uses {
+				need[u] = true
+			}
+		}
+	}
+	var out []string
+	for _, h := range helpers {
+		if need[h.name] {
+			out = append(out, h.src)
+		}
+	}
+	return strings.Join(out, "\n\n\n")
+}
+
+// moduleImports are the import lines for the names body uses.
+func moduleImports(body string) string {
+	ids := map[string]bool{}
+	for _, id := range pyIdents(body) {
+		ids[id] = true
+	}
+	var std, third []string
+	if ids["functools"] {
+		std = append(std, "import functools")
+	}
+	if ids["math"] {
+		std = append(std, "import math")
+	}
+	third = append(third, "import jax")
+	if ids["jnp"] {
+		third = append(third, "import jax.numpy as jnp")
+	}
+	if ids["lax"] {
+		third = append(third, "from jax import lax")
+	}
+	if ids["pl"] {
+		third = append(third, "from jax.experimental import pallas as pl")
+	}
+	if ids["pltpu"] {
+		third = append(third, "from jax.experimental.pallas import tpu as pltpu")
+	}
+	sort.Strings(std)
+	s := strings.Join(third, "\n")
+	if len(std) > 0 {
+		s = strings.Join(std, "\n") + "\n\n" + s
+	}
+	return s
+}
+
+// storeValue is v as the block a store through ref writes: a uniform value
+// fills the block, anything else is cast to the ref's dtype unless it is
+// float32 already.
+func storeValue(ref string, v val, dtype string) string {
+	if v.k == kUniform {
+		return "jnp.full(" + ref + ".shape, " + v.py + ", " + ref + ".dtype)"
+	}
+	if dtype == "jnp.float32" && isFloat(v.ct) {
+		return v.py
+	}
+	if isName(v.py) {
+		return v.py + ".astype(" + ref + ".dtype)"
+	}
+	return "(" + v.py + ").astype(" + ref + ".dtype)"
+}
