@@ -34,6 +34,7 @@ type wantLaunch struct {
 	Block    *[3]int   `json:"block"`
 	Shared   *int      `json:"shared_bytes"`
 	Launches int       `json:"launches"` // recorded launches of this instance (0: at least one)
+	Nth      int       `json:"nth"`      // which of the matching launches the checks below apply to
 	Args     []wantArg `json:"args"`
 }
 
@@ -156,7 +157,11 @@ func checkWant(t *testing.T, ls []Launch, w wantLaunch) {
 	if w.Launches > 0 && len(got) != w.Launches {
 		t.Errorf("%s: %d launches captured; want %d", w.Instance, len(got), w.Launches)
 	}
-	l := got[0]
+	if w.Nth >= len(got) {
+		t.Errorf("%s: launch #%d wanted, %d captured", w.Instance, w.Nth, len(got))
+		return
+	}
+	l := got[w.Nth]
 	if l.Error != "" {
 		t.Errorf("%s: launch error %s", l.Instance, l.Error)
 	}

@@ -147,7 +147,7 @@ func BuildProgram(ctx context.Context, sb *sandbox.Sandbox, cacheDir string, req
 	for _, tu := range tus {
 		argv = append(argv, "-x", "c++", filepath.Join("src", filepath.FromSlash(tu)))
 	}
-	argv = append(argv, "-x", "c++", "emu/hostrt.cc", "-o", req.Name, "-lpthread")
+	argv = append(argv, "-x", "c++", "emu/hostrt.cc", "-o", req.Name, "-rdynamic", "-lpthread", "-ldl")
 	out, err := withPaths(sb, sandboxEnv()).Run(ctx, work, sandbox.Limits{CPUSeconds: 600, MemoryMB: 8192, FileMB: 512, Wall: 10 * time.Minute}, argv...)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -280,8 +280,14 @@ func RewriteLaunches(src string, table KernelTable) (string, []LaunchSite, error
 			ta = append(ta, "::cudaemu::host::targ<"+strings.TrimSpace(a)+">()")
 		}
 		b.WriteString(src[last:cs])
-		fmt.Fprintf(&b, "::cudaemu::host::launch(CUDAEMU_SITE(%s, %s), {%s}, ::cudaemu::host::Config(%s), [&](auto&&... cudaemu_a) { %s(cudaemu_a...); }",
-			cQuote(name), cQuote(table.encode(name)), strings.Join(ta, ", "), cfg, oneLine(callee))
+		site := fmt.Sprintf("CUDAEMU_SITE(%s, %s)", cQuote(name), cQuote(table.encode(name)))
+		if _, known := table[name]; !known && len(targs) == 0 {
+			// Not a kernel's name: a function-pointer variable (a runtime
+			// choice of instance); the launch names it from its symbol.
+			site = fmt.Sprintf("CUDAEMU_SITE_FN(%s, \"\", %s)", cQuote(name), oneLine(callee))
+		}
+		fmt.Fprintf(&b, "::cudaemu::host::launch(%s, {%s}, ::cudaemu::host::Config(%s), [&](auto&&... cudaemu_a) { %s(cudaemu_a...); }",
+			site, strings.Join(ta, ", "), cfg, oneLine(callee))
 		if strings.TrimSpace(emulator.BlankCommentsAndStrings(args)) != "" {
 			b.WriteString(", ")
 			b.WriteString(args)
@@ -375,9 +381,25 @@ func calleeBefore(code string, lt int) (int, string, []string, error) {
 			i--
 		}
 	}
+	// A qualified name: identifiers joined by "::" (a lone ':' ends it, as
+	// in `case 256: kernel<256><<<...>>>`).
 	j := i
-	for j >= 0 && (isIdent(code[j]) || code[j] == ':' || (code[j] == ' ' && j > 0 && code[j-1] == ':')) {
-		j--
+	for {
+		for j >= 0 && isIdent(code[j]) {
+			j--
+		}
+		k := j
+		for k >= 0 && code[k] == ' ' {
+			k--
+		}
+		if k >= 1 && code[k] == ':' && code[k-1] == ':' {
+			j = k - 2
+			for j >= 0 && code[j] == ' ' {
+				j--
+			}
+			continue
+		}
+		break
 	}
 	start := j + 1
 	qual := strings.TrimSpace(code[start : i+1])

@@ -24,6 +24,8 @@
 #include <ATen/Dispatch.h>
 #include <c10/core/CPUAllocator.h>
 #endif
+#include <cxxabi.h>
+#include <dlfcn.h>
 #include <time.h>
 
 #include <algorithm>
@@ -374,7 +376,51 @@ struct Site {
   int line;
   const char* kernel;
   const char* params;
+  // fn is set when the launched expression is not a kernel's name (a
+  // function-pointer variable): the kernel is then named from its symbol.
+  const void* fn = nullptr;
 };
+
+// symbol_kernel names the kernel fn points to from its (demangled) symbol:
+// "void unary<Neg>(float const*, float*, int)" gives kernel "unary",
+// instance "unary<Neg>" and template args {"Neg"}.
+inline bool symbol_kernel(const void* fn, std::string& kernel, std::string& instance, std::vector<std::string>& targs) {
+  Dl_info info{};
+  if (!fn || !dladdr(fn, &info) || !info.dli_sname) return false;
+  int status = 0;
+  char* d = ::abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+  std::string s = (status == 0 && d) ? d : info.dli_sname;
+  free(d);
+  int depth = 0;
+  size_t open = std::string::npos;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '<') depth++;
+    else if (s[i] == '>') depth--;
+    else if (s[i] == '(' && depth == 0) { open = i; break; }
+  }
+  std::string head = s.substr(0, open);
+  if (head.rfind("void ", 0) == 0) head = head.substr(5);
+  instance = head;
+  size_t lt = head.find('<');
+  kernel = head.substr(0, lt);
+  if (size_t c = kernel.rfind("::"); c != std::string::npos) kernel = kernel.substr(c + 2);
+  targs.clear();
+  if (lt != std::string::npos && head.back() == '>') {
+    std::string in = head.substr(lt + 1, head.size() - lt - 2);
+    int dd = 0;
+    size_t st = 0;
+    for (size_t i = 0; i <= in.size(); i++) {
+      if (i == in.size() || (in[i] == ',' && dd == 0)) {
+        std::string a = in.substr(st, i - st);
+        while (!a.empty() && a.front() == ' ') a.erase(a.begin());
+        targs.push_back(a);
+        st = i + 1;
+      } else if (in[i] == '<' || in[i] == '(') dd++;
+      else if (in[i] == '>' || in[i] == ')') dd--;
+    }
+  }
+  return !kernel.empty();
+}
 
 template <class T> inline std::string type_name() {
   std::string p = __PRETTY_FUNCTION__;
@@ -461,9 +507,35 @@ struct Arg {
   bool read_known = false;
 };
 
+#if defined(CUDAEMU_HOST_TORCH)
+// A packed tensor accessor (PackedTensorAccessor32/64 derive from the
+// generic one) carries its pointer, sizes and strides.
+template <class IA, class IB, class T, size_t N, template <class> class PT, class I>
+std::true_type accessor_base(const torch::headeronly::detail::GenericPackedTensorAccessor<IA, IB, T, N, PT, I>*);
+std::false_type accessor_base(...);
+template <class T> constexpr bool is_accessor = decltype(accessor_base(static_cast<const T*>(nullptr)))::value;
+template <class IA, class IB, class T, size_t N, template <class> class PT, class I>
+inline void describe_accessor(const torch::headeronly::detail::GenericPackedTensorAccessor<IA, IB, T, N, PT, I>& v, Arg& a) {
+  a.kind = "pointer";
+  a.dtype = dtype_of<T>();
+  a.lanes = lanes_of<T>();
+  a.ptr = v.data();
+  for (size_t i = 0; i < N; i++) {
+    a.shape.push_back(static_cast<long long>(v.size(static_cast<I>(i))));
+    a.strides.push_back(static_cast<long long>(v.stride(static_cast<I>(i))));
+  }
+}
+#else
+template <class T> constexpr bool is_accessor = false;
+#endif
+
 template <class T> inline void describe(const T& v, Arg& a) {
   a.ctype = type_name<T>();
-  if constexpr (std::is_pointer_v<T>) {
+  if constexpr (is_accessor<T>) {
+#if defined(CUDAEMU_HOST_TORCH)
+    describe_accessor(v, a);
+#endif
+  } else if constexpr (std::is_pointer_v<T>) {
     using E = std::remove_pointer_t<T>;
     a.kind = "pointer";
     a.dtype = dtype_of<E>();
@@ -507,21 +579,6 @@ template <class T> inline void describe(const T& v, Arg& a) {
     a.value = json_str(hex);
   }
 }
-#if defined(CUDAEMU_HOST_TORCH)
-// A packed tensor accessor carries its pointer, sizes and strides.
-template <class T, size_t N, template <class> class PT, class I>
-inline void describe(const at::GenericPackedTensorAccessor<T, N, PT, I>& v, Arg& a) {
-  a.ctype = type_name<at::GenericPackedTensorAccessor<T, N, PT, I>>();
-  a.kind = "pointer";
-  a.dtype = dtype_of<T>();
-  a.lanes = lanes_of<T>();
-  a.ptr = v.data();
-  for (size_t i = 0; i < N; i++) {
-    a.shape.push_back(static_cast<long long>(v.size(static_cast<I>(i))));
-    a.strides.push_back(static_cast<long long>(v.stride(static_cast<I>(i))));
-  }
-}
-#endif
 
 inline std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -564,9 +621,25 @@ inline void restore(std::vector<Region>& rs, bool to_after) {
     if (!src.empty()) memcpy(const_cast<void*>(r.alloc.base), src.data(), src.size());
   }
 }
-inline bool same_as_after(const std::vector<Region>& rs) {
-  for (const Region& r : rs)
-    if (!r.after.empty() && memcmp(r.alloc.base, r.after.data(), r.after.size()) != 0) return false;
+// same_as_after reports whether a replay reproduced the first run. In the
+// poisoned range of allocation poisoned_id, a byte the first run left
+// unchanged that still holds the poison counts as untouched (the kernel
+// writes only part of the range).
+inline bool same_as_after(const std::vector<Region>& rs, long long poisoned_id, size_t off, size_t len) {
+  for (const Region& r : rs) {
+    if (r.after.empty()) continue;
+    const unsigned char* now = static_cast<const unsigned char*>(r.alloc.base);
+    if (r.alloc.id != poisoned_id) {
+      if (memcmp(now, r.after.data(), r.after.size()) != 0) return false;
+      continue;
+    }
+    for (size_t k = 0; k < r.after.size(); k++) {
+      if (now[k] == r.after[k]) continue;
+      const bool in_poison = k >= off && k < off + len;
+      if (in_poison && now[k] == 0xff && r.before[k] == r.after[k]) continue;
+      return false;
+    }
+  }
   return true;
 }
 
@@ -585,7 +658,11 @@ inline bool same_as_after(const std::vector<Region>& rs) {
 // of cfg; body calls the kernel itself, so overloads and template argument
 // deduction are the compiler's as in the original launch.
 template <class F, class... A>
-inline void launch(const Site& site, const std::vector<std::string>& targs, const Config& cfg, F&& body, A&&... args) {
+inline void launch(const Site& site_in, const std::vector<std::string>& targs_in, const Config& cfg, F&& body, A&&... args) {
+  Site site = site_in;
+  std::vector<std::string> targs = targs_in;
+  std::string fn_kernel, fn_instance;
+  if (site.fn && symbol_kernel(site.fn, fn_kernel, fn_instance, targs)) site.kernel = fn_kernel.c_str();
   auto tup = std::make_tuple(args...);
   auto once = [&]() -> std::string {
     char err[1024];
@@ -594,7 +671,9 @@ inline void launch(const Site& site, const std::vector<std::string>& targs, cons
     return rc == 0 ? std::string() : std::string(err[0] ? err : "launch failed");
   };
   std::string instance = site.kernel;
-  if (!targs.empty()) {
+  if (!fn_instance.empty()) {
+    instance = fn_instance;
+  } else if (!targs.empty()) {
     instance += "<";
     for (size_t i = 0; i < targs.size(); i++) instance += (i ? ", " : "") + targs[i];
     instance += ">";
@@ -660,7 +739,7 @@ inline void launch(const Site& site, const std::vector<std::string>& targs, cons
       restore(regions, false);
       memset(const_cast<char*>(static_cast<const char*>(a.alloc.base)) + a.offset, 0xff, a.extent);
       std::string e2 = once();
-      a.read = !e2.empty() || !same_as_after(regions);
+      a.read = !e2.empty() || !same_as_after(regions, a.alloc.id, a.offset, a.extent);
       a.read_known = true;
     }
     restore(regions, true);
@@ -732,6 +811,7 @@ inline void launch(const Site& site, const std::vector<std::string>& targs, cons
 }  // namespace cudaemu::host
 
 #define CUDAEMU_SITE(kernel, params) (::cudaemu::host::Site{__FILE__, __LINE__, kernel, params})
+#define CUDAEMU_SITE_FN(kernel, params, fn) (::cudaemu::host::Site{__FILE__, __LINE__, kernel, params, reinterpret_cast<const void*>(fn)})
 
 #if defined(CUDAEMU_HOST_TORCH)
 #include "cudaemu_torch.h"

@@ -4,6 +4,16 @@
 #ifndef PALLASIFY_CUDAEMU_TORCH_H
 #define PALLASIFY_CUDAEMU_TORCH_H
 
+// RestrictPtrTraits exists only for nvcc in the torch headers.
+namespace torch::headeronly {
+template <typename T> struct RestrictPtrTraits {
+  using PtrType = T* __restrict;
+};
+}  // namespace torch::headeronly
+namespace at {
+using torch::headeronly::RestrictPtrTraits;
+}
+
 namespace c10::cuda {
 // CUDAStream: every stream is the default stream of the one emulated device;
 // work is synchronous.
