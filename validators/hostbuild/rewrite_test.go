@@ -10,8 +10,8 @@ func TestRewriteLaunches(t *testing.T) {
 	table.Add("k.cu", "template <int B> __global__ void block_max(const float* x, float* out, int n) {}\n__global__ void plain(float* y) {}\nnamespace ns { __global__ void q(int a) {} }")
 	for _, tc := range []struct {
 		name, src string
-		want       []string // substrings of the rewrite
-		kernel     string
+		want      []string // substrings of the rewrite
+		kernel    string
 	}{
 		{"template after case label", "switch (b) { case 256: block_max<256><<<rows, 256>>>(x, o, n); break; }",
 			[]string{"case 256: ::cudaemu::host::launch(CUDAEMU_SITE(\"block_max\"", "targ<256>()", "Config(rows, 256)", "block_max<256>(cudaemu_a...)", ", x, o, n)"}, "block_max"},
