@@ -28,8 +28,10 @@ type batchOptions struct {
 	Timeout     time.Duration
 	Push, PR    bool
 	RetryFailed bool
-	Keep        bool
-	JSON        bool
+	// Force runs every repository again, finished or not.
+	Force bool
+	Keep  bool
+	JSON  bool
 	// Queue is the job queue (default: SQLite in the run directory);
 	// EnqueueOnly submits without working; RescueAfter is when a job whose
 	// worker died is retried.
@@ -94,6 +96,7 @@ github.token_env in --config). Exit 1 when any repository failed.`,
 	fl.BoolVar(&opts.Push, "push", false, "push a pallasify branch to each repository")
 	fl.BoolVar(&opts.PR, "pr", false, "open or update a pull request in each repository (implies --push)")
 	fl.BoolVar(&opts.RetryFailed, "retry-failed", false, "run repositories that failed before again")
+	fl.BoolVar(&opts.Force, "force", false, "run every repository again, even those finished on the same commit with the same options")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the clones under the run directory")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary as JSON instead of Markdown")
 	fl.StringVar(&opts.Queue, "queue", "", "job queue: a PostgreSQL URL shared by workers on many machines, or a SQLite file (default: $"+queueEnv+", else <run-dir>/queue.db)")
@@ -135,7 +138,7 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 	secrets.Add(token)
 	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Stages.migrator(o.Migrate, o.Getenv), Push: o.Push || o.PR, PR: o.PR,
 		RetryFailed: o.RetryFailed, Concurrency: o.Jobs, Timeout: o.Timeout, Token: token, TokenHosts: cfg.GitHub.TokenHosts(), Keep: o.Keep,
-		Version: version, Secrets: secrets}
+		Version: version, Secrets: secrets, Force: o.Force, Fingerprint: o.Stages.fingerprint()}
 	if o.PR {
 		if client == nil {
 			return usageErr(fmt.Errorf("--pr needs a token in $%s (or GitHub App settings in --config)", cfg.GitHub.TokenEnv))
@@ -151,6 +154,9 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 	}
 	qr := queuedRun{URL: queueURL(o.Queue, o.Getenv, filepath.Join(o.RunDir, "queue.db")), EnqueueOnly: o.EnqueueOnly,
 		RetryFailed: o.RetryFailed, RescueAfter: o.RescueAfter}
+	if o.Force {
+		qr.Rerun = time.Now().UTC().Format(time.RFC3339Nano) // a new value: new jobs
+	}
 	sum, err := runQueued(ctx, o, qr, entries, bopts, cfg)
 	if bars != nil {
 		bars.Wait()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -33,25 +32,10 @@ func queueURL(flag string, getenv func(string) string, def string) string {
 	return def
 }
 
-// listAuth is the auth for listing a URL's branches: the token only over
-// HTTPS to the GitHub host the config names (github.com or api_url's host).
+// listAuth is the auth for listing a URL's branches: the token only where
+// it may go (over HTTPS to the configured GitHub hosts).
 func listAuth(source string, cfg *config.Config, token string) transport.AuthMethod {
-	if token == "" {
-		return nil
-	}
-	u, err := url.Parse(source)
-	if err != nil || u.Scheme != "https" {
-		return nil
-	}
-	hosts := map[string]bool{"github.com": true}
-	if api, err := url.Parse(cfg.GitHub.APIURL); err == nil && api.Host != "" {
-		hosts[api.Host] = true
-		hosts[strings.TrimPrefix(api.Host, "api.")] = true
-	}
-	if !hosts[u.Host] {
-		return nil
-	}
-	return acquire.BasicAuth(token)
+	return acquire.Credentials{Token: token, Hosts: cfg.GitHub.TokenHosts()}.AuthFor(source)
 }
 
 // repoJobs turns batch entries into queue jobs: each with the base commit
@@ -123,7 +107,7 @@ type queuedRun struct {
 func runQueued(ctx context.Context, o *batchOptions, qr queuedRun, entries []batch.Entry, bopts batch.Options, cfg *config.Config) (*batch.Summary, error) {
 	list := strings.TrimSuffix(filepath.Base(o.List), filepath.Ext(o.List))
 	jobs := repoJobs(ctx, entries, bopts, cfg, list, qr.Rerun)
-	qcfg := queue.Config{URL: qr.URL, PollInterval: 100 * time.Millisecond, RescueAfter: qr.RescueAfter}
+	qcfg := queue.Config{URL: qr.URL, PollInterval: 100 * time.Millisecond}
 	var rn *batch.Runner
 	if !qr.EnqueueOnly {
 		w := queue.NewRepoWorker()
@@ -139,8 +123,14 @@ func runQueued(ctx context.Context, o *batchOptions, qr queuedRun, entries []bat
 		defer rn.Close()
 		w.Runner = rn
 		qcfg.Repos, qcfg.RepoWorkers = w, rn.Options().Concurrency
+		qcfg.JobTimeout = rn.Options().Timeout + queue.DefaultGrace
+		qcfg.RescueAfter = qr.RescueAfter
 		if qcfg.RescueAfter <= 0 {
 			qcfg.RescueAfter = rn.Options().Timeout + 5*time.Minute
+		}
+		if qcfg.RescueAfter <= qcfg.JobTimeout {
+			return nil, fmt.Errorf("--rescue-after (%s) must exceed the per-repository timeout plus %s (%s)",
+				qcfg.RescueAfter, queue.DefaultGrace, qcfg.JobTimeout)
 		}
 	}
 	q, err := queue.Open(ctx, qcfg)

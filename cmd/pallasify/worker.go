@@ -69,7 +69,7 @@ under --run-dir. Logs are JSON lines on stderr.`,
 	fl.StringVar(&opts.RunDir, "run-dir", ".pallasify-worker", "where each repository's status, diff and report go")
 	fl.IntVarP(&opts.Jobs, "jobs", "j", 0, "jobs at once (default: batch.concurrency, 4)")
 	fl.DurationVar(&opts.Timeout, "timeout", 0, "time limit per repository (default: batch.timeout, 30m)")
-	fl.DurationVar(&opts.RescueAfter, "rescue-after", 0, "retry a job whose worker died after this long (default: --timeout + 5m; must exceed the longest job)")
+	fl.DurationVar(&opts.RescueAfter, "rescue-after", 0, "retry a job whose worker died after this long (default: --timeout + 5m; must exceed --timeout + 10s)")
 	fl.DurationVar(&opts.Poll, "poll", 0, "how often to look for jobs when no notification arrives (default 1s)")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the clones under the run directory")
 	return cmd
@@ -94,7 +94,7 @@ func workerRun(ctx context.Context, o *workerOptions) error {
 	secrets.Add(token)
 	w := queue.NewRepoWorker()
 	bopts := batch.Options{RunDir: o.RunDir, ConfigPath: o.Config, Migrate: o.Migrate, Concurrency: o.Jobs, Timeout: o.Timeout,
-		Token: token, Keep: o.Keep, Version: version, Secrets: secrets, Log: o.IO.ErrOut, Progress: w.Tracker()}
+		Token: token, TokenHosts: cfg.GitHub.TokenHosts(), Keep: o.Keep, Version: version, Secrets: secrets, Log: o.IO.ErrOut, Progress: w.Tracker()}
 	if client != nil {
 		bopts.GitHub = client
 	}
@@ -109,11 +109,13 @@ func workerRun(ctx context.Context, o *workerOptions) error {
 	if rescue == 0 {
 		rescue = ro.Timeout + 5*time.Minute
 	}
-	if rescue <= ro.Timeout {
-		return usageErr(fmt.Errorf("--rescue-after (%s) must exceed the per-repository timeout (%s), or live jobs would run twice", rescue, ro.Timeout))
+	jobTimeout := ro.Timeout + queue.DefaultGrace
+	if rescue <= jobTimeout {
+		return usageErr(fmt.Errorf("--rescue-after (%s) must exceed the per-repository timeout plus %s (%s), or live jobs would run twice",
+			rescue, queue.DefaultGrace, jobTimeout))
 	}
 	q, err := queue.Open(ctx, queue.Config{URL: queueURL(o.Queue, o.Getenv, queue.DefaultURL()), RepoWorkers: ro.Concurrency,
-		Repos: w, RescueAfter: rescue, PollInterval: o.Poll, Logger: secrets.JSONLogger(o.IO.ErrOut, nil)})
+		Repos: w, JobTimeout: jobTimeout, RescueAfter: rescue, PollInterval: o.Poll, Logger: secrets.JSONLogger(o.IO.ErrOut, nil)})
 	if err != nil {
 		return usageErr(errors.New(secrets.String(err.Error())))
 	}

@@ -59,12 +59,13 @@ type Config struct {
 	Repos *RepoWorker
 	// Bot runs bot jobs (needed with BotWorkers).
 	Bot *BotWorker
-	// JobTimeout cancels a job's context (0: none; the runners have their own
-	// per-repository and per-job limits).
+	// JobTimeout is River's limit for jobs whose worker names none (the
+	// runners' own limits come first; this is the backstop). Default 1h.
 	JobTimeout time.Duration
 	// RescueAfter is how long a job may stay running before River considers
-	// its worker dead and retries it elsewhere (default 1h). It must exceed
-	// the longest job: a live job older than this would run twice.
+	// its worker dead and retries it elsewhere (default JobTimeout + 1h). It
+	// must exceed every job's timeout: River rescues a job only once its
+	// timeout has passed too, and a live job older than this would run twice.
 	RescueAfter time.Duration
 	// PollInterval is how often workers look for jobs when no notification
 	// arrives (SQLite always polls; default 1s).
@@ -153,7 +154,7 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 func riverConfig(cfg Config) *river.Config {
 	rc := &river.Config{
 		Logger:               cfg.Logger,
-		JobTimeout:           -1,
+		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		MaxAttempts:          10,
 		FetchPollInterval:    cfg.PollInterval,
@@ -163,14 +164,11 @@ func riverConfig(cfg Config) *river.Config {
 		CancelledJobRetentionPeriod: 30 * 24 * time.Hour,
 		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour,
 	}
-	if cfg.JobTimeout > 0 {
-		rc.JobTimeout = cfg.JobTimeout
+	if rc.JobTimeout <= 0 {
+		rc.JobTimeout = time.Hour
 	}
 	if rc.RescueStuckJobsAfter <= 0 {
-		rc.RescueStuckJobsAfter = time.Hour
-		if cfg.JobTimeout > 0 {
-			rc.RescueStuckJobsAfter += cfg.JobTimeout
-		}
+		rc.RescueStuckJobsAfter = rc.JobTimeout + time.Hour
 	}
 	if rc.FetchPollInterval <= 0 {
 		rc.FetchPollInterval = time.Second
@@ -220,32 +218,9 @@ func openPostgres(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, fmt.Errorf("queue: connect to %s: %w", q.url, err)
 	}
 	driver := riverpgxv5.New(pool)
-	tx, err := pool.Begin(ctx)
-	if err != nil {
+	if err := migratePostgres(ctx, pool, driver); err != nil {
 		q.Close()
-		return nil, fmt.Errorf("queue: %w", err)
-	}
-	defer tx.Rollback(context.WithoutCancel(ctx))
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", advisoryLock); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: migration lock: %w", err)
-	}
-	m, err := rivermigrate.New(driver, nil)
-	if err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: %w", err)
-	}
-	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: migrate: %w", err)
-	}
-	if _, err := tx.Exec(ctx, progressSchema); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: progress table: %w", err)
-	}
-	if err := tx.Commit(ctx); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: migrate: %w", err)
+		return nil, err
 	}
 	q.db = stdlib.OpenDBFromPool(pool)
 	q.closers = append([]func(){func() { q.db.Close() }}, q.closers...)
@@ -257,6 +232,33 @@ func openPostgres(ctx context.Context, cfg Config) (*Queue, error) {
 	q.eng = clientEngine[pgxTx]{c}
 	q.bind(cfg)
 	return q, nil
+}
+
+// migratePostgres brings River's schema and the progress table up to date
+// while holding a session advisory lock, so workers starting together
+// migrate one after the other (River's migrations run outside one
+// transaction: some cannot share one).
+func migratePostgres(ctx context.Context, pool *pgxpool.Pool, driver *riverpgxv5.Driver) error {
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", advisoryLock); err != nil {
+		return fmt.Errorf("queue: migration lock: %w", err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", advisoryLock)
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("queue: migrate: %w", err)
+	}
+	if _, err := conn.Exec(ctx, progressSchema); err != nil {
+		return fmt.Errorf("queue: progress table: %w", err)
+	}
+	return nil
 }
 
 func openSQLite(ctx context.Context, cfg Config) (*Queue, error) {
@@ -280,23 +282,10 @@ func openSQLite(ctx context.Context, cfg Config) (*Queue, error) {
 		q.Close()
 		return nil, fmt.Errorf("queue: open %s: %w", path, err)
 	}
-	defer tx.Rollback()
-	m, err := rivermigrate.New(driver, nil)
-	if err != nil {
+	if err := migrateSQLite(ctx, tx, driver); err != nil {
+		tx.Rollback()
 		q.Close()
-		return nil, fmt.Errorf("queue: %w", err)
-	}
-	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: migrate %s: %w", path, err)
-	}
-	if _, err := tx.ExecContext(ctx, progressSchema); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: progress table: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		q.Close()
-		return nil, fmt.Errorf("queue: migrate %s: %w", path, err)
+		return nil, fmt.Errorf("queue: %s: %w", path, err)
 	}
 	c, err := river.NewClient(driver, riverConfig(cfg))
 	if err != nil {
@@ -306,6 +295,23 @@ func openSQLite(ctx context.Context, cfg Config) (*Queue, error) {
 	q.eng = clientEngine[*sql.Tx]{c}
 	q.bind(cfg)
 	return q, nil
+}
+
+// migrateSQLite migrates inside one IMMEDIATE transaction: its write lock
+// makes processes on the machine migrate one after the other.
+func migrateSQLite(ctx context.Context, tx *sql.Tx, driver *riversqlite.Driver) error {
+	m, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return err
+	}
+	//lint:ignore SA1019 SQLite's migrations run in one transaction; it serialises processes.
+	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, progressSchema); err != nil {
+		return fmt.Errorf("progress table: %w", err)
+	}
+	return tx.Commit()
 }
 
 // bind gives the job runners access to the queue's progress records.

@@ -42,7 +42,7 @@ func openSQLiteWorker(t *testing.T, dir string, n int, m batch.Migrator) *queue.
 	t.Cleanup(func() { rn.Close() })
 	w.Runner = rn
 	q, err := queue.Open(context.Background(), queue.Config{URL: filepath.Join(dir, "queue.db"), RepoWorkers: n, Repos: w,
-		PollInterval: 50 * time.Millisecond, RescueAfter: time.Minute})
+		PollInterval: 50 * time.Millisecond, JobTimeout: 30 * time.Second, RescueAfter: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,10 @@ type RepoWorker struct {
 	Runner *batch.Runner
 	// Log receives the worker's own lines (default: the runner's logger).
 	Log *slog.Logger
+	// Grace is added to a repository's time limit for River's job timeout:
+	// the runner stops the repository itself; River's limit is the backstop
+	// and tells its rescuer when a job can only be running on a dead worker.
+	Grace time.Duration
 
 	q    *Queue
 	name string
@@ -160,9 +164,28 @@ func (w *RepoWorker) Work(ctx context.Context, job *river.Job[RepoArgs]) error {
 	}
 }
 
-// Timeout implements river.Worker: the runner enforces the per-repository
-// limit itself.
-func (w *RepoWorker) Timeout(*river.Job[RepoArgs]) time.Duration { return -1 }
+// Timeout implements river.Worker: the repository's limit plus Grace. (A job
+// without a positive timeout is never rescued by River.)
+func (w *RepoWorker) Timeout(job *river.Job[RepoArgs]) time.Duration {
+	limit := job.Args.Timeout
+	if limit <= 0 && w.Runner != nil {
+		limit = w.Runner.Options().Timeout
+	}
+	if limit <= 0 {
+		return 0 // the client's JobTimeout
+	}
+	return limit + w.grace()
+}
+
+func (w *RepoWorker) grace() time.Duration {
+	if w.Grace > 0 {
+		return w.Grace
+	}
+	return DefaultGrace
+}
+
+// DefaultGrace is RepoWorker.Grace's default.
+const DefaultGrace = 10 * time.Second
 
 // BotArgs is one webhook job of the GitHub App, unique per delivery (a
 // redelivered event is not run twice, even across restarts).
@@ -183,7 +206,9 @@ func (BotArgs) InsertOpts() river.InsertOpts {
 type BotWorker struct {
 	river.WorkerDefaults[BotArgs]
 	Server *bot.Server
-	q      *Queue
+	// JobTimeout is the bot's bot.job_timeout (River's limit adds DefaultGrace).
+	JobTimeout time.Duration
+	q          *Queue
 }
 
 // Work implements river.Worker. A failed bot job has already told the user
@@ -198,8 +223,14 @@ func (w *BotWorker) Work(ctx context.Context, job *river.Job[BotArgs]) error {
 	return nil
 }
 
-// Timeout implements river.Worker: the bot enforces bot.job_timeout.
-func (w *BotWorker) Timeout(*river.Job[BotArgs]) time.Duration { return -1 }
+// Timeout implements river.Worker: bot.job_timeout plus DefaultGrace (the
+// bot enforces its limit itself).
+func (w *BotWorker) Timeout(*river.Job[BotArgs]) time.Duration {
+	if w.JobTimeout <= 0 {
+		return 0
+	}
+	return w.JobTimeout + DefaultGrace
+}
 
 // BotQueue adapts a Queue to the bot's durable job queue.
 type BotQueue struct{ Q *Queue }
