@@ -15,12 +15,16 @@ ctx = torch.amp.autocast(device_type="cuda")
 `,
 	Portable: `import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
-with torch.autocast(DEVICE.type, dtype=torch.bfloat16):
+with torch.autocast(DEVICE.type, dtype=torch.bfloat16, enabled=DEVICE.type != "cpu"):
     loss = model(x)
-ctx = torch.amp.autocast(device_type=DEVICE.type)
+ctx = torch.amp.autocast(device_type=DEVICE.type, enabled=DEVICE.type != "cpu")
 `,
 	TPU: `import torch
 
@@ -43,10 +47,15 @@ var AutocastCuda = &rule.Rule{
 		Title: "`torch.autocast(\"cuda\")` names CUDA as the autocast device",
 		What: "Rewrites the device type `\"cuda\"` (first argument or `device_type=`) of `torch.autocast`, " +
 			"`torch.amp.autocast` and `torch.amp.autocast_mode.autocast` (also imported by name). Portable: " +
-			"`DEVICE.type`. TPU: `\"tpu\"`, with `dtype=torch.bfloat16` added when no dtype is given.",
+			"`DEVICE.type`, enabled only where DEVICE is CUDA or a TPU (`enabled=DEVICE.type != \"cpu\"`, combined " +
+			"with an existing `enabled=`). TPU: `\"tpu\"`, with `dtype=torch.bfloat16` added when no dtype is given.",
 		Why: "Autocast only affects ops on the device type it names: with `\"cuda\"` on a TPU nothing is autocast, " +
 			"so the model runs in fp32, slower and with more memory.",
-		Safety: "Safe: on CUDA the same autocast runs. On the tpu target an explicit `torch.float16` becomes " +
+		Safety: "Safe. Portable, per host: on CUDA the same autocast runs (same dtype, same `enabled`); on a " +
+			"CPU-only, MPS or XPU host the original autocast on \"cuda\" disabled itself (CUDA is missing), and so " +
+			"does the new one (DEVICE is the CPU there and `enabled` is False), so the model keeps running in fp32 " +
+			"instead of CPU bf16 autocast; on a TPU it autocasts with TorchTPU's dtype. The tpu target's code names " +
+			"\"tpu\" and runs only there. On the tpu target an explicit `torch.float16` becomes " +
 			"`torch.bfloat16`, an unsafe fix (numerics change).",
 	}, autocastCudaExample),
 	Run: func(p *rule.Pass) {
@@ -77,8 +86,13 @@ var AutocastCuda = &rule.Rule{
 			if !ok || s.Index != "" || s.FString {
 				return
 			}
+			enabled := al.KwValue("enabled")
+			if len(al.Positional) > 2 {
+				enabled = al.Positional[2]
+			}
 			pl := &plan{}
 			tpuDtype(p, pl, al, dtype, "")
+			gateAutocast(p, dv, pl, al, enabled, "")
 			if p.Target == rule.TPU {
 				pl.add(s.Replace(s.Literal("tpu")))
 			} else {

@@ -16,11 +16,15 @@ with autocast():
 	Portable: `from torch.amp import GradScaler, autocast
 import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 scaler = GradScaler(DEVICE.type, enabled=DEVICE.type == "cuda")
-with autocast(DEVICE.type):
+with autocast(DEVICE.type, enabled=DEVICE.type != "cpu"):
     loss = model(x)
 `,
 	TPU: `from torch.amp import GradScaler, autocast

@@ -16,12 +16,16 @@ with torch.cuda.amp.autocast(True, torch.float16):
 `,
 	Portable: `import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
-with torch.amp.autocast(DEVICE.type):
+with torch.amp.autocast(DEVICE.type, enabled=DEVICE.type != "cpu"):
     loss = model(x)
-with torch.amp.autocast(DEVICE.type, enabled=True, dtype=torch.float16):
+with torch.amp.autocast(DEVICE.type, enabled=DEVICE.type != "cpu", dtype=torch.float16):
     out = model(y)
 `,
 	TPU: `import torch
@@ -48,13 +52,18 @@ var CudaAutocast = &rule.Rule{
 			"`import torch.cuda.amp as amp`, as a context manager or a decorator) to " +
 			"`torch.amp.autocast(<device type>, ...)`. Positional arguments become keywords, because " +
 			"`torch.amp.autocast`'s second parameter is `dtype`, not `enabled`. Portable: the device type is " +
-			"`DEVICE.type`, the dtype is left as written (CUDA's default stays fp16). TPU: `\"tpu\"` with " +
+			"`DEVICE.type`, the dtype is left as written (CUDA's default stays fp16), and autocast is enabled only " +
+			"where DEVICE is CUDA or a TPU (`enabled=DEVICE.type != \"cpu\"`, combined with an existing `enabled`). TPU: `\"tpu\"` with " +
 			"`dtype=torch.bfloat16` (added when absent).\n\n" +
 			"Names imported with `from torch.cuda.amp import autocast` are rewritten with their import by " +
 			"cuda-amp-import (PAM004).",
 		Why: "`torch.cuda.amp.autocast` autocasts CUDA ops only, so on a TPU or CPU the model silently runs in fp32; " +
 			"it is deprecated since PyTorch 2.4. TorchTPU's autocast uses bf16, the MXU's input type (torchtpu.md §5).",
-		Safety: "Safe: the portable call is the documented equivalent on CUDA. On the tpu target an explicit " +
+		Safety: "Safe. Portable, per host: on CUDA the call is the documented equivalent (same dtype, same " +
+			"`enabled`); on a CPU-only, MPS or XPU host `torch.cuda.amp.autocast` disabled itself (CUDA is missing) " +
+			"and the new call is disabled too (DEVICE is the CPU and `enabled` is False), so outputs stay fp32 " +
+			"rather than turning bfloat16 under CPU autocast; on a TPU it autocasts. The tpu target's code names " +
+			"\"tpu\" and runs only there. On the tpu target an explicit " +
 			"`dtype=torch.float16` becomes `torch.bfloat16`, an unsafe fix (numerics change).",
 	}, cudaAutocastExample),
 	Run: func(p *rule.Pass) {

@@ -58,6 +58,52 @@ func tpuDtype(p *rule.Pass, pl *plan, al devkit.ArgList, dtype *ts.Node, first s
 
 var cudaAutocastParams = []string{"enabled", "dtype", "cache_enabled"}
 
+// gated is the text of an enabled= value v that also requires cond: cond for
+// a literal True, "" (no change) for a literal False, else "v and cond",
+// parenthesised when v binds more loosely than "and".
+func gated(p *rule.Pass, v *ts.Node, cond string) string {
+	t := strings.TrimSpace(p.Text(v))
+	switch {
+	case t == "True":
+		return cond
+	case t == "False":
+		return ""
+	case v.Type() == "identifier" || v.Type() == "attribute" || v.Type() == "call" || v.Type() == "subscript" ||
+		v.Type() == "parenthesized_expression":
+		return t + " and " + cond
+	}
+	return "(" + t + ") and " + cond
+}
+
+// autocastOn is the portable autocast's enabled= condition: a CUDA or TPU
+// DEVICE. The original ("cuda") autocast disables itself where CUDA is
+// missing, so a CPU-only or MPS host keeps running in fp32 rather than
+// switching to CPU bf16 autocast.
+func autocastOn(dv *devkit.Dev) string { return devkit.Accelerated(dv.Name()) }
+
+// gateAutocast plans, for the portable target, the edits that keep autocast
+// off where the original was off: the enabled= keyword value v (nil when
+// absent) gets autocastOn, or enabled=autocastOn is appended. It returns the
+// text to merge into a first-argument insertion when the call has no
+// arguments (first + ", enabled=...").
+func gateAutocast(p *rule.Pass, dv *devkit.Dev, pl *plan, al devkit.ArgList, v *ts.Node, first string) string {
+	if p.Target != rule.Portable {
+		return first
+	}
+	cond := autocastOn(dv)
+	if v == nil {
+		if len(al.All) == 0 {
+			return first + ", enabled=" + cond
+		}
+		pl.add(al.Append("enabled=" + cond))
+		return first
+	}
+	if t := gated(p, v, cond); t != "" {
+		pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.End(v), New: t})
+	}
+	return first
+}
+
 // cudaAutocast plans the arguments of a torch.cuda.amp.autocast(...) call
 // turned into torch.amp.autocast(<device type>, ...): positional arguments
 // become keywords (torch.amp.autocast's second parameter is dtype, not
@@ -69,7 +115,19 @@ func cudaAutocast(p *rule.Pass, dv *devkit.Dev, call *ts.Node) (*plan, bool) {
 	}
 	var dtype *ts.Node
 	var kws []rule.Edit
+	rest := &plan{}
+	enabled := al.KwValue("enabled")
 	for i, a := range al.Positional {
+		if i == 0 && p.Target == rule.Portable {
+			// enabled given positionally: its keyword and its gate in one edit.
+			t := gated(p, a, autocastOn(dv))
+			if t == "" {
+				t = p.Text(a)
+			}
+			rest.add(rule.Edit{Start: devkit.Start(a), End: devkit.End(a), New: "enabled=" + t})
+			enabled = a
+			continue
+		}
 		kws = append(kws, rule.Edit{Start: devkit.Start(a), End: devkit.Start(a), New: cudaAutocastParams[i] + "="})
 		if i == 1 {
 			dtype = a
@@ -78,8 +136,10 @@ func cudaAutocast(p *rule.Pass, dv *devkit.Dev, call *ts.Node) (*plan, bool) {
 	if dtype == nil {
 		dtype = al.KwValue("dtype")
 	}
-	rest := &plan{}
 	first := tpuDtype(p, rest, al, dtype, devType(p, dv))
+	if len(al.Positional) == 0 || p.Target != rule.Portable {
+		first = gateAutocast(p, dv, rest, al, enabled, first)
+	}
 	// The device type is inserted before the keyword names at the same offset.
 	pl := &plan{safety: rest.safety, note: rest.note}
 	pl.add(al.InsertFirst(first))

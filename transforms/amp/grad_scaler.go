@@ -14,8 +14,12 @@ scaler2 = torch.amp.GradScaler("cuda", enabled=args.amp)
 `,
 	Portable: `import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 scaler = torch.amp.GradScaler(DEVICE.type, enabled=DEVICE.type == "cuda")
 scaler2 = torch.amp.GradScaler(DEVICE.type, enabled=args.amp and DEVICE.type == "cuda")

@@ -16,8 +16,12 @@ with torch.cuda.device(local_rank):
 	Portable: `import torch
 import contextlib
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 with torch.cuda.device(local_rank) if DEVICE.type == "cuda" else contextlib.nullcontext():
     buf = torch.empty(1 << 20, device="cuda")

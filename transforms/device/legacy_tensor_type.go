@@ -26,8 +26,12 @@ if isinstance(t, torch.cuda.FloatTensor):
 `,
 	Portable: `import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 buf = torch.empty(4, 8, dtype=torch.float32, device=DEVICE)
 ids = torch.tensor([1, 2, 3], dtype=torch.int64, device=DEVICE)

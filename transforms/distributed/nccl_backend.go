@@ -17,8 +17,12 @@ dist.init_process_group(backend="nccl" if use_gpu else "gloo", init_method="env:
 	Portable: `import torch.distributed as dist
 import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 dist.init_process_group({"cuda": "nccl", "tpu": "tpu_dist"}.get(DEVICE.type, "gloo"))
 dist.init_process_group(backend={"cuda": "nccl", "tpu": "tpu_dist"}.get(DEVICE.type, "gloo") if use_gpu else "gloo", init_method="env://")

@@ -20,8 +20,25 @@ import (
 )
 
 // DeviceExpr is the right-hand side of the portable DEVICE definition
-// (torchtpu.md §4): the accelerator this process uses, else the CPU.
-const DeviceExpr = `torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")`
+// (torchtpu.md §4): the CUDA or TPU device this process uses, else the CPU.
+// Any other accelerator (MPS, XPU) is the CPU: the code being migrated took
+// its CPU path there (torch.cuda.is_available() was False), and a portable
+// rewrite keeps that path rather than widening a CUDA-only one to it. So
+// DEVICE.type is "cuda", "tpu" or "cpu", and DEVICE.type != "cpu" is True
+// exactly where the original's CUDA probe was, plus on a TPU.
+const DeviceExpr = "torch.device(\n" +
+	"    torch.accelerator.current_accelerator().type\n" +
+	"    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in (\"cuda\", \"tpu\")\n" +
+	"    else \"cpu\"\n" +
+	")"
+
+// LegacyDeviceExpr is the DEVICE definition earlier versions wrote (any
+// accelerator, MPS included). A module holding it counts as migrated: the name
+// stays pallasify's own and no second definition is added.
+const LegacyDeviceExpr = `torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")`
+
+// Accelerated is DEVICE's test for "a CUDA or TPU device" (see DeviceExpr).
+func Accelerated(dev string) string { return dev + `.type != "cpu"` }
 
 // deviceNames are the names tried, in order, for the DEVICE definition.
 var deviceNames = [...]string{"DEVICE", "ACCEL_DEVICE", "PALLASIFY_DEVICE"}
@@ -71,7 +88,7 @@ func DeviceType(p *rule.Pass) string { return Device(p) + ".type" }
 func DevicePrelude(name string) rule.Prelude {
 	return rule.Prelude{
 		Key: "00-device",
-		Text: "# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.\n" +
+		Text: "# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).\n" +
 			name + " = " + DeviceExpr + "\n",
 		Marker:  name + " = torch.accelerator.",
 		Imports: []string{"import torch"},
@@ -230,7 +247,8 @@ func Bindings(p *rule.Pass, needle string) map[string]int {
 		case "assignment":
 			left := n.ChildByFieldName("left")
 			right := n.ChildByFieldName("right")
-			own := left != nil && left.Type() == "identifier" && right != nil && p.Text(right) == DeviceExpr
+			own := left != nil && left.Type() == "identifier" && right != nil &&
+				(p.Text(right) == DeviceExpr || p.Text(right) == LegacyDeviceExpr)
 			targets(left, own)
 		case "augmented_assignment", "for_statement", "for_in_clause":
 			targets(n.ChildByFieldName("left"), false)

@@ -1,8 +1,12 @@
 import torch
 from torch.amp import GradScaler, autocast, custom_fwd
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 
 class Fn(torch.autograd.Function):
@@ -14,6 +18,6 @@ class Fn(torch.autograd.Function):
 
 def train(model, x):
     scaler = GradScaler(DEVICE.type, enabled=DEVICE.type == "cuda")
-    with autocast(DEVICE.type, dtype=torch.float16):
+    with autocast(DEVICE.type, dtype=torch.float16, enabled=DEVICE.type != "cpu"):
         loss = model(x)
     scaler.scale(loss).backward()

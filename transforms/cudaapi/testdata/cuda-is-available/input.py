@@ -8,3 +8,4 @@ if not torch.cuda.is_available():
 ok = cuda.is_available() and args.gpu
 n = is_available() == True
 device = "cuda" if torch.cuda.is_available() else "cpu"
+opt = torch.optim.AdamW(params, fused=torch.cuda.is_available())

@@ -2,9 +2,10 @@ import torch
 from torch import cuda
 from torch.cuda import is_available
 
-use_gpu = torch.accelerator.is_available()
-if not torch.accelerator.is_available():
+use_gpu = torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+if not (torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")):
     raise SystemExit("need a GPU")
-ok = torch.accelerator.is_available() and args.gpu
-n = torch.accelerator.is_available() == True
-device = "cuda" if torch.accelerator.is_available() else "cpu"
+ok = torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu") and args.gpu
+n = (torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")) == True
+device = "cuda" if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu") else "cpu"
+opt = torch.optim.AdamW(params, fused=torch.cuda.is_available())

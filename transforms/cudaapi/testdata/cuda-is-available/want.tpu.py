@@ -8,3 +8,4 @@ if not (torch.accelerator.is_available() and torch.accelerator.current_accelerat
 ok = torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu" and args.gpu
 n = (torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu") == True
 device = "cuda" if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu" else "cpu"
+opt = torch.optim.AdamW(params, fused=torch.cuda.is_available())

@@ -1,7 +1,11 @@
 import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 
 def _accelerator_memory(name, *args, **kwargs):
@@ -21,7 +25,7 @@ def _accelerator_memory(name, *args, **kwargs):
     )
 
 
-if torch.accelerator.is_available():
+if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu"):
     if DEVICE.type == "cuda":
         torch.accelerator.set_device_index(local_rank)
     n = torch.accelerator.device_count()

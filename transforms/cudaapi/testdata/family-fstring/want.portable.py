@@ -1,7 +1,11 @@
 import torch
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 
 def _accelerator_memory(name, *args, **kwargs):
@@ -22,5 +26,5 @@ def _accelerator_memory(name, *args, **kwargs):
 
 
 print(f"peak {_accelerator_memory('max_memory_allocated') / 2**30:.2f} GiB on {(torch.get_device_module(DEVICE).get_device_name() if DEVICE.type != 'cpu' else 'cpu')}")
-print(f'ok={torch.accelerator.is_available()} n={torch.accelerator.device_count()}')
+print(f'ok={(torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu"))} n={torch.accelerator.device_count()}')
 print(f"bf16={getattr(torch.get_device_module(DEVICE), 'is_bf16_supported', lambda *args, **kwargs: True)()}")

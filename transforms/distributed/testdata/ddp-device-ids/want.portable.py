@@ -2,8 +2,12 @@ import torch
 import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-# pallasify: the accelerator this process uses (CUDA, TPU, ...), else the CPU.
-DEVICE = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
 
 model = DDP(model, device_ids=[local_rank] if DEVICE.type == "cuda" else None, output_device=local_rank if DEVICE.type == "cuda" else None)
 m2 = torch.nn.parallel.DistributedDataParallel(net, device_ids=[args.gpu] if DEVICE.type == "cuda" else None)
