@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/pallasify/pallasify/pipeline/batch"
@@ -27,4 +29,12 @@ func (s *stageFlags) migrator(override batch.Migrator, getenv func(string) strin
 	st := batch.Stages{Off: !s.Kernels.Enabled, Validation: s.Kernels.validation(), LLM: s.LLM.Flags, Getenv: getenv,
 		Validator: s.Kernels.Validator}
 	return st.Migrator(version)
+}
+
+// fingerprint names the kernel-stage settings a repository's result
+// depends on, so a batch whose flags changed runs its repositories again.
+func (s *stageFlags) fingerprint() string {
+	k, l := &s.Kernels, s.LLM.Flags
+	return fmt.Sprintf("kernels=%v sandbox=%v timeout=%s tpu=%v llm=%s/%s rounds=%d samples=%d nollm=%v",
+		k.Enabled, !k.NoSandbox, k.Timeout, k.validation().TPUChips, l.BaseURL, l.Model, l.Rounds, l.Samples, l.NoLLM)
 }

@@ -16,9 +16,11 @@ import (
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
 )
 
 // Limiter bounds concurrent clones. A nil Limiter does not limit.
@@ -364,6 +366,52 @@ func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err e
 		return nil, fmt.Errorf("acquire %s: %w", cleanURL, err)
 	}
 	return src, nil
+}
+
+// ResolveHead returns the commit pathOrURL would be migrated at, without
+// cloning: for a git URL the head of branch (default: the remote's HEAD)
+// as the remote lists it (the token only where creds allow), for a local
+// path its checked-out commit ("" outside git).
+func ResolveHead(ctx context.Context, pathOrURL, branch string, creds Credentials) (string, error) {
+	if !IsRemote(pathOrURL) {
+		repo, err := git.PlainOpenWithOptions(pathOrURL, &git.PlainOpenOptions{DetectDotGit: true})
+		if errors.Is(err, git.ErrRepositoryNotExists) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("open %s: %w", pathOrURL, err)
+		}
+		head, err := repo.Head()
+		if err != nil {
+			return "", fmt.Errorf("%s: read HEAD: %w", pathOrURL, err)
+		}
+		return head.Hash().String(), nil
+	}
+	clean, _ := StripCredentials(pathOrURL)
+	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{clean}})
+	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: creds.AuthFor(clean), CABundle: creds.CABundle})
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", clean, err)
+	}
+	want := plumbing.HEAD
+	if branch != "" {
+		want = plumbing.NewBranchReferenceName(branch)
+	}
+	byName := map[plumbing.ReferenceName]*plumbing.Reference{}
+	for _, r := range refs {
+		byName[r.Name()] = r
+	}
+	for range 5 {
+		r, ok := byName[want]
+		if !ok {
+			return "", fmt.Errorf("%s has no %s", clean, want.Short())
+		}
+		if r.Type() == plumbing.HashReference {
+			return r.Hash().String(), nil
+		}
+		want = r.Target()
+	}
+	return "", fmt.Errorf("%s: symbolic reference loop at %s", clean, want)
 }
 
 // RemoteURL is the URL (without credentials) of remote name of the git

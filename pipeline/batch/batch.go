@@ -10,6 +10,8 @@ package batch
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +76,12 @@ type Status struct {
 	Manual       int             `json:"manual"`
 	Kernels      int             `json:"kernels"`
 	Delivery     *deliver.Result `json:"delivery,omitempty"`
-	Note         string          `json:"note,omitempty"`
+	// BaseCommit is the commit migrated; OptionsKey identifies the options
+	// it was migrated with (OptionsKey). A finished repository whose base
+	// or options changed since runs again.
+	BaseCommit string `json:"base_commit,omitempty"`
+	OptionsKey string `json:"options_key,omitempty"`
+	Note       string `json:"note,omitempty"`
 	// Skipped is set in the summary (not on disk) when this run did not touch it.
 	Skipped bool `json:"skipped,omitempty"`
 }
@@ -92,6 +99,11 @@ type Options struct {
 	Push, PR bool
 	// RetryFailed re-runs repositories that failed before.
 	RetryFailed bool
+	// Force runs every repository again, finished or not.
+	Force bool
+	// Fingerprint names the settings the Migrator uses that the options
+	// key cannot see (the kernel stages' flags): a change reruns everything.
+	Fingerprint string
 	// Concurrency bounds repositories in flight (default: config batch.concurrency).
 	Concurrency int
 	// Timeout bounds one repository (default: config batch.timeout).
@@ -219,12 +231,14 @@ func Run(ctx context.Context, entries []Entry, opts Options) (*Summary, error) {
 	r.log.Info("batch start", "repos", len(entries), "concurrency", opts.Concurrency, "retry_failed", opts.RetryFailed)
 	for i, e := range entries {
 		prev, _ := r.readStatus(e.ID)
-		if prev != nil && (prev.State == StateDone || (prev.State == StateFailed && !opts.RetryFailed)) {
-			prev.Skipped = true
-			statuses[i] = *prev
-			continue
-		}
 		p.Go(func() {
+			if why, skip := r.skip(ctx, e, prev); skip {
+				prev.Skipped = true
+				statuses[i] = *prev
+				return
+			} else if why != "" {
+				r.log.Info("repo runs again", "repo", e.Source, "id", e.ID, "why", why)
+			}
 			statuses[i] = r.runOne(ctx, e, prev)
 		})
 	}
@@ -251,6 +265,56 @@ func Run(ctx context.Context, entries []Entry, opts Options) (*Summary, error) {
 	}
 	r.log.Info("batch end", "done", sum.Done, "failed", sum.Failed, "interrupted", sum.Interrupted, "skipped", sum.Skipped)
 	return sum, nil
+}
+
+// skip decides whether a repository with an earlier status is left alone:
+// it finished (or failed, without RetryFailed) on the commit it would be
+// migrated at now, with the same options, and Force is off. why says what
+// changed when it runs again.
+func (r *runner) skip(ctx context.Context, e Entry, prev *Status) (why string, skip bool) {
+	if prev == nil || r.opts.Force {
+		return "", false
+	}
+	if prev.State != StateDone && !(prev.State == StateFailed && !r.opts.RetryFailed) {
+		return "", false
+	}
+	if prev.State == StateFailed {
+		return "", true // failed ones run again only when asked
+	}
+	if key := r.optionsKey(e); prev.OptionsKey != key {
+		return "options changed", false
+	}
+	head, err := acquire.ResolveHead(ctx, e.Source, e.Branch, acquire.Credentials{Token: r.opts.Token, Hosts: r.opts.TokenHosts})
+	if err != nil {
+		return "the base commit cannot be listed: " + r.opts.Secrets.String(err.Error()), false
+	}
+	if head != prev.BaseCommit {
+		return fmt.Sprintf("new commits (%.12s → %.12s)", prev.BaseCommit, head), false
+	}
+	return "", true
+}
+
+// OptionsKey identifies what a repository's run depends on besides its
+// base commit: the pallasify version, the operator config's bytes, the
+// entry's options, the effective push/pr, and the caller's Fingerprint.
+func (rn *Runner) OptionsKey(e Entry) string { return rn.r.optionsKey(e) }
+
+func (r *runner) optionsKey(e Entry) string {
+	h := sha256.New()
+	var cfgBytes []byte
+	if r.opts.ConfigPath != "" {
+		cfgBytes, _ = os.ReadFile(r.opts.ConfigPath)
+	}
+	push, pr := r.opts.Push, r.opts.PR
+	if e.Push != nil {
+		push = *e.Push
+	}
+	if e.PR != nil {
+		pr = *e.PR
+	}
+	fmt.Fprintf(h, "version=%s\nconfig=%x\nbranch=%s\ntarget=%s\npush=%v\npr=%v\nstages=%s\n",
+		r.opts.Version, sha256.Sum256(cfgBytes), e.Branch, e.Target, push || pr, pr, r.opts.Fingerprint)
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 func (r *runner) repoDir(id string) string { return filepath.Join(r.opts.RunDir, "repos", id) }
@@ -343,6 +407,10 @@ func (r *runner) process(ctx context.Context, e Entry, st *Status, log *slog.Log
 		return err
 	}
 	defer src.Cleanup()
+	st.OptionsKey = r.optionsKey(e)
+	if !src.Head.IsZero() {
+		st.BaseCommit = src.Head.String()
+	}
 	cfg, probs, err := config.Load(src.Dir, false, r.opts.ConfigPath)
 	for _, p := range probs {
 		if p.Warning {

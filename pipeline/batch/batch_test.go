@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -191,7 +192,7 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	var log2 bytes.Buffer
 	hosts := []string{srv.Host()}
 	sum, err := batch.Run(context.Background(), entries, batch.Options{RunDir: runDir, Migrate: cm.migrate, PR: true,
-		GitHub: client, Token: token, TokenHosts: hosts, Concurrency: 3, Log: &log2})
+		GitHub: client, Token: token, TokenHosts: hosts, Concurrency: 3, Log: &log2, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestBatchKillResumeRetry(t *testing.T) {
 	gittest.NewRemote(t, root, "acme/repo05", gittest.Sources(5))
 	cm = &countingMigrator{}
 	sum, err = batch.Run(context.Background(), entries, batch.Options{RunDir: runDir, Migrate: cm.migrate, PR: true,
-		GitHub: client, Token: token, TokenHosts: hosts, RetryFailed: true, Log: &log2})
+		GitHub: client, Token: token, TokenHosts: hosts, RetryFailed: true, Log: &log2, Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,4 +369,64 @@ func TestBatchPRCap(t *testing.T) {
 			t.Errorf("%s: %+v", s.ID, s)
 		}
 	}
+}
+
+// A finished repository runs again when its base commit or the run's
+// options changed since, and with Force; otherwise it is skipped.
+func TestBatchFreshness(t *testing.T) {
+	root := t.TempDir()
+	bare := gittest.NewRemote(t, root, "acme/fresh", gittest.Sources(1))
+	other := gittest.NewRemote(t, root, "acme/still", gittest.Sources(2))
+	entries := []batch.Entry{{ID: "fresh", Source: "file://" + bare}, {ID: "still", Source: "file://" + other}}
+	runDir := t.TempDir()
+	ops := filepath.Join(t.TempDir(), "ops.yaml")
+	os.WriteFile(ops, []byte("pr:\n  title: one\n"), 0o644)
+	run := func(mod func(*batch.Options)) []string {
+		t.Helper()
+		cm := &countingMigrator{}
+		o := batch.Options{RunDir: runDir, ConfigPath: ops, Migrate: cm.migrate, Concurrency: 1, Version: "test"}
+		if mod != nil {
+			mod(&o)
+		}
+		if _, err := batch.Run(context.Background(), entries, o); err != nil {
+			t.Fatal(err)
+		}
+		sort.Strings(cm.roots)
+		return cm.roots
+	}
+	if got := run(nil); strings.Join(got, ",") != "fresh,still" {
+		t.Fatalf("first run migrated %v", got)
+	}
+	if got := run(nil); len(got) != 0 {
+		t.Fatalf("unchanged re-run migrated %v", got)
+	}
+	pushToMain(t, bare, map[string]string{"new.py": "import torch\nx = torch.ones(1).cuda()\n"})
+	if got := run(nil); strings.Join(got, ",") != "fresh" {
+		t.Fatalf("after a new commit on one repository, migrated %v", got)
+	}
+	os.WriteFile(ops, []byte("pr:\n  title: two\n"), 0o644)
+	if got := run(nil); strings.Join(got, ",") != "fresh,still" {
+		t.Fatalf("after the operator config changed, migrated %v", got)
+	}
+	if got := run(func(o *batch.Options) { o.Fingerprint = "kernels=false" }); strings.Join(got, ",") != "fresh,still" {
+		t.Fatalf("after the stage flags changed, migrated %v", got)
+	}
+	if got := run(func(o *batch.Options) { o.Fingerprint = "kernels=false" }); len(got) != 0 {
+		t.Fatalf("unchanged re-run migrated %v", got)
+	}
+	if got := run(func(o *batch.Options) { o.Fingerprint, o.Force = "kernels=false", true }); strings.Join(got, ",") != "fresh,still" {
+		t.Fatalf("--force migrated %v", got)
+	}
+}
+
+// pushToMain commits files onto main of a bare repository.
+func pushToMain(t *testing.T, bare string, files map[string]string) {
+	t.Helper()
+	work := t.TempDir()
+	gittest.Git(t, work, "clone", "-q", bare, "w")
+	w := filepath.Join(work, "w")
+	gittest.WriteTree(t, w, files)
+	gittest.Git(t, w, "add", "-A")
+	gittest.Git(t, w, "commit", "-q", "-m", "more work")
+	gittest.Git(t, w, "push", "-q", "origin", "HEAD:main")
 }
