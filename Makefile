@@ -19,13 +19,18 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/pallasify
 
-# System tools the validators need (bubblewrap for the sandbox). Installs with
+# System tools the tests need (bubblewrap for the sandbox, PostgreSQL for the queue). Installs with
 # apt-get when missing and we are root; otherwise says what to install.
 deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null)); \
 	  else echo "warning: bubblewrap (bwrap) is missing; install it for sandboxed validation" >&2; fi; }
+	@# PostgreSQL server binaries for the queue tests (pipeline/queue/pgtest starts a private server).
+	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || command -v postgres >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq postgresql >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)); \
+	  else echo "warning: PostgreSQL is missing; install the postgresql package for the queue tests" >&2; fi; }
 
 $(VPY): validators/harness/requirements.txt validators/harness/constraints.txt
 	$(PYTHON) -m venv $(VENV)

@@ -55,7 +55,7 @@ func repoJobs(ctx context.Context, entries []batch.Entry, bopts batch.Options, c
 		// and says why there.
 		base, _ := queue.ResolveBase(ctx, e.Source, e.Branch, listAuth(e.Source, cfg, bopts.Token))
 		jobs[i] = queue.RepoArgs{Source: e.Source, Branch: e.Branch, BaseCommit: base, Target: e.Target, Push: push || pr, PR: pr,
-			Rerun: rerun, ID: e.ID, List: list, Timeout: e.Timeout}
+			Fingerprint: bopts.Fingerprint, Rerun: rerun, ID: e.ID, List: list, Timeout: e.Timeout}
 	}
 	return jobs
 }

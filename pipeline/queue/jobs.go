@@ -35,8 +35,10 @@ type RepoArgs struct {
 	Target     string `json:"target,omitempty" river:"unique"`
 	Push       bool   `json:"push" river:"unique"`
 	PR         bool   `json:"pr" river:"unique"`
-	// Rerun is set by --force: a new value makes a new job.
-	Rerun string `json:"rerun,omitempty" river:"unique"`
+	// Fingerprint names the submitter's kernel-stage settings (a change
+	// makes a new job); Rerun is set by --force: a new value, a new job.
+	Fingerprint string `json:"fingerprint,omitempty" river:"unique"`
+	Rerun       string `json:"rerun,omitempty" river:"unique"`
 	// ID names the repository's directory in the worker's run directory.
 	ID string `json:"id"`
 	// List is the batch list the job came from (for `batch status`).
