@@ -51,7 +51,8 @@ var CudaMethod = &rule.Rule{
 		Title: "`x.cuda()` moves a tensor or module to CUDA",
 		What: "Rewrites the method call `.cuda()`, `.cuda(i)`, `.cuda(device=i)` and `.cuda(non_blocking=True)` on " +
 			"tensors and modules to `.to(...)`, keeping `non_blocking=` and `memory_format=`.\n\n" +
-			"Portable: `.to(DEVICE)`; an index argument becomes `.to(device_at(i))` (the CUDA device `i` on CUDA, " +
+			"Portable: `.to(DEVICE)`; an index argument (an int, a name about a rank or a GPU, an element of an id " +
+			"list such as `device_ids[0]`, a name ending in `_id`) becomes `.to(device_at(i))` (the CUDA device `i` on CUDA, " +
 			"`DEVICE` elsewhere; see cuda-device-string, PDV001), a device " +
 			"argument (a name containing `device`) becomes `.to(device)`. TPU: `.to(\"tpu\")`, dropping the index " +
 			"(one chip per process).\n\n" +
@@ -59,7 +60,9 @@ var CudaMethod = &rule.Rule{
 			"calls on imported modules are left alone.",
 		Why: "`.cuda()` only exists for CUDA; TorchTPU has no confirmed `.tpu()` method (torchtpu.md §4), and " +
 			"`.to(device)` works on every backend for both tensors and modules (both return the moved object).",
-		Safety: "Safe, except on the tpu target when the index is neither 0 nor a per-process index (a name " +
+		Safety: "Safe. Portable, per host: on CUDA the same device (`.to(i)` with an int `i` would also mean " +
+			"CUDA device `i`, so an index is never passed to `.to()` bare); on a CPU-only or MPS host the CPU, where " +
+			"the original failed. Except on the tpu target when the index is neither 0 nor a per-process index (a name " +
 			"about a rank or a GPU slot): dropping it puts work meant for several GPUs of one process on one chip, " +
 			"so that fix is unsafe.",
 	}, cudaMethodExample),

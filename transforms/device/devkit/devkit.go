@@ -549,16 +549,47 @@ func PerProcessIndex(text string) bool {
 }
 
 // IndexLike reports whether an expression looks like a device index rather
-// than a device value (an integer, or a name about ranks, GPUs or ids).
+// than a device value (an integer, or a name about ranks, GPUs or ids). An
+// element of a list of ids (device_ids[0], args.gpu_ids[i]) and a name ending
+// in "id" (device_id) are indices: an int device means a CUDA device, so
+// `.cuda(device_ids[0])` must not become `.to(device_ids[0])`.
 func IndexLike(text string) bool {
 	t := strings.ToLower(strings.TrimSpace(text))
 	if _, err := strconv.Atoi(t); err == nil {
+		return true
+	}
+	if idName(t) {
 		return true
 	}
 	if strings.Contains(t, "device") || strings.Contains(t, "dev") {
 		return false
 	}
 	return true
+}
+
+// idName reports whether t (lower case) is a name ending in "id", or an
+// element of a name ending in "ids" (ids[0], self.device_ids[rank]).
+func idName(t string) bool {
+	sub := false
+	for strings.HasSuffix(t, "]") {
+		i := strings.LastIndexByte(t, '[')
+		if i <= 0 {
+			return false
+		}
+		t, sub = t[:i], true
+	}
+	if i := strings.LastIndexByte(t, '.'); i >= 0 {
+		t = t[i+1:]
+	}
+	for _, r := range t {
+		if r != '_' && (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	if sub {
+		return strings.HasSuffix(t, "ids")
+	}
+	return t == "id" || strings.HasSuffix(t, "_id")
 }
 
 // DeviceIsh reports whether an expression's text names a device or a device

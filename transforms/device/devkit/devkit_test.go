@@ -68,6 +68,11 @@ func TestIndexClassifiers(t *testing.T) {
 		{"i", false, true},
 		{"device", false, false},
 		{"self.dev", false, false},
+		{"device_ids[0]", false, true},
+		{"self.device_ids[local_rank]", true, true},
+		{"device_id", false, true},
+		{"devices[0]", false, false},
+		{"device_idx", false, false},
 	}
 	for _, c := range cases {
 		if got := devkit.PerProcessIndex(c.expr); got != c.perProcess {

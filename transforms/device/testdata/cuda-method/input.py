@@ -12,3 +12,5 @@ inputs = [b.cuda() for b in batch]
 out = model(
     x.cuda(),
 )
+model = model.cuda(device_ids[0])
+h = t.cuda(device_id)

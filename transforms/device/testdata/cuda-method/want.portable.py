@@ -25,3 +25,5 @@ inputs = [b.to(DEVICE) for b in batch]
 out = model(
     x.to(DEVICE),
 )
+model = model.to(device_at(device_ids[0]))
+h = t.to(device_at(device_id))

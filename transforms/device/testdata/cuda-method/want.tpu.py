@@ -12,3 +12,5 @@ inputs = [b.to("tpu") for b in batch]
 out = model(
     x.to("tpu"),
 )
+model = model.cuda(device_ids[0])
+h = t.cuda(device_id)

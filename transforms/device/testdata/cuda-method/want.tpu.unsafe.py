@@ -12,3 +12,5 @@ inputs = [b.to("tpu") for b in batch]
 out = model(
     x.to("tpu"),
 )
+model = model.to("tpu")
+h = t.to("tpu")
