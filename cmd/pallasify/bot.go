@@ -16,6 +16,7 @@ import (
 	"github.com/pallasify/pallasify/pipeline/bot"
 	"github.com/pallasify/pallasify/pipeline/config"
 	"github.com/pallasify/pallasify/pipeline/gh"
+	"github.com/pallasify/pallasify/pipeline/queue"
 	"github.com/pallasify/pallasify/pipeline/redact"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
@@ -27,6 +28,9 @@ type botOptions struct {
 	Config    string
 	AppID     int64
 	Workspace string
+	// Queue is the durable job queue (default: $PALLASIFY_QUEUE, else the
+	// SQLite queue in the state directory).
+	Queue string
 	// Rules documents rule codes for /pallasify explain (nil: PIO codes only).
 	Rules  func() []*rule.Rule
 	Getenv func(string) string
@@ -63,6 +67,7 @@ stderr and never contain tokens or secrets.`,
 	fl.StringVar(&opts.Config, "config", "", "operator config `FILE`")
 	fl.Int64Var(&opts.AppID, "app-id", 0, "GitHub App id (default: github.app_id)")
 	fl.StringVar(&opts.Workspace, "workspace", "", "directory for clones (default: the temp dir)")
+	fl.StringVar(&opts.Queue, "queue", "", "durable job queue: PostgreSQL URL or SQLite file (default: $"+queueEnv+", else the SQLite queue in the state directory)")
 	return cmd
 }
 
@@ -92,7 +97,18 @@ func botRun(ctx context.Context, o *botOptions) error {
 	}
 	secrets.Add(secret, string(key))
 	log := secrets.JSONLogger(o.IO.ErrOut, nil)
+	// Accepted jobs go to the durable queue first, so a restart loses
+	// nothing; this process works the bot queue with bot.workers.
+	bw := &queue.BotWorker{JobTimeout: cfg.Bot.JobTimeout}
+	jobTimeout := cfg.Bot.JobTimeout + queue.DefaultGrace
+	q, err := queue.Open(ctx, queue.Config{URL: queueURL(o.Queue, o.Getenv, queue.DefaultURL()), BotWorkers: cfg.Bot.Workers, Bot: bw,
+		JobTimeout: jobTimeout, RescueAfter: jobTimeout + 5*time.Minute, PollInterval: 500 * time.Millisecond, Logger: log})
+	if err != nil {
+		return usageErr(errors.New(secrets.String(err.Error())))
+	}
+	defer q.Close()
 	srv, err := bot.New(bot.Options{
+		Jobs:          queue.BotQueue{Q: q},
 		Secret:        []byte(secret),
 		Installations: bot.AppInstallations(appID, key, gh.Options{APIURL: cfg.GitHub.APIURL, Logger: log}),
 		ConfigPath:    o.Config, Workers: cfg.Bot.Workers, Queue: cfg.Bot.Queue, JobTimeout: cfg.Bot.JobTimeout,
@@ -109,12 +125,15 @@ func botRun(ctx context.Context, o *botOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	srv.Start(context.WithoutCancel(ctx))
+	bw.Server = srv
+	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
+		return usageErr(err)
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("bot listening", "addr", ln.Addr().String(), "app_id", appID, "workers", cfg.Bot.Workers)
+	log.Info("bot listening", "addr", ln.Addr().String(), "app_id", appID, "workers", cfg.Bot.Workers, "queue", q.String())
 	if o.Ready != nil {
 		o.Ready(ln.Addr().String())
 	}
@@ -129,6 +148,11 @@ func botRun(ctx context.Context, o *botOptions) error {
 	hs.Shutdown(sctx)
 	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("jobs still running at shutdown", "err", err)
+	}
+	// Running jobs get until sctx to finish; the rest stay queued (a job
+	// cut short is retried by the next bot after its timeout).
+	if err := q.Stop(sctx, false); err != nil {
+		log.Warn("jobs still running at shutdown: retried after a restart", "err", err)
 	}
 	return nil
 }
