@@ -179,7 +179,7 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		fmt.Fprintf(out, "\nRun directory: %s\n", sum.RunDir)
 	}
 	if ctx.Err() != nil {
-		return &exitError{code: 130, err: ctx.Err()}
+		return &exitError{code: 130, err: errors.New("interrupted: finished repositories are recorded; run the same command again to resume")}
 	}
 	if sum.Failed > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d repositories failed (re-run with --retry-failed)", sum.Failed, len(sum.Repos))}
