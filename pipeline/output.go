@@ -156,8 +156,11 @@ var ErrOutNotEmpty = errors.New("output directory exists and is not empty")
 
 // WriteTree writes a migrated copy of the tree into dir: changed files in
 // their new form, every other walked file copied as is (symlinks inside the
-// tree recreated as links; those pointing out of it left out). dir must not
-// exist or be empty, and must not be the root itself.
+// tree recreated as links; those pointing out of it left out), then every
+// file the walk left out that a plain copy would keep (ignored or excluded
+// files: datasets, vendored code, build inputs), copied as is — only version
+// control, virtual environments and caches stay behind (copySkipDir). dir
+// must not exist or be empty, and must not be the root itself.
 func WriteTree(ctx context.Context, r *Run, dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -207,7 +210,90 @@ func WriteTree(ctx context.Context, r *Run, dir string) error {
 			}
 		}
 	}
-	return nil
+	return copyUnwalked(ctx, r, abs)
+}
+
+// copySkipDir names the directories --out leaves behind: version control,
+// virtual environments, dependency installs and caches (regenerated, never
+// part of the project).
+func copySkipDir(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", "node_modules", "venv", ".venv", "__pycache__", ".tox", ".nox",
+		".mypy_cache", ".pytest_cache", ".ruff_cache", ".ipynb_checkpoints":
+		return true
+	}
+	return false
+}
+
+// copyUnwalked copies into out every regular file (and symlink staying
+// inside the tree) under the root that the run did not walk, as a plain copy
+// would; nothing in it is rewritten.
+func copyUnwalked(ctx context.Context, r *Run, out string) error {
+	walked := make(map[string]bool, len(r.Files))
+	for _, f := range r.Files {
+		walked[f.Path] = true
+	}
+	w := &walker{root: r.Root, realRoot: r.Root}
+	if rr, err := filepath.EvalSymlinks(r.Root); err == nil {
+		w.realRoot = rr
+	}
+	return filepath.WalkDir(r.Root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable: the walk reported what it could
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if p == r.Root {
+			return nil
+		}
+		if d.IsDir() {
+			if copySkipDir(d.Name()) || p == out || within(out, p) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Lstat(filepath.Join(p, "pyvenv.cfg")); err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		rel, err := filepath.Rel(r.Root, p)
+		if err != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if walked[rel] {
+			return nil
+		}
+		dst := filepath.Join(out, filepath.FromSlash(rel))
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			if !w.insideTree(p) {
+				return nil
+			}
+			target, err := os.Readlink(p)
+			if err != nil {
+				return fmt.Errorf("out %s: %w", rel, err)
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("out %s: %w", rel, err)
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return fmt.Errorf("out %s: %w", rel, err)
+			}
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return fmt.Errorf("out %s: %w", rel, err)
+			}
+			if err := copyFile(p, dst, info.Mode().Perm()); err != nil {
+				return fmt.Errorf("out %s: %w", rel, err)
+			}
+		}
+		return nil
+	})
 }
 
 func copyFile(src, dst string, mode fs.FileMode) error {

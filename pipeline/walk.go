@@ -58,13 +58,16 @@ type entry struct {
 }
 
 // walker walks a tree honouring .gitignore files, the skip list and the
-// include/exclude globs. It never follows symlinks.
+// include/exclude globs; inside a git work tree, git's index decides over
+// .gitignore: a tracked file is walked even when a pattern matches it. It
+// never follows symlinks.
 type walker struct {
 	root     string   // absolute, cleaned
 	realRoot string   // root with symlinks resolved
 	prefix   []string // the root's path from the git work tree's top, when inside one
 	include  []string
 	exclude  []string
+	tracked  *tracked // git's index, when the root is in a work tree: tracked files are walked even when ignored
 	out      []entry
 }
 
@@ -82,6 +85,7 @@ func walkTree(ctx context.Context, root string, include, exclude []string) ([]en
 	if rel, err := filepath.Rel(top, w.realRoot); err == nil && rel != "." {
 		w.prefix = strings.Split(filepath.ToSlash(rel), "/")
 	}
+	w.tracked = readTracked(top)
 	var base []gitignore.Pattern
 	if ps, err := readIgnore(filepath.Join(top, ".git", "info", "exclude"), nil); err == nil {
 		base = ps
@@ -145,7 +149,7 @@ func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns [
 		cabs := filepath.Join(abs, name)
 		typ := de.Type()
 		isDir := typ.IsDir()
-		if len(patterns) > 0 && m.Match(w.repoParts(childParts), isDir) {
+		if len(patterns) > 0 && m.Match(w.repoParts(childParts), isDir) && !w.tracked.has(w.repoParts(childParts), isDir) {
 			continue
 		}
 		if isDir {
