@@ -28,4 +28,5 @@ var Rules = []*rule.Rule{
 	CudaGraphs,
 	Nvtx,
 	JupyterNotebook,
+	CudaCPUTest,
 }

@@ -12,7 +12,14 @@ import (
 // inserted inside an f-string's replacement field uses the other quote
 // character, since before Python 3.12 a replacement field cannot reuse the
 // f-string's own quote (f"{g("x")}" is a syntax error).
+//
+// On the portable target a fix inside a test that compares CUDA with the
+// CPU (CrossChecks) is dropped: the finding stays, for a human.
 func Report(p *rule.Pass, f rule.Finding) {
+	if f.Fix != nil && p.Target == rule.Portable && InCrossCheck(p, f.Start) {
+		f.Fix = nil
+		f.Message += CrossCheckNote
+	}
 	if f.Fix != nil {
 		for i, e := range f.Fix.Edits {
 			if !strings.ContainsAny(e.New, `"'`) {

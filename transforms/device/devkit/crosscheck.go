@@ -1,0 +1,121 @@
+package devkit
+
+import (
+	"bytes"
+	"path"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// CrossCheckNote ends the message of a device finding left unfixed inside a
+// test that compares CUDA with the CPU (see CrossChecks).
+const CrossCheckNote = "; not rewritten for the portable target: this test compares a CUDA result with a CPU one, and on a " +
+	"machine without CUDA DEVICE is the CPU, so it would compare the CPU with itself and pass vacuously (PDX012)"
+
+// CrossCheck is a test function that computes something on CUDA and on the
+// CPU, with no skip for hosts without CUDA: its name and its byte range.
+type CrossCheck struct {
+	Name       *ts.Node
+	Start, End int
+}
+
+// TestModule reports whether the module holds tests: its file is named
+// test_*.py or *_test.py, or sits under a tests/ or test/ directory, or it
+// imports pytest or unittest.
+func TestModule(p *rule.Pass) bool {
+	base := path.Base(p.Path)
+	if strings.HasPrefix(base, "test_") || strings.HasSuffix(base, "_test.py") {
+		return true
+	}
+	for _, c := range strings.Split(path.Dir(p.Path), "/") {
+		if c == "tests" || c == "test" {
+			return true
+		}
+	}
+	for _, q := range p.Imports.Modules {
+		if q == "pytest" || q == "unittest" || strings.HasPrefix(q, "unittest.") {
+			return true
+		}
+	}
+	for _, q := range p.Imports.Names {
+		if strings.HasPrefix(q, "pytest.") || strings.HasPrefix(q, "unittest.") {
+			return true
+		}
+	}
+	return false
+}
+
+// CrossChecks returns the module's tests that compare CUDA with the CPU: in
+// a test module (TestModule), a function named test* whose body mentions
+// cuda and the CPU (`.cpu()`, a "cpu" string), and that neither it (its
+// decorators, its body) nor its class skips on a host without CUDA
+// (is_available, skip). Computed once per file.
+func CrossChecks(p *rule.Pass) []CrossCheck {
+	return p.Memo("devkit.crosschecks", func() any {
+		var out []CrossCheck
+		if !Mentions(p.Src, "cuda") || !Mentions(p.Src, "cpu") || !TestModule(p) {
+			return out
+		}
+		WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
+			switch n.Type() {
+			case "string", "comment":
+				return false
+			case "function_definition":
+				name := n.ChildByFieldName("name")
+				if name == nil || !strings.HasPrefix(p.Text(name), "test") {
+					return true
+				}
+				body := p.Src[Start(n):End(n)]
+				if !bytes.Contains(body, []byte("cuda")) || !mentionsCPU(body) || skipsWithoutCUDA(p, n) {
+					return false
+				}
+				out = append(out, CrossCheck{Name: name, Start: Start(n), End: End(n)})
+				return false
+			}
+			return true
+		})
+		return out
+	}).([]CrossCheck)
+}
+
+func mentionsCPU(b []byte) bool {
+	return bytes.Contains(b, []byte(".cpu()")) || bytes.Contains(b, []byte(`"cpu"`)) || bytes.Contains(b, []byte(`'cpu'`))
+}
+
+// skipsWithoutCUDA reports whether a test (or a class or decorated
+// definition around it) names a skip or a CUDA probe: then a host without
+// CUDA skips it, before and after the rewrite.
+func skipsWithoutCUDA(p *rule.Pass, fn *ts.Node) bool {
+	skip := func(b []byte) bool {
+		return bytes.Contains(b, []byte("is_available")) || bytes.Contains(b, []byte("skip"))
+	}
+	if skip(p.Src[Start(fn):End(fn)]) {
+		return true
+	}
+	for a := fn.Parent(); a != nil; a = a.Parent() {
+		switch a.Type() {
+		case "decorated_definition":
+			if skip(p.Src[Start(a):End(a)]) {
+				return true
+			}
+		case "class_definition":
+			// The class's own decorators and setUp-style skips.
+			if skip(p.Src[Start(a):End(a)]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// InCrossCheck reports whether offset off lies inside one of CrossChecks.
+func InCrossCheck(p *rule.Pass, off int) bool {
+	for _, c := range CrossChecks(p) {
+		if c.Start <= off && off < c.End {
+			return true
+		}
+	}
+	return false
+}
