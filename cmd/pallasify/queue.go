@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -43,6 +46,7 @@ func listAuth(source string, cfg *config.Config, token string) transport.AuthMet
 // and its effective options.
 func repoJobs(ctx context.Context, entries []batch.Entry, bopts batch.Options, cfg *config.Config, list, rerun string) []queue.RepoArgs {
 	jobs := make([]queue.RepoArgs, len(entries))
+	fp := jobFingerprint(bopts)
 	for i, e := range entries {
 		push, pr := bopts.Push, bopts.PR
 		if e.Push != nil {
@@ -55,9 +59,21 @@ func repoJobs(ctx context.Context, entries []batch.Entry, bopts batch.Options, c
 		// and says why there.
 		base, _ := queue.ResolveBase(ctx, e.Source, e.Branch, listAuth(e.Source, cfg, bopts.Token))
 		jobs[i] = queue.RepoArgs{Source: e.Source, Branch: e.Branch, BaseCommit: base, Target: e.Target, Push: push || pr, PR: pr,
-			Fingerprint: bopts.Fingerprint, Rerun: rerun, ID: e.ID, List: list, Timeout: e.Timeout}
+			Fingerprint: fp, Rerun: rerun, ID: e.ID, List: list, Timeout: e.Timeout}
 	}
 	return jobs
+}
+
+// jobFingerprint names what a job's outcome depends on besides its
+// repository, base commit and list options: the pallasify version, the
+// operator config's bytes and the kernel-stage flags.
+func jobFingerprint(bopts batch.Options) string {
+	var cfgBytes []byte
+	if bopts.ConfigPath != "" {
+		cfgBytes, _ = os.ReadFile(bopts.ConfigPath)
+	}
+	sum := sha256.Sum256([]byte(fmt.Sprintf("version=%s\nconfig=%x\nstages=%s\n", version, sha256.Sum256(cfgBytes), bopts.Fingerprint)))
+	return hex.EncodeToString(sum[:8])
 }
 
 // teeProgress reports stages to several Progress displays.
