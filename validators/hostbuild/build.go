@@ -86,6 +86,11 @@ type Built struct {
 	InlineDigest string `json:"inline_digest,omitempty"`
 }
 
+// builderVersion is part of every build key: bump it when the rewrite,
+// the refusal checks or the compile and link steps change, so cached builds
+// and refusals made by older code are not reused.
+const builderVersion = "hostbuild/v2"
+
 var sourceExt = map[string]bool{".cpp": true, ".cc": true, ".cxx": true, ".c": true, ".cu": true, ".cuh": true, ".h": true,
 	".hpp": true, ".hh": true, ".hxx": true, ".inl": true, ".inc": true, ".tcc": true, ".ipp": true}
 
@@ -222,7 +227,7 @@ func collect(req BuildRequest) (map[string]string, []string, error) {
 
 func buildKey(rt *Runtime, req BuildRequest, files map[string]string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "hostbuild/v1 rt=%s module=%s\n", rt.Key, req.Module)
+	fmt.Fprintf(h, "%s rt=%s module=%s\n", builderVersion, rt.Key, req.Module)
 	meta, _ := json.Marshal([]any{req.Sources, req.IncludeDirs, req.Defines, req.Flags, req.Inline})
 	h.Write(meta)
 	var names []string
