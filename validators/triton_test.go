@@ -142,7 +142,12 @@ func TestTritonFixtures(t *testing.T) {
 			}
 			continue
 		}
-		t.Logf("%s: proven against the interpreter in %.1fs (%d cases, ULP max %.0f)", j.fixture, r.Verdict.DurationS, r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax)
+		if chips, ok := compiledChips(r.Verdict); !ok {
+			falseRej++
+			t.Errorf("%s: proven but not compiled for every chip: %s", j.fixture, chips)
+			continue
+		}
+		t.Logf("%s: proven against the interpreter in %.1fs (%d cases, ULP max %.0f), compiled for %s", j.fixture, r.Verdict.DurationS, r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax, strings.Join(DefaultTPUChips, ", "))
 	}
 	killed := 0
 	for i, r := range qres {
@@ -166,6 +171,28 @@ func TestTritonFixtures(t *testing.T) {
 		len(fres)-falseRej, len(fres), killed, len(qres), rate, falseRej)
 	t.Log(msg)
 	os.Stdout.WriteString("validators: " + msg + "\n")
+}
+
+// compiledChips reports whether the TPU compile gate compiled the verdict's
+// candidate for every default chip, and what it says for those it did not.
+func compiledChips(v *Verdict) (string, bool) {
+	var bad []string
+	for _, c := range DefaultTPUChips {
+		cc, ok := v.TPU[c]
+		if !ok || !cc.Compiled {
+			bad = append(bad, sprintf("%s: %s", c, firstNonEmpty(cc.Error, v.Reason, "gate did not run")))
+		}
+	}
+	return strings.Join(bad, "; "), len(bad) == 0
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
 }
 
 func tailLines(s string, n int) string {
@@ -219,8 +246,12 @@ func TestTritonRuleDrafts(t *testing.T) {
 		case !r.Verdict.Proven():
 			t.Errorf("%s: %s %s\n%s", names[i], r.Verdict.Verdict, r.Verdict.Reason, tailLines(r.Verdict.Output, 15))
 		default:
+			if chips, ok := compiledChips(r.Verdict); !ok {
+				t.Errorf("%s: rule draft proven but not compiled for every chip: %s", names[i], chips)
+				continue
+			}
 			proven++
-			t.Logf("%s: rule draft proven in %.1fs (%d cases, ULP max %.0f)", names[i], r.Verdict.DurationS, r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax)
+			t.Logf("%s: rule draft proven in %.1fs (%d cases, ULP max %.0f), compiled for %s", names[i], r.Verdict.DurationS, r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax, strings.Join(DefaultTPUChips, ", "))
 		}
 	}
 	msg := sprintf("triton rule drafts: %d of %d fixture kernels drafted, %d proven, %d refused", len(reqs), len(inv.Kernels), proven, refused)
@@ -249,7 +280,7 @@ func TestTritonCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var launched, helpers, drafted, ran, proven int
+	var launched, helpers, drafted, ran, proven, compiled int
 	refusals := map[string]int{}
 	var reqs []Request
 	var names []string
@@ -295,13 +326,18 @@ func TestTritonCorpus(t *testing.T) {
 			t.Logf("%s: %v", names[i], r.Err)
 		case r.Verdict.Proven():
 			proven++
-			t.Logf("%s: proven (%d cases, ULP max %.0f) tpu %v", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax, r.Verdict.TPU)
+			chips, ok := compiledChips(r.Verdict)
+			if ok {
+				compiled++
+				chips = "compiled for " + strings.Join(DefaultTPUChips, ", ")
+			}
+			t.Logf("%s: proven (%d cases, ULP max %.0f); %s", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.ULPMax, chips)
 		default:
 			t.Logf("%s: %s %s", names[i], r.Verdict.Verdict, r.Verdict.Reason)
 		}
 	}
-	msg := sprintf("triton corpus %s: %d @triton.jit functions (%d helpers called from kernels), %d launched, %d drafted by rules, %d run by the interpreter, %d proven; refusals %v",
-		filepath.Base(src), len(inv.Kernels), helpers, launched, drafted, ran, proven, refusals)
+	msg := sprintf("triton corpus %s: %d @triton.jit functions (%d helpers called from kernels), %d launched, %d drafted by rules, %d run by the interpreter, %d proven, %d of them compiled for %s; refusals %v",
+		filepath.Base(src), len(inv.Kernels), helpers, launched, drafted, ran, proven, compiled, strings.Join(DefaultTPUChips, "/"), refusals)
 	t.Log(msg)
 	os.Stdout.WriteString("validators: " + msg + "\n")
 }
