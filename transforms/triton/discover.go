@@ -5,6 +5,18 @@
 // constexpr sizes it computes) and the torch.autograd.Function classes whose
 // forward and backward reach those wrappers. Files are parsed with
 // tree-sitter Python (transforms/ts).
+//
+// Translate (translate.go, render.go) drafts Pallas for the common shapes by
+// rules: row kernels (one program per row: row * stride + arange columns
+// masked by the column count, tl.sum/max/min over the Triton block's lanes,
+// per-row statistics at ptr + row, vectors shared by the rows, column tiles on
+// a second program-id axis, chunked row loops, constexpr ifs, @triton.jit
+// helpers inlined) and flat 1-D blocks (pid * BLOCK + arange masked by the
+// element count). Blocks follow TPU rules (whole padded rows, 128 lanes, rows
+// in multiples of 8), not the GPU BLOCK_SIZE. Spec (spec.go) infers the
+// kernel-level KernelSpec from the same analysis and the kernel-mode Call
+// that runs the original, isolated from its file (Isolate), under Triton's
+// interpreter. Anything else is refused with a PTR code (refuse.go).
 package triton
 
 import (
