@@ -124,7 +124,7 @@ func Run(ctx context.Context, sb *sandbox.Sandbox, req RunRequest) (*RunResult, 
 	if err := os.MkdirAll(capDir, 0o755); err != nil {
 		return nil, err
 	}
-	cfg := runConfig{Modules: map[string]string{}, Inline: map[string]string{}, CudaAsCPU: true, Shims: req.Shims}
+	cfg := runConfig{Modules: map[string]string{}, Inline: map[string]string{}, Runtimes: []string{}, CudaAsCPU: true, Shims: req.Shims}
 	expose := append([]string{}, req.Shims...)
 	seenRT := map[string]bool{}
 	for _, b := range req.Built {
@@ -172,6 +172,11 @@ func Run(ctx context.Context, sb *sandbox.Sandbox, req RunRequest) (*RunResult, 
 		if ee, ok := runErr.(interface{ ExitCode() int }); ok {
 			res.ExitCode = ee.ExitCode()
 		}
+	}
+	if strings.Contains(string(out), "Error in sitecustomize") {
+		// The cuda-as-cpu runtime did not install: nothing the run did is
+		// evidence about the extension.
+		return nil, fmt.Errorf("hostbuild: the Python runtime failed to install: %s", firstLineWith(string(out), "Error"))
 	}
 	res.Passed, res.Failed, res.Skipped, res.Error = pytestCounts(string(out))
 	res.Requests, _ = readDiscovered(cfg.Discover)
@@ -342,6 +347,19 @@ func pytestCounts(out string) (passed, failed, skipped, errs int) {
 		return
 	}
 	return
+}
+
+func firstLineWith(s, sub string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, sub) {
+			if i+1 < len(lines) {
+				return strings.TrimSpace(l) + " " + strings.TrimSpace(lines[i+1])
+			}
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
 }
 
 func tail(s string, n int) string {

@@ -59,7 +59,7 @@ class _Finder(importlib.abc.MetaPathFinder):
     """Imports the prebuilt modules under their real names."""
 
     def find_spec(self, fullname, path=None, target=None):
-        so = _cfg.get("modules", {}).get(fullname)
+        so = (_cfg.get("modules") or {}).get(fullname)
         if not so:
             return None
         loader = _Loader(fullname, so)
@@ -190,7 +190,7 @@ def _patch_cpp_extension():
     def load_inline(name, cpp_sources, cuda_sources=None, functions=None, *args, **kwargs):
         cpp, cu, fns = _as_list(cpp_sources), _as_list(cuda_sources), _as_list(functions)
         d = inline_digest(name, cpp, cu, fns)
-        hit = _cfg.get("inline", {}).get(d)
+        hit = (_cfg.get("inline") or {}).get(d)
         if hit:
             return _load_so(name, hit)
         _discover("load_inline", name=name, cpp_sources=cpp, cuda_sources=cu, functions=fns,
@@ -199,7 +199,7 @@ def _patch_cpp_extension():
         raise RuntimeError("pallasify hostbuild: EMU-NOT-BUILT: load_inline(name=%r) has no CPU build of these sources" % name)
 
     def load(name, sources, *args, **kwargs):
-        so = _cfg.get("modules", {}).get(name)
+        so = (_cfg.get("modules") or {}).get(name)
         if so:
             return _load_so(name, so)
         root = os.getcwd()
@@ -219,7 +219,7 @@ def install():
         _cfg = json.load(f)
     import torch  # noqa: F401  (libc10 first: the runtime wraps its CPU allocator)
 
-    for rt in _cfg.get("runtimes", []):
+    for rt in _cfg.get("runtimes") or []:
         lib = ctypes.CDLL(os.path.join(rt, "libpallasify_hostrt.so"), mode=ctypes.RTLD_GLOBAL)
         lib.phr_capture_next_seq.restype = ctypes.c_longlong
         _rt = _rt or lib
@@ -227,6 +227,6 @@ def install():
     _patch_cpp_extension()
     if _cfg.get("cuda_as_cpu", True):
         _install_cuda_as_cpu()
-    for p in _cfg.get("shims", []):
+    for p in _cfg.get("shims") or []:
         if p not in sys.path:
             sys.path.append(p)
