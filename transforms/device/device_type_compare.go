@@ -65,7 +65,10 @@ var DeviceTypeCompare = &rule.Rule{
 			"`DEVICE.type == \"cuda\"` tests pallasify itself writes are left alone. The `\"cuda\"` values such a " +
 			"comparison selects (`\"cuda\" if ... else \"cpu\"`) are rewritten by cuda-device-default (PDV004) " +
 			"when they are assigned to a device setting.",
-		Why: "After the device strings are rewritten the device is `\"tpu\"` (or whatever accelerator is present), " +
+		Why: "A membership test against a literal collection of device types (`assert device_type in " +
+			"{\"cuda\"}`, `if dev.type in (\"cuda\", \"cpu\")`) gets `\"tpu\"` added next to `\"cuda\"`, for both " +
+			"targets: nothing off TPU has that type, so CUDA, CPU and MPS hosts get the answer they got before.\n\n" +
+			"After the device strings are rewritten the device is `\"tpu\"` (or whatever accelerator is present), " +
 			"so a test for `\"cuda\"` silently takes the CPU branch: no pinned memory, no autocast, wrong dtype.",
 		Safety: "Safe: on a CUDA machine the portable test gives the same answer as before, on a CPU-only machine " +
 			"the answer a CPU run of the original gave (false), and on TPU the literal counterpart. The tpu test is " +
@@ -114,6 +117,14 @@ func compare(p *rule.Pass, n *ts.Node) {
 	op := strings.Join(strings.Fields(string(p.Src[opStart:opEnd])), " ")
 	if _, ok := flip[op]; !ok {
 		return
+	}
+	if (op == "in" || op == "not in") && devkit.DeviceIsh(p, left) && !ownTest(p, left) {
+		if e, ok := addTPUChoice(p, right); ok {
+			devkit.Report(p, rule.Finding{Start: devkit.Start(n), End: devkit.End(n),
+				Message: "`" + p.Text(n) + "` accepts CUDA as the only accelerator; TorchTPU's device type is \"tpu\"",
+				Fix:     &rule.Fix{Title: `Accept "tpu" too`, Safety: rule.Safe, Edits: []rule.Edit{e}}})
+			return
+		}
 	}
 	var str devkit.Str
 	var other *ts.Node
@@ -165,6 +176,41 @@ func compare(p *rule.Pass, n *ts.Node) {
 	}
 	f.Fix = dv.Fix("Compare with "+typ+" when it is an accelerator", rule.Safe, edits...)
 	devkit.Report(p, f)
+}
+
+// addTPUChoice returns the edit adding "tpu" after the "cuda" element of a
+// set, list or tuple literal of plain strings ({"cuda"}, ("cuda", "cpu")),
+// which must not hold "tpu" already. Off TPU nothing has the device type
+// "tpu", so the membership test answers as before on every other host.
+func addTPUChoice(p *rule.Pass, coll *ts.Node) (rule.Edit, bool) {
+	switch coll.Type() {
+	case "set", "list", "tuple":
+	default:
+		return rule.Edit{}, false
+	}
+	var cuda *devkit.Str
+	for _, c := range ts.Children(coll) {
+		if !c.IsNamed() || c.Type() == "comment" {
+			continue
+		}
+		v, ok := devkit.PlainString(p, c)
+		if !ok {
+			return rule.Edit{}, false
+		}
+		switch v {
+		case "tpu":
+			return rule.Edit{}, false
+		case "cuda":
+			if s, ok := devkit.DeviceString(p, c); ok && cuda == nil {
+				cuda = &s
+			}
+		}
+	}
+	if cuda == nil {
+		return rule.Edit{}, false
+	}
+	at := devkit.End(cuda.Node)
+	return rule.Edit{Start: at, End: at, New: ", " + cuda.Literal("tpu")}, true
 }
 
 // ownTest reports the tests pallasify's own rewrites write, such as

@@ -43,6 +43,14 @@ func sites(p *rule.Pass, fn func(site)) {
 		switch n.Type() {
 		case "comment":
 			return false
+		case "call", "binary_operator":
+			if s, ok := devkit.FormattedDevice(p, n); ok {
+				if st, ok := classify(p, s); ok {
+					fn(st)
+				}
+				return false
+			}
+			return true
 		case "string":
 			if s, ok := devkit.DeviceString(p, n); ok {
 				if st, ok := classify(p, s); ok {
@@ -111,6 +119,8 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 			default:
 				st.use = useString
 			}
+		case (q == "torch.distributed.device_mesh.init_device_mesh" || q == "torch.distributed.init_device_mesh") && pos == 0 && !inCond && s.Index == "":
+			st.use, st.context = useString, "init_device_mesh's device type"
 		case q == "torch.set_default_device" && pos == 0:
 			st.use, st.context = useDevice, "torch.set_default_device"
 		case last == "to" && fn.Type() == "attribute" && q == "" && pos == 0:
@@ -146,6 +156,10 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 			} else {
 				st.use = useString
 			}
+		case "device_type":
+			if (q == "torch.distributed.device_mesh.init_device_mesh" || q == "torch.distributed.init_device_mesh") && s.Index == "" {
+				st.use, st.context = useString, "init_device_mesh's device type"
+			}
 		case "default":
 			if (last == "add_argument" || last == "option") && optionIsDevice(p, call) {
 				st.use, st.isDflt, st.context = useString, true, "the --device option's default"
@@ -168,6 +182,11 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) {
 			if k, ok := devkit.PlainString(p, par.ChildByFieldName("key")); ok && devkit.DeviceName(k) {
 				st.use, st.isDflt, st.context = useString, true, "a config value"
+			} else if mapLocationDict(p, par.Parent()) {
+				// {saved location: new location}: the keys name where the
+				// checkpoint's tensors were saved and stay; torch.load wants
+				// each new location as a str.
+				st.use, st.context = useString, "a map_location= value"
 			}
 		}
 	case "assignment":
@@ -180,6 +199,27 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 		}
 	}
 	return st, st.use != useNone
+}
+
+// mapLocationDict reports whether dict is the map_location of torch.load
+// (the map_location= keyword or the second positional argument).
+func mapLocationDict(p *rule.Pass, dict *ts.Node) bool {
+	if dict == nil || dict.Type() != "dictionary" {
+		return false
+	}
+	par := dict.Parent()
+	if par == nil {
+		return false
+	}
+	if par.Type() == "keyword_argument" {
+		return p.Text(par.ChildByFieldName("name")) == "map_location"
+	}
+	if par.Type() != "argument_list" || par.Parent() == nil || par.Parent().Type() != "call" {
+		return false
+	}
+	_, q := devkit.Callee(p, par.Parent())
+	al, ok := devkit.Arguments(p, par.Parent())
+	return ok && q == "torch.load" && len(al.Positional) > 1 && al.Positional[1].Equal(dict)
 }
 
 func stringArgIsDevice(p *rule.Pass, n *ts.Node) bool {

@@ -31,6 +31,9 @@ var cudaOnlyModules = map[string]string{
 	"torch_tensorrt":     "TensorRT is NVIDIA-only; compile with torch.compile(backend=\"tpu\", dynamic=False)",
 	"pynvml":             "NVML is NVIDIA-only; query TPUs with torch.accelerator / torch.tpu.get_device_properties()",
 	"nvidia_smi":         "NVML is NVIDIA-only; query TPUs with torch.accelerator / torch.tpu.get_device_properties()",
+	"torch.cuda.nccl": "torch.cuda.nccl calls NCCL directly, which exists only with CUDA; use the torch.distributed " +
+		"collectives (all_reduce, broadcast, ...) on a process group, whose backend the distributed rules make " +
+		"\"tpu_dist\" on TPU",
 	"torch_xla": "PyTorch/XLA must not be mixed with TorchTPU (torchtpu.md §13.1): use the device \"tpu\" instead of " +
 		"xm.xla_device(), drop xm.mark_step(), use the \"tpu_dist\" process-group backend instead of \"xla\", and " +
 		"rewrite make_kernel_from_pallas kernels to jax_op",
@@ -42,12 +45,12 @@ var CudaOnlyDependency = &rule.Rule{
 	Name:    "cuda-only-dependency",
 	Family:  Family,
 	Safety:  rule.DisplayOnly,
-	Needles: []string{"bitsandbytes", "apex", "flash_attn", "xformers", "triton", "cupy", "pycuda", "transformer_engine", "tensorrt", "pynvml", "nvidia_smi", "torch_xla"},
+	Needles: []string{"bitsandbytes", "apex", "flash_attn", "xformers", "triton", "cupy", "pycuda", "transformer_engine", "tensorrt", "pynvml", "nvidia_smi", "torch_xla", "nccl"},
 	Example: cudaDepExample,
 	Doc: pyq.Doc(pyq.DocSpec{
 		Title: "Import of a CUDA-only dependency (bitsandbytes, apex, flash_attn, triton, torch_xla, ...)",
 		What: "Reports `import` and `from ... import` statements of bitsandbytes, apex, flash_attn, xformers, triton, " +
-			"cupy, pycuda, transformer_engine, tensorrt, torch_tensorrt, pynvml and torch_xla, with the replacement to use.",
+			"cupy, pycuda, transformer_engine, tensorrt, torch_tensorrt, pynvml, torch.cuda.nccl and torch_xla, with the replacement to use.",
 		Why: "These packages ship CUDA kernels or talk to NVIDIA drivers, so the import (or the first call) fails on a " +
 			"TPU host. torch_xla is TPU software but must not be mixed with TorchTPU (torchtpu.md §13.1).",
 		Safety: "Diagnostic only: replacing a library changes the model's numerics or APIs.",
@@ -58,6 +61,9 @@ var CudaOnlyDependency = &rule.Rule{
 func runCudaOnlyDependency(p *rule.Pass) {
 	report := func(n *ts.Node, mod string) {
 		head, _, _ := strings.Cut(mod, ".")
+		if mod == "torch.cuda.nccl" || strings.HasPrefix(mod, "torch.cuda.nccl.") {
+			head = "torch.cuda.nccl"
+		}
 		if advice, ok := cudaOnlyModules[head]; ok {
 			p.Report(pyq.Finding(n, "CUDA-only dependency `"+head+"` imported: "+advice, nil))
 		}
@@ -79,6 +85,17 @@ func runCudaOnlyDependency(p *rule.Pass) {
 		case "import_from_statement":
 			if m := n.ChildByFieldName("module_name"); m != nil && m.Type() == "dotted_name" {
 				report(n, p.Text(m))
+				if p.Text(m) == "torch.cuda" {
+					for _, c := range ts.Children(n) {
+						name := c
+						if c.Type() == "aliased_import" {
+							name = c.ChildByFieldName("name")
+						}
+						if !c.Equal(m) && name != nil && p.Text(name) == "nccl" {
+							report(n, "torch.cuda.nccl") // from torch.cuda import nccl
+						}
+					}
+				}
 			}
 			return false
 		}

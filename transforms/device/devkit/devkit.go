@@ -489,6 +489,78 @@ func DeviceString(p *rule.Pass, n *ts.Node) (Str, bool) {
 	return Str{}, false
 }
 
+// formatIndexRE matches the literal of a formatted device string:
+// "cuda:{}" (str.format) or "cuda:%d" / "cuda:%s" / "cuda:%i" (%).
+var formatIndexRE = regexp.MustCompile(`^cuda:(\{\}|\{0\}|%d|%s|%i)$`)
+
+// FormattedDevice parses n as a CUDA device string built by formatting one
+// index: 'cuda:{}'.format(expr), 'cuda:%d' % expr or "cuda:" + str(expr).
+// The Str's Node is the whole expression and IndexNode the index, as for
+// f"cuda:{expr}" (so its rewrites replace all of it).
+func FormattedDevice(p *rule.Pass, n *ts.Node) (Str, bool) {
+	if n == nil {
+		return Str{}, false
+	}
+	lit := func(str *ts.Node, re *regexp.Regexp) (Str, bool) {
+		body, ok := PlainString(p, str)
+		if !ok || !re.MatchString(body) {
+			return Str{}, false
+		}
+		start := p.Text(str.Child(0))
+		prefix := strings.ToLower(strings.TrimRight(start, "\"'"))
+		return Str{Node: n, Quote: start[len(prefix):], cudaStart: Start(str.Child(1))}, true
+	}
+	var s Str
+	var idx *ts.Node
+	switch n.Type() {
+	case "call":
+		fn := n.ChildByFieldName("function")
+		al, ok := Arguments(p, n)
+		if fn == nil || fn.Type() != "attribute" || p.Text(fn.ChildByFieldName("attribute")) != "format" || !ok ||
+			len(al.All) != 1 || len(al.Positional) != 1 {
+			return Str{}, false
+		}
+		if s, ok = lit(fn.ChildByFieldName("object"), formatIndexRE); !ok || strings.Contains(p.Text(fn.ChildByFieldName("object")), "%") {
+			return Str{}, false
+		}
+		idx = al.Positional[0]
+	case "binary_operator":
+		op := n.ChildByFieldName("operator")
+		left, right := n.ChildByFieldName("left"), n.ChildByFieldName("right")
+		if op == nil || left == nil || right == nil {
+			return Str{}, false
+		}
+		var ok bool
+		switch p.Text(op) {
+		case "%":
+			if right.Type() == "tuple" || right.Type() == "parenthesized_expression" && right.NamedChildCount() == 1 && right.NamedChild(0).Type() == "tuple" {
+				return Str{}, false
+			}
+			if s, ok = lit(left, formatIndexRE); !ok || strings.Contains(p.Text(left), "{") {
+				return Str{}, false
+			}
+			idx = right
+		case "+":
+			if s, ok = lit(left, cudaColonRE); !ok || right.Type() != "call" || p.Text(right.ChildByFieldName("function")) != "str" {
+				return Str{}, false
+			}
+			al, aok := Arguments(p, right)
+			if !aok || len(al.All) != 1 || len(al.Positional) != 1 {
+				return Str{}, false
+			}
+			idx = al.Positional[0]
+		default:
+			return Str{}, false
+		}
+	default:
+		return Str{}, false
+	}
+	s.IndexNode, s.Index = idx, p.Text(idx)
+	return s, true
+}
+
+var cudaColonRE = regexp.MustCompile(`^cuda:$`)
+
 // PlainString returns the content of a simple (non-f, non-bytes,
 // single-part) string literal.
 func PlainString(p *rule.Pass, n *ts.Node) (string, bool) {

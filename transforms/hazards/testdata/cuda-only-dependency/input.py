@@ -11,3 +11,6 @@ except ImportError:
 
 import numpy  # ordinary dependency
 import apexlib  # a different package whose name starts with apex
+import torch.cuda.nccl  # want "PDX007: CUDA-only dependency `torch.cuda.nccl` imported: .*tpu_dist"
+from torch.cuda import nccl  # want "PDX007: CUDA-only dependency `torch.cuda.nccl`"
+from torch.cuda import amp  # not nccl

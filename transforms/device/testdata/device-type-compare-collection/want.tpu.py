@@ -1,0 +1,9 @@
+def check(device_type, device, name):
+    assert device_type in {'cuda', 'tpu'}
+    if device.type in ("cuda", "tpu", "cpu"):
+        pass
+    if device_type not in ["cuda", "tpu"]:
+        raise ValueError(device_type)
+    ok = device_type in {"cuda", "tpu"}
+    other = name in {"cuda"}
+    return ok, other
