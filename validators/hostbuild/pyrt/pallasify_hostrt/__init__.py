@@ -173,8 +173,12 @@ def _install_cuda_as_cpu():
     cuda.init = lambda: None
     cuda.get_device_name = lambda *a, **k: "pallasify cudaemu (CPU)"
     cuda.get_device_capability = lambda *a, **k: (8, 0)
-    cuda.manual_seed = torch.manual_seed
-    cuda.manual_seed_all = torch.manual_seed
+    # torch.manual_seed calls torch.cuda.manual_seed_all when CUDA is
+    # available: the CPU generator is already seeded, so these do nothing.
+    cuda.manual_seed = lambda *a, **k: None
+    cuda.manual_seed_all = lambda *a, **k: None
+    cuda.seed = lambda *a, **k: None
+    cuda.seed_all = lambda *a, **k: None
     cuda.memory_allocated = lambda *a, **k: 0
     cuda.max_memory_allocated = lambda *a, **k: 0
     cuda.memory_reserved = lambda *a, **k: 0
