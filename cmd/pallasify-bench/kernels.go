@@ -61,7 +61,7 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 		if err != nil {
 			note = "validation failed: " + err.Error()
 		} else {
-			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU))
+			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
 			if !v.Proven() {
 				note += "; " + v.Reason
 			}
@@ -69,6 +69,24 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
 	}
 	return rows, nil
+}
+
+// trafficNote is, per chip that compiled, the bytes the compiled program
+// accesses against the minimum (each input read once, each output written
+// once) at the largest validated shape.
+func trafficNote(tpu map[string]validators.ChipCompile) string {
+	v := &validators.Verdict{TPU: tpu}
+	var parts []string
+	for _, c := range v.TPUChips() {
+		cc := tpu[c]
+		if cc.Compiled && cc.MinBytes > 0 && cc.BytesAccessed > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.2f× (%.0f of min %.0f)", c, cc.BytesAccessed/cc.MinBytes, cc.BytesAccessed, cc.MinBytes))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; bytes accessed " + strings.Join(parts, ", ")
 }
 
 // protocolMedians measures the validator's full protocol on every fixture

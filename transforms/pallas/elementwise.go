@@ -567,11 +567,15 @@ func loadLine(name, ref string, p *kernels.Param) string {
 	return fmt.Sprintf("    %s = %s[...].astype(%s)", name, ref, ct)
 }
 
-// inPlace is the kernel and wrapper over the arrays' own layout: 1-D arrays
-// in 1-D blocks, higher ranks as (rows, last dim) in 2-D blocks; the last
-// block of each axis may be partial (Pallas drops its out-of-range writes).
+// inPlace is the kernel and wrapper over the arrays' own layout, in 2-D
+// blocks of a view XLA makes without a copy: higher ranks as (rows, last
+// dim), 1-D arrays as (n / 128, 128) when 128 divides n (the (8, 128) tiles
+// of that view are the 1-D array's own 1024-element tiles), else (1, n). The last block of each axis
+// may be partial (Pallas drops its out-of-range writes). 2-D blocks rather
+// than 1-D ones also keep the kernel exportable for TPU on a host without
+// one (Mosaic checks 1-D blocks against the chip's tiling), which jax_op's
+// fake needs.
 func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout) (kern, wrap []string) {
-	twoD := len(lay.shape) > 1
 	var refs []string
 	for _, l := range m.loads {
 		refs = append(refs, l.name+"_ref")
@@ -583,13 +587,9 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	var body []string
 	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
 	w("    SHAPE = %s.shape", out0)
-	if twoD {
-		w("    ROW = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
-		w("    COL = pl.program_id(1) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
-		w("    d = ROW * VCOLS + COL")
-	} else {
-		w("    d = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
-	}
+	w("    ROW = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
+	w("    COL = pl.program_id(1) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
+	w("    d = ROW * VCOLS + COL")
 	writeIndexVars(w, "    ", dims, ext)
 	for _, l := range m.loads {
 		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
@@ -618,30 +618,26 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		shp = append(shp, exprPyString(s))
 	}
 	view := func(p string) string { return "p_" + p }
-	var blockShape, grid, index, sem string
-	if twoD {
+	if len(lay.shape) > 1 {
 		ww("    VROWS = %s", strings.Join(shp[:len(shp)-1], " * "))
 		ww("    VCOLS = %s", shp[len(shp)-1])
-		ww("    BCOLS = min(VCOLS, 2048)")
-		ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", t.sublanes(), t.sublanes(), t.sublanes())
-		blockShape, grid, index = "(BROWS, BCOLS)", "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", "lambda i, j: (i, j)"
-		sem = `("parallel", "parallel")`
-		if len(lay.shape) > 2 {
-			view = func(p string) string { return "p_" + p + ".reshape(VROWS, VCOLS)" }
-		}
 	} else {
-		ww("    BLOCK = min(D, 65536)")
-		blockShape, grid, index, sem = "(BLOCK,)", "(pl.cdiv(D, BLOCK),)", "lambda i: (i,)", `("parallel",)`
+		ww("    VCOLS = 128 if D %% 128 == 0 else D")
+		ww("    VROWS = D // VCOLS")
 	}
-	ww("    spec = pl.BlockSpec(%s, %s)", blockShape, index)
+	if len(lay.shape) != 2 {
+		view = func(p string) string { return "p_" + p + ".reshape(VROWS, VCOLS)" }
+	}
+	sub := t.sublanes()
+	ww("    BCOLS = min(VCOLS, 2048 if VROWS >= %d else 65536)", sub)
+	ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
+	ww("    spec = pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, j))")
+	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
 	var ins, oshapes, ospecs []string
 	for _, l := range m.loads {
 		ins = append(ins, view(l.param))
 	}
-	outShape := "(D,)"
-	if twoD {
-		outShape = "(VROWS, VCOLS)"
-	}
+	outShape := "(VROWS, VCOLS)"
 	for _, s := range m.stores {
 		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, blockDType(t.params[s.param])))
 		ospecs = append(ospecs, "spec")
@@ -659,7 +655,7 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	for i, s := range m.stores {
 		prm := t.params[s.param]
 		o := fmt.Sprintf("outs[%d]", i)
-		if twoD && len(lay.shape) > 2 || !twoD && len(lay.shape) != 1 {
+		if len(lay.shape) != 2 {
 			o += ".reshape(" + t.shapePy(prm) + ")"
 		}
 		if blockDType(prm) != dtypePy(prm.DType) {
@@ -669,6 +665,37 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
 	return kern, wrap
+}
+
+var reArgLine = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*) = (args\["[^"]*"\])$`)
+
+// mergeIntArgs folds "n = args["n"]" and a later "n = int(n)" into
+// "n = int(args["n"])" when no line between them reads n.
+func mergeIntArgs(lines []string) []string {
+	drop := map[int]bool{}
+	for i, l := range lines {
+		m := reArgLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if lines[j] == m[1]+m[2]+" = int("+m[2]+")" {
+				lines[i] = m[1] + m[2] + " = int(" + m[3] + ")"
+				drop[j] = true
+				break
+			}
+			if readsName(lines[j:j+1], m[2]) {
+				break
+			}
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		if !drop[i] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 func repeat(s string, n int) []string {
@@ -792,6 +819,7 @@ func renderDraft(t *tr, nm *renamer, kern, wrap []string) string {
 	for i := range wrap {
 		wrap[i] = nm.apply(wrap[i])
 	}
+	wrap = mergeIntArgs(wrap)
 	body := strings.Join(kern, "\n") + "\n\n\ndef run(args, *, interpret):\n" + strings.Join(wrap, "\n") + "\n"
 	if h := usedHelpers(body); h != "" {
 		body += "\n\n" + h + "\n"

@@ -203,6 +203,11 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		}
 		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, opsPlans[dir], parts, lazyDirs[dir])), Generated: true})
 	}
+	for i := range out {
+		if out[i].Generated {
+			out[i].Content = []byte(formatPython(ctx, string(out[i].Content)))
+		}
+	}
 	for _, f := range sortedKeys(files) {
 		out = append(out, WireFile{Path: f, Content: files[f]})
 	}
