@@ -30,6 +30,9 @@ const (
 	// CodeRefused (PIO010): the rewrite would parse worse than the input, so
 	// it is not written. Reported by the engine.
 	CodeRefused = rule.CodeRefused
+	// CodeNotebookCell (PIO011): a notebook cell's rewrite could not put its
+	// IPython magic lines back; the cell is left untouched.
+	CodeNotebookCell = "PIO011"
 	// CodeRulePanic (PIO900): a rule failed on the file; its findings were
 	// dropped and the rest of the file was processed. Reported by the engine.
 	CodeRulePanic = rule.CodeRulePanic
@@ -73,6 +76,10 @@ func IOCodes() []CodeDoc {
 		{CodeRefused, "refused-rewrite", SevError, "The rewrite would not parse, so it was not written",
 			"After applying the fixes the engine parses the result. If it has more syntax errors than the input, no " +
 				"edit of that file is written and this diagnostic names the line. Please report it: it is a bug in a rule."},
+		{CodeNotebookCell, "notebook-cell-kept", SevWarning, "A notebook cell was left untouched",
+			"Notebook code cells are rewritten with the same rules as .py files; IPython magic and shell lines (%, !) " +
+				"stand in as `pass` while the rules run and are put back afterwards. When a rewrite moved or dropped " +
+				"one of them the cell is left as it was and reported; the other cells are still rewritten."},
 		{CodeRulePanic, "rule-failed", SevError, "A rule failed on this file",
 			"A rule met code it did not expect and failed. Its findings for this file were dropped; other rules still ran. " +
 				"Please report it with the file."},

@@ -58,7 +58,8 @@ func migrateKernels(t *testing.T, root string, drafters ...pipeline.KernelDrafte
 
 // TestE2EFixtures migrates the two end-to-end projects with drafting,
 // validation and wiring: every kernel must be proven and wired, the patch
-// must equal want.patch, and check_e2e.py must accept the migrated tree
+// must equal want.patch, a second migrate over the migrated tree (kernels
+// included) must change nothing and report nothing new, and check_e2e.py must accept the migrated tree
 // under the real torch + torch_tpu + jax: it compiles; the package imports
 // in a process where jax and torch_tpu cannot be imported (and imports
 // neither); every op is built by the real jax_op and its meta output has the
@@ -106,6 +107,9 @@ func TestE2EFixtures(t *testing.T) {
 			dir := t.TempDir()
 			if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
 				t.Fatal(err)
+			}
+			for _, n := range pipeline.SecondPassNews(run, migrateKernels(t, dir)) {
+				t.Errorf("second pass (kernels included): %s", n)
 			}
 			out, err := exec.Command(py, "../fixtures/e2e/check_e2e.py", dir, name).CombinedOutput()
 			var ee *exec.ExitError

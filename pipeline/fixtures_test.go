@@ -23,9 +23,11 @@ var fixtureExclude = []string{"want.*.patch"}
 // with the full rule set and checks, per project and target:
 //   - the patch equals want.<target>.patch (-update rewrites it);
 //   - `git apply --check` takes the patch on a copy of the original tree;
-//   - a second pass over the migrated tree changes nothing;
+//   - a second pass over the migrated tree changes nothing and reports
+//     nothing the first did not (SecondPassNews);
 //   - files left untouched carry the diagnostic that says why;
-//   - every rewritten .py compiles (one batched py_compile at the end).
+//   - every rewritten .py, and every code cell of a rewritten notebook,
+//     compiles (one batched py_compile at the end).
 func TestFixtures(t *testing.T) {
 	dirs, err := filepath.Glob(filepath.Join("..", "fixtures", "projects", "*"))
 	if err != nil {
@@ -106,16 +108,19 @@ func checkFixture(t *testing.T, dir string, target rule.Target, out string) []st
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p2 := run2.Patch(); len(p2) > 0 {
-		t.Errorf("second pass changed the output:\n%s", p2)
+	for _, n := range SecondPassNews(run, run2) {
+		t.Errorf("second pass: %s", n)
 	}
-	var changed []string
+	var changed, notebooks []string
 	for _, f := range run.Files {
-		if f.Changed() && f.Lang == LangPython {
+		switch {
+		case f.Changed() && f.Lang == LangPython:
 			changed = append(changed, filepath.Join(out, filepath.FromSlash(f.Path)))
+		case f.Changed() && f.Lang == LangNotebook:
+			notebooks = append(notebooks, filepath.Join(out, filepath.FromSlash(f.Path)))
 		}
 	}
-	return changed
+	return append(changed, notebookCells(t, out+".cells", notebooks)...)
 }
 
 // copyTree copies src to dst as it is on disk: symlinks stay links and are

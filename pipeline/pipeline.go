@@ -42,7 +42,8 @@ type Options struct {
 	// Select/Ignore). Tests use it to run one rule.
 	Rules []*rule.Rule
 	// Notebook, when set, inspects a .ipynb file and returns its diagnostics
-	// (notebooks are not rewritten yet).
+	// instead of the default: code cells rewritten with the rules, cell by
+	// cell (notebook.go).
 	Notebook func(path string, src []byte) []Diagnostic
 
 	// Kernel stages, run in this order after rewrite when set: Discover fills
@@ -142,9 +143,6 @@ func (o Options) normalize() (Options, error) {
 	o.Rules, err = selectRules(o.Rules, o.Select, o.Ignore)
 	if err != nil {
 		return o, err
-	}
-	if o.Notebook == nil {
-		o.Notebook = notebookHook(o.Rules)
 	}
 	return o, nil
 }
@@ -263,6 +261,10 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	if f.Lang == LangNotebook {
 		if st.opts.Notebook != nil {
 			f.Diagnostics = append(f.Diagnostics, st.opts.Notebook(f.Path, src)...)
+			return nil, nil
+		}
+		if out = st.processNotebook(ctx, parsers, pf, f, src); out != nil {
+			return out, src
 		}
 		return nil, nil
 	}

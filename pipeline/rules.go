@@ -15,8 +15,9 @@ func selectRules(all []*rule.Rule, sel, ignore []string) ([]*rule.Rule, error) {
 	return transforms.Select(all, sel, ignore)
 }
 
-// notebookHook reports .ipynb files through the notebook rule when it is
-// selected (notebooks are not rewritten yet); nil otherwise.
+// notebookHook reports a .ipynb file that cannot be read as notebook JSON
+// (so is not rewritten) through the notebook rule when it is selected; nil
+// otherwise.
 func notebookHook(rules []*rule.Rule) func(string, []byte) []Diagnostic {
 	for _, r := range rules {
 		if r.Code != hazards.JupyterNotebook.Code {
