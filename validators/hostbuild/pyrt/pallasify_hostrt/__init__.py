@@ -157,8 +157,9 @@ def _install_cuda_as_cpu():
                 return t.contiguous(memory_format=mf) if mf is not None else t
             if "device" in kwargs:
                 kwargs["device"] = _map_device(kwargs["device"])
-            if func is torch.Tensor.to or func is torch.Tensor.new_empty or func is torch.Tensor.type:
-                args = tuple("cpu" if (i > 0 and isinstance(a, int) and not isinstance(a, bool)) else _map_device(a)
+            if func is torch.Tensor.to:
+                # Tensor.to(device | int device index | dtype | tensor, ...)
+                args = tuple("cpu" if (i == 1 and isinstance(a, int) and not isinstance(a, bool)) else _map_device(a)
                              for i, a in enumerate(args))
             return func(*args, **kwargs)
 
