@@ -162,6 +162,9 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		bars.Wait()
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{code: 130, err: errors.New("interrupted before the jobs were submitted: run the same command again")}
+		}
 		return usageErr(errors.New(secrets.String(err.Error())))
 	}
 	if sum == nil { // --enqueue-only

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	"github.com/riverqueue/river/rivertype"
+	"github.com/sourcegraph/conc/pool"
 
 	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/acquire"
@@ -47,6 +48,7 @@ func listAuth(source string, cfg *config.Config, token string) transport.AuthMet
 func repoJobs(ctx context.Context, entries []batch.Entry, bopts batch.Options, cfg *config.Config, list, rerun string) []queue.RepoArgs {
 	jobs := make([]queue.RepoArgs, len(entries))
 	fp := jobFingerprint(bopts)
+	p := pool.New().WithMaxGoroutines(8)
 	for i, e := range entries {
 		push, pr := bopts.Push, bopts.PR
 		if e.Push != nil {
@@ -55,14 +57,22 @@ func repoJobs(ctx context.Context, entries []batch.Entry, bopts batch.Options, c
 		if e.PR != nil {
 			pr = *e.PR
 		}
-		// An unreachable repository gets no base: its job fails at the clone
-		// and says why there.
-		base, _ := queue.ResolveBase(ctx, e.Source, e.Branch, listAuth(e.Source, cfg, bopts.Token))
-		jobs[i] = queue.RepoArgs{Source: e.Source, Branch: e.Branch, BaseCommit: base, Target: e.Target, Push: push || pr, PR: pr,
-			Fingerprint: fp, Rerun: rerun, ID: e.ID, List: list, Timeout: e.Timeout}
+		p.Go(func() {
+			// An unreachable repository gets no base: its job fails at the
+			// clone and says why there.
+			lctx, cancel := context.WithTimeout(ctx, listTimeout)
+			defer cancel()
+			base, _ := queue.ResolveBase(lctx, e.Source, e.Branch, listAuth(e.Source, cfg, bopts.Token))
+			jobs[i] = queue.RepoArgs{Source: e.Source, Branch: e.Branch, BaseCommit: base, Target: e.Target, Push: push || pr, PR: pr,
+				Fingerprint: fp, Rerun: rerun, ID: e.ID, List: list, Timeout: e.Timeout}
+		})
 	}
+	p.Wait()
 	return jobs
 }
+
+// listTimeout bounds listing one repository's branches at submission.
+const listTimeout = 30 * time.Second
 
 // jobFingerprint names what a job's outcome depends on besides its
 // repository, base commit and list options: the pallasify version, the
@@ -123,6 +133,9 @@ type queuedRun struct {
 func runQueued(ctx context.Context, o *batchOptions, qr queuedRun, entries []batch.Entry, bopts batch.Options, cfg *config.Config) (*batch.Summary, error) {
 	list := strings.TrimSuffix(filepath.Base(o.List), filepath.Ext(o.List))
 	jobs := repoJobs(ctx, entries, bopts, cfg, list, qr.Rerun)
+	if err := ctx.Err(); err != nil {
+		return nil, err // interrupted before anything was submitted
+	}
 	qcfg := queue.Config{URL: qr.URL, PollInterval: 100 * time.Millisecond}
 	var rn *batch.Runner
 	if !qr.EnqueueOnly {
