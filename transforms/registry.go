@@ -11,6 +11,7 @@
 //	hf           PHF  Hugging Face loaders and pipelines
 //	compile      PCM  torch.compile settings
 //	hazards      PDX  diagnostic-only rules
+//	xla          PXL  PyTorch/XLA (torch_xla) to TorchTPU
 //
 // A family package exports `var Rules = []*rule.Rule{...}` and is added to
 // All with one line. Rules are plain values; nothing registers itself.
@@ -28,6 +29,7 @@ import (
 	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/hf"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/xla"
 )
 
 // families returns the rule families in registry order. Order matters: when
@@ -41,6 +43,7 @@ func families() [][]*rule.Rule {
 		hf.Rules,
 		compile.Rules,
 		hazards.Rules,
+		xla.Rules,
 	}
 }
 

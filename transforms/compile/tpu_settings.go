@@ -49,7 +49,8 @@ var TPUSettings = &rule.Rule{
 		Why: "TorchTPU compiles through `backend=\"tpu\"` (FX → StableHLO → XLA, not Inductor), which is currently " +
 			"required, and `dynamic=False` is mandatory: every shape change recompiles, and compiles take minutes " +
 			"(torchtpu.md §7, §13.5). Inductor's `mode=\"reduce-overhead\"` uses CUDA graphs, which do not exist on TPU.",
-		Safety: "Safe when only missing keywords are added, an explicit `\"inductor\"` (the default) is replaced, or " +
+		Safety: "Safe when only missing keywords are added, an explicit `\"inductor\"` (the default) or PyTorch/XLA's " +
+			"`\"openxla\"` (TorchTPU's predecessor: the tpu backend replaces it) is replaced, or " +
 			"`dynamic=None` becomes `False`, and always for the portable target, whose choices leave CUDA and CPU runs " +
 			"unchanged. For `--target tpu`, overriding a choice the code made (another backend such as " +
 			"`\"cudagraphs\"` or a variable, `dynamic=True` or a computed value, `mode=`/`options=`) is a second, " +
@@ -133,7 +134,8 @@ func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 		if portable {
 			replace(v, portableChoice(dev, `"tpu"`, p.Text(v)), true)
 		} else {
-			sure := lit && s == "inductor" // the default, spelled out
+			// the default spelled out, or PyTorch/XLA's backend, which TorchTPU replaces
+			sure := lit && (s == "inductor" || s == "openxla")
 			replace(v, `"tpu"`, sure)
 			if !sure {
 				notes = append(notes, "backend "+p.Text(v)+" does not run on TPU")

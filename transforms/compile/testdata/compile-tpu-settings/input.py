@@ -26,3 +26,6 @@ def gelu(x):
 @torch.compile()
 def silu(x):
     return torch.nn.functional.silu(x)
+
+
+xla_model = torch.compile(model, backend="openxla")

@@ -37,3 +37,6 @@ def gelu(x):
 @torch.compile(backend=("tpu" if DEVICE.type == "tpu" else "inductor"), dynamic=(False if DEVICE.type == "tpu" else None))
 def silu(x):
     return torch.nn.functional.silu(x)
+
+
+xla_model = torch.compile(model, backend=("tpu" if DEVICE.type == "tpu" else "openxla"), dynamic=(False if DEVICE.type == "tpu" else None))

@@ -30,3 +30,6 @@ def gelu(x):
 @torch.compile(backend="tpu", dynamic=False)
 def silu(x):
     return torch.nn.functional.silu(x)
+
+
+xla_model = torch.compile(model, backend="tpu", dynamic=False)
