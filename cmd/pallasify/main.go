@@ -62,6 +62,7 @@ func newRootCmd(io *streams) *cobra.Command {
 		newConfigCmd(io), newBatchCmd(io), newWorkerCmd(io), newBotCmd(io, transforms.All),
 		newAnalyzeCmd(io, nil),
 		newMigrateCmd(io, nil),
+		newVerifyCmd(io, nil),
 		newRulesCmd(io, nil),
 		newValidateCmd(io),
 		newDoctorCmd(io),
