@@ -368,7 +368,8 @@ func (m *ewMode) gridStride(t *tr, n *ts.Node) (bool, error) {
 // ewLayout is how an elementwise draft reaches its data.
 type ewLayout struct {
 	inPlace bool
-	shape   []string // the view's array shape (every access shares it) when in place
+	shape   []string     // the view's array shape (every access shares it) when in place
+	bcast   map[int]bool // loads (by index) of a row vector at the thread's column
 }
 
 func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
@@ -403,7 +404,7 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		flat = flat.mul(ext[d].poly).add(patom("v:"+d), 1)
 		size = size.mul(ext[d].poly)
 	}
-	lay := m.layout(t, flat, size)
+	lay := m.layout(t, flat, size, dims, ext)
 	nm := m.names(t, dims)
 	var kern, wrap []string
 	var err error
@@ -419,10 +420,11 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 }
 
 // layout picks in-place blocks when every access is the thread's own
-// position in arrays of one shape, each output written once: the kernel
-// then reads each input once and writes each output once, straight from the
-// arrays (partial edge blocks, no padding copies).
-func (m *ewMode) layout(t *tr, flat, size poly) ewLayout {
+// position in arrays of one shape (or, for a view of rank 2 or more, a row
+// vector indexed by the column: a bias), each output written once: the
+// kernel then reads each input once and writes each output once, straight
+// from the arrays (partial edge blocks, no padding copies).
+func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]val) ewLayout {
 	var shape []string
 	same := func(p *kernels.Param) bool {
 		if shape == nil {
@@ -442,17 +444,78 @@ func (m *ewMode) layout(t *tr, flat, size poly) ewLayout {
 	for _, s := range m.stores {
 		count[s.param]++
 	}
-	for _, l := range m.loads {
-		if !l.idx.poly.equal(flat) || !same(t.params[l.param]) {
-			return ewLayout{}
-		}
-	}
 	for _, s := range m.stores {
 		if count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) || !same(t.params[s.param]) {
 			return ewLayout{}
 		}
 	}
-	return ewLayout{inPlace: true, shape: shape}
+	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}}
+	for i, l := range m.loads {
+		switch {
+		case l.idx.poly.equal(flat) && same(t.params[l.param]):
+		case m.columnIndexed(t, l, lay.shape, dims, ext):
+			lay.bcast[i] = true
+		default:
+			return ewLayout{}
+		}
+	}
+	return lay
+}
+
+// columnIndexed reports whether load l reads a row vector, as long as the
+// view's last dimension, at the thread's column: x[i_x] in a 2-D launch
+// whose x extent is that dimension, or x[i % cols] in a 1-D one.
+func (m *ewMode) columnIndexed(t *tr, l ewAccess, shape []string, dims []string, ext map[string]val) bool {
+	if len(shape) < 2 {
+		return false
+	}
+	e, err := kernels.ParseExpr(shape[len(shape)-1])
+	if err != nil {
+		return false
+	}
+	last := exprPoly(e)
+	if last == nil || !paramSize(t.params[l.param]).equal(last) {
+		return false
+	}
+	if len(dims) >= 2 && dims[len(dims)-1] == "x" && ext["x"].poly.equal(last) && l.idx.poly.equal(patom("v:x")) {
+		return true
+	}
+	if len(dims) != 1 || len(l.idx.poly) != 1 {
+		return false
+	}
+	for atom, c := range l.idx.poly {
+		mm := reColRem.FindStringSubmatch(atom)
+		if c != 1 || mm == nil {
+			return false
+		}
+		return t.namePoly(mm[1]).equal(last)
+	}
+	return false
+}
+
+var reColRem = regexp.MustCompile(`^o:_c_rem\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
+
+// namePoly is the size polynomial of a placeholder: s_<symbol>, or a size
+// parameter p_<name> by its expression.
+func (t *tr) namePoly(name string) poly {
+	var src string
+	switch {
+	case strings.HasPrefix(name, "s_"):
+		src = strings.TrimPrefix(name, "s_")
+	case strings.HasPrefix(name, "p_"):
+		p := t.params[strings.TrimPrefix(name, "p_")]
+		if p == nil || p.Kind == "pointer" || p.Role != "size" {
+			return nil
+		}
+		src = p.Expr
+	default:
+		return nil
+	}
+	e, err := kernels.ParseExpr(src)
+	if err != nil {
+		return nil
+	}
+	return exprPoly(e)
 }
 
 func paramSize(p *kernels.Param) poly {
@@ -475,9 +538,11 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		nm.add("iv_"+d, "i_"+d)
 		nm.add("E_"+d, "extent_"+d)
 	}
-	for _, p := range [][2]string{{"SHAPE", "shape"}, {"ROW", "row"}, {"COL", "col"}, {"VROWS", "rows"}, {"VCOLS", "cols"},
-		{"BLOCK", "block"}, {"BROWS", "block_rows"}, {"BCOLS", "block_cols"}, {"LANES", "lanes"}, {"PROWS", "padded_rows"}, {"DP", "size"}} {
-		nm.add(p[0], p[1])
+	for _, p := range [][3]string{{"SHAPE", "shape", "block_shape"}, {"ROW", "row", "block_row"}, {"COL", "col", "block_col"},
+		{"VROWS", "rows", "view_rows"}, {"VCOLS", "cols", "view_cols"}, {"BROWS", "block_rows", "block_rows"},
+		{"BCOLS", "block_cols", "block_cols"}, {"LANES", "lanes", "lanes"}, {"PROWS", "padded_rows", "padded_rows"},
+		{"DP", "size", "padded_size"}} {
+		nm.addOr(p[0], p[1], p[2])
 	}
 	loaded := map[string]int{}
 	for _, l := range m.loads {
@@ -633,9 +698,15 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
 	ww("    spec = pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, j))")
 	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
-	var ins, oshapes, ospecs []string
-	for _, l := range m.loads {
+	var ins, inSpecs, oshapes, ospecs []string
+	for i, l := range m.loads {
+		if lay.bcast[i] {
+			ins = append(ins, "p_"+l.param+".reshape(1, VCOLS)")
+			inSpecs = append(inSpecs, "pl.BlockSpec((1, BCOLS), lambda i, j: (0, j))")
+			continue
+		}
 		ins = append(ins, view(l.param))
+		inSpecs = append(inSpecs, "spec")
 	}
 	outShape := "(VROWS, VCOLS)"
 	for _, s := range m.stores {
@@ -645,7 +716,7 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	ww("    outs = pl.pallas_call(")
 	ww("        %s,", partialKernel(kw))
 	ww("        grid=%s,", grid)
-	ww("        in_specs=[%s],", strings.Join(repeat("spec", len(ins)), ", "))
+	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
 	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
 	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=%s),", sem)
@@ -694,14 +765,6 @@ func mergeIntArgs(lines []string) []string {
 		if !drop[i] {
 			out = append(out, l)
 		}
-	}
-	return out
-}
-
-func repeat(s string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = s
 	}
 	return out
 }

@@ -114,6 +114,15 @@ func (r *renamer) add(from, want string) string {
 	return name
 }
 
+// addOr maps from to want when it is free, else to the first free spelling
+// of alt.
+func (r *renamer) addOr(from, want, alt string) string {
+	if _, ok := r.to[from]; !ok && !r.taken[want] && !pyDraftSafe[want] {
+		return r.add(from, want)
+	}
+	return r.add(from, alt)
+}
+
 // apply renames every mapped identifier in s (string literals kept).
 func (r *renamer) apply(s string) string {
 	if len(r.to) == 0 {
