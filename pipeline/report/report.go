@@ -183,6 +183,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		rep.rules[r.Code] = r
 	}
 	byRule := map[string]*RuleCount{}
+	handled := kernelsHandled(run)
 	for _, f := range run.Files {
 		if f.Lang == pipeline.LangPython || f.Lang == pipeline.LangNotebook {
 			if f.Mode.IsRegular() {
@@ -220,6 +221,11 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 				}
 				byRule[d.Code] = rc
 			}
+			if d.Code == customKernelCode && !d.Applied && handled(f.Path) {
+				// the kernel stages replaced the kernel: a proven, wired
+				// Pallas op; nothing is left to a human at this site
+				d.Applied = true
+			}
 			rep.Findings = append(rep.Findings, d)
 			rc.Sites++
 			row.Sites++
@@ -252,6 +258,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			row.Emulator = "not-run"
 		}
 		captureColumns(&row, k)
+		if row.Emulator == "not-run" && k.Draft != nil && (k.Draft.Verdict == pipeline.VerdictProven || k.Draft.Verdict == pipeline.VerdictRejected) {
+			// the validator ran the original on the CUDA-on-CPU emulator
+			row.Emulator = "ran (validation reference)"
+		}
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
 			row.Rounds, row.Tokens, row.Calls = k.Draft.Rounds, k.Draft.Tokens, k.Draft.Calls
@@ -291,8 +301,42 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	for _, t := range run.Timings {
 		rep.Timings = append(rep.Timings, Timing{Stage: t.Stage, Seconds: t.Duration.Seconds()})
 	}
-	rep.Effort = Estimate(rep.Sites, rep.AutoFixable, len(rep.Kernels))
+	left := 0
+	for _, k := range run.Kernels {
+		if !wiredKernel(k) {
+			left++
+		}
+	}
+	rep.Effort = Estimate(rep.Sites, rep.AutoFixable, left)
 	return rep
+}
+
+// customKernelCode is the rule that flags a custom CUDA kernel's Python
+// entry (transforms/hazards, custom-cuda-kernel).
+const customKernelCode = "PDX006"
+
+// wiredKernel reports whether the kernel stages replaced k: its draft is
+// proven and wired into the Python code.
+func wiredKernel(k *pipeline.Kernel) bool {
+	return k.Draft != nil && k.Draft.Verdict == pipeline.VerdictProven && k.Draft.Module != ""
+}
+
+// kernelsHandled says, per Python file, whether its custom-kernel sites
+// are the kernel stages' work done: every kernel of the run is proven and
+// wired, or every kernel defined in that file is.
+func kernelsHandled(run *pipeline.Run) func(path string) bool {
+	all := len(run.Kernels) > 0
+	inFile := map[string]bool{}
+	for _, k := range run.Kernels {
+		w := wiredKernel(k)
+		all = all && w
+		if v, seen := inFile[k.Path]; seen {
+			inFile[k.Path] = v && w
+		} else {
+			inFile[k.Path] = w
+		}
+	}
+	return func(path string) bool { return all || inFile[path] }
 }
 
 // Estimate buckets the remaining work; see the package doc.

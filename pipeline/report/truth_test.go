@@ -1,0 +1,45 @@
+package report_test
+
+import (
+	"testing"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/report"
+)
+
+// TestWiredKernelNotLeftToAHuman: a kernel the stages proved and wired is
+// not under "needs a human", does not raise the effort, and its emulator
+// column says the validation ran the original there; an unwired one still
+// counts.
+func TestWiredKernelNotLeftToAHuman(t *testing.T) {
+	site := pipeline.Diagnostic{Path: "pkg/ops.py", Line: 30, Code: "PDX006", Message: "custom CUDA kernel (load_inline)"}
+	for _, tc := range []struct {
+		name       string
+		draft      *pipeline.Draft
+		wantManual int
+		wantLevel  string
+		wantEmu    string
+	}{
+		{"proven and wired", &pipeline.Draft{Drafter: "rules", Verdict: pipeline.VerdictProven, Module: "pkg/_pallas_k.py"}, 0, "low", "ran (validation reference)"},
+		{"proven, not wired", &pipeline.Draft{Drafter: "rules", Verdict: pipeline.VerdictProven}, 1, "high", "ran (validation reference)"},
+		{"not drafted", &pipeline.Draft{Drafter: "none", Verdict: "not-drafted"}, 1, "high", "not-run"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := &pipeline.Run{
+				Files: []*pipeline.File{{Path: "pkg/ops.py", Lang: pipeline.LangPython, Mode: 0o644, Diagnostics: []pipeline.Diagnostic{site}}},
+				Kernels: []*pipeline.Kernel{{ID: "k-1", Name: "k", Path: "pkg/ops.py", Line: 10, Class: "elementwise",
+					SpecStatus: "inferred", Draft: tc.draft}},
+			}
+			rep := report.Build(run, "migrate", nil)
+			if got := len(rep.ManualSites); got != tc.wantManual {
+				t.Errorf("manual sites = %d; want %d", got, tc.wantManual)
+			}
+			if rep.Effort.Level != tc.wantLevel {
+				t.Errorf("effort = %s (%s); want %s", rep.Effort.Level, rep.Effort.Reason, tc.wantLevel)
+			}
+			if got := rep.Kernels[0].Emulator; got != tc.wantEmu {
+				t.Errorf("emulator = %q; want %q", got, tc.wantEmu)
+			}
+		})
+	}
+}
