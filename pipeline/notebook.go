@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
@@ -518,7 +519,7 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		parts = append(parts, w)
 	}
 	text := []byte(joint.String())
-	rules := pf.selectRules(text)
+	rules := cellRules(pf.selectRules(text))
 	if len(rules) == 0 {
 		return
 	}
@@ -570,6 +571,18 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		}
 		w.text = seg
 	}
+}
+
+// cellRules drops the file-level notebook rule (PDX011), which reads a
+// whole .ipynb and would take a cell for broken notebook JSON.
+func cellRules(rules []*rule.Rule) []*rule.Rule {
+	var out []*rule.Rule
+	for _, r := range rules {
+		if r.Code != hazards.JupyterNotebook.Code {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // splitCells cuts a joint source at its n-1 boundary lines, which must come

@@ -202,3 +202,22 @@ func notebookCells(t *testing.T, dir string, notebooks []string) []string {
 	}
 	return files
 }
+
+// TestNotebookCellNotTakenForNotebook: a cell mentioning "cells" does not
+// draw the file-level PDX011 finding (that rule reads whole notebooks).
+func TestNotebookCellNotTakenForNotebook(t *testing.T) {
+	root := writeTree(t, map[string]string{"nb.ipynb": `{"cells": [{"cell_type": "code", "source": ["cells = 3\n", "d = torch.device(\"cuda\")\n"]}]}` + "\n"})
+	run, err := Migrate(context.Background(), Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := run.Files[0]
+	if !f.Changed() {
+		t.Errorf("notebook not rewritten: %+v", f.Diagnostics)
+	}
+	for _, d := range f.Diagnostics {
+		if d.Code == "PDX011" {
+			t.Errorf("cell reported as a notebook: %+v", d)
+		}
+	}
+}
