@@ -207,18 +207,32 @@ const char* phr_error_message(void) {
 namespace {
 
 // TrackingAllocator forwards to torch's CPU allocator and records each
-// storage as a live allocation until its deleter runs.
+// storage as a live allocation until its deleter runs. The DataPtr's
+// context is the data pointer itself (raw_allocate requires it: oneDNN and
+// other CPU paths use the raw interface); the inner DataPtr waits in a map.
 struct TrackingAllocator final : c10::Allocator {
   c10::Allocator* base = nullptr;
 
-  struct Ctx {
-    c10::DataPtr inner;
-  };
+  static std::mutex& mu() {
+    static std::mutex* m = new std::mutex;
+    return *m;
+  }
+  static std::unordered_map<void*, c10::DataPtr>& inner() {
+    static auto* m = new std::unordered_map<void*, c10::DataPtr>;
+    return *m;
+  }
 
-  static void release(void* c) {
-    auto* ctx = static_cast<Ctx*>(c);
-    phr_alloc_remove(ctx->inner.get());
-    delete ctx;
+  static void release(void* p) {
+    phr_alloc_remove(p);
+    c10::DataPtr d;
+    {
+      std::lock_guard<std::mutex> g(mu());
+      auto it = inner().find(p);
+      if (it == inner().end()) return;
+      d = std::move(it->second);
+      inner().erase(it);
+    }
+    // d frees the storage when it goes out of scope.
   }
 
   c10::DataPtr allocate(size_t n) override {
@@ -226,9 +240,14 @@ struct TrackingAllocator final : c10::Allocator {
     void* p = d.get();
     if (!p) return d;
     phr_alloc_add(p, n, "torch");
-    auto* ctx = new Ctx{std::move(d)};
-    return c10::DataPtr(p, ctx, &release, c10::Device(c10::DeviceType::CPU));
+    {
+      std::lock_guard<std::mutex> g(mu());
+      inner()[p] = std::move(d);
+    }
+    return c10::DataPtr(p, p, &release, c10::Device(c10::DeviceType::CPU));
   }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
 
   void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 };
