@@ -495,12 +495,13 @@ func (st *state) processNotebook(ctx context.Context, parsers *ts.Pool, pf *pref
 
 // rewriteCell runs the rules over the last cell of works with the usable
 // cells before it as context and takes back every usable cell's new text.
-// Findings of the last cell land on the file with the cell's number in the
-// message and the file line of the JSON string holding the cell line.
+// Findings land on the file with their cell's number in the message and the
+// file line of the JSON string holding the cell line.
 func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilter, f *File, src []byte, works []*nbWork) {
 	cur := works[len(works)-1]
 	var joint strings.Builder
 	var parts []*nbWork
+	var starts []int // each part's first line in the joint source
 	startLine := 1
 	for _, w := range works {
 		if !w.usable {
@@ -509,8 +510,9 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		if len(parts) > 0 {
 			fmt.Fprintf(&joint, "%s%d\n", cellBoundary, len(parts))
 		}
+		starts = append(starts, strings.Count(joint.String(), "\n")+1)
 		if w == cur {
-			startLine = strings.Count(joint.String(), "\n") + 1
+			startLine = starts[len(starts)-1]
 		}
 		joint.WriteString(w.text)
 		if w.noEOL {
@@ -527,13 +529,19 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	parser := parsers.Get()
 	res, err := eng.Run(ctx, parser, f.Path, text)
 	parsers.Put(parser)
+	// A finding in an earlier cell was reported with that cell, unless it is
+	// a fix applied only now (the later cell gave it its context).
 	where := func(d Diagnostic) (Diagnostic, bool) {
-		line := d.Line - startLine + 1
-		if d.Line != 0 && line < 1 {
-			return d, false // a line of an earlier cell: reported with it
+		part := len(parts) - 1
+		for d.Line != 0 && part > 0 && d.Line < starts[part] {
+			part--
 		}
-		d.Message = fmt.Sprintf("cell %d: %s", cur.cell.index+1, d.Message)
-		d.Line = cur.cell.fileLine(src, line)
+		if parts[part] != cur && !d.Applied {
+			return d, false
+		}
+		c := parts[part].cell
+		d.Message = fmt.Sprintf("cell %d: %s", c.index+1, d.Message)
+		d.Line = c.fileLine(src, d.Line-starts[part]+1)
 		return d, true
 	}
 	add := func(d Diagnostic) {
