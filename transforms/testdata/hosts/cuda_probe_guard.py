@@ -24,3 +24,11 @@ opt = torch.optim.AdamW(params, lr=0.1, fused=torch.cuda.is_available())
 print("fused", opt.defaults["fused"])
 dtype = torch.bfloat16 if torch.cuda.is_available() else torch.float32
 print("dtype", dtype)
+
+if torch.cuda.is_available():
+    picked = torch.device("cuda:{}".format(0))
+elif torch.backends.mps.is_available():
+    picked = "mps"
+else:
+    picked = "cpu"
+print("picked", picked)
