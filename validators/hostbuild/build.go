@@ -29,6 +29,7 @@ const (
 	CodeEnv         = "EMU-ENV"         // no usable torch / interpreter
 	CodeRuntime     = "EMU-RUNTIME"     // the shared host runtime or prelude failed to build
 	CodeLink        = "EMU-LINK"        // the link failed
+	CodeLimit       = "EMU-LIMIT"       // the sandbox stopped the build (time or memory); not cached
 )
 
 // BuildError is a coded, one-line reason a build failed.
@@ -165,7 +166,7 @@ func Build(ctx context.Context, sb *sandbox.Sandbox, cacheDir string, req BuildR
 	}
 	bt, err := compile(ctx, sb, rt, req, files, tus, outDir, key)
 	var be *BuildError
-	if errors.As(err, &be) && be.Code != CodeEnv && be.Code != CodeRuntime && ctx.Err() == nil {
+	if errors.As(err, &be) && be.Code != CodeEnv && be.Code != CodeRuntime && be.Code != CodeLimit && ctx.Err() == nil {
 		// A refusal is as much a result as a module: cache it too.
 		_ = os.MkdirAll(outDir, 0o755)
 		b, _ := json.Marshal(be)
@@ -393,7 +394,10 @@ func compile(ctx context.Context, sb *sandbox.Sandbox, rt *Runtime, req BuildReq
 		return nil, err
 	}
 	sbx := withPaths(sb, sandboxEnv(), rt.Dir)
-	lim := sandbox.Limits{CPUSeconds: 1200, MemoryMB: 16384, FileMB: 1024, Wall: 15 * time.Minute}
+	// A translation unit takes 15-60 s on a loaded machine: the limits grow
+	// with the number of them.
+	per := time.Duration(len(tus)) * 2 * time.Minute
+	lim := sandbox.Limits{CPUSeconds: 1200 + 120*len(tus), MemoryMB: 16384, FileMB: 1024, Wall: 10*time.Minute + per}
 	out, runErr := sbx.Run(ctx, work, lim, "/bin/sh", "build.sh")
 	if runErr != nil {
 		if ctx.Err() != nil {
@@ -455,6 +459,9 @@ var (
 
 // diagnose turns the build script's failure into one coded line.
 func diagnose(work string, tus []string, out string, runErr error) error {
+	if strings.Contains(runErr.Error(), "killed") {
+		return &BuildError{Code: CodeLimit, Message: "the sandbox stopped the build: " + runErr.Error()}
+	}
 	for i, tu := range tus {
 		if !fileExists(filepath.Join(work, "obj", fmt.Sprintf("%d.failed", i))) {
 			continue
