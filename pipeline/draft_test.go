@@ -71,7 +71,7 @@ func TestE2EFixtures(t *testing.T) {
 		t.Skip("integration test (-short)")
 	}
 	py := e2ePython(t)
-	for _, name := range []string{"inline_act", "torchlib_act"} {
+	for _, name := range []string{"inline_act", "method_ext", "torchlib_act"} {
 		t.Run(name, func(t *testing.T) {
 			root := filepath.Join("..", "fixtures", "e2e", name)
 			run := migrateKernels(t, root)

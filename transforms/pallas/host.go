@@ -38,7 +38,27 @@ var (
 	reLike    = regexp.MustCompile(`(?:torch|at)::(?:empty_like|zeros_like|ones_like)\s*\(\s*(\w+)`)
 	reLocal   = regexp.MustCompile(`(?:auto|torch::Tensor|at::Tensor)\s+(\w+)\s*=\s*([^;]+);`)
 	reReturn  = regexp.MustCompile(`\breturn\s+([^;]+);`)
+	// a local that is the same data as another tensor, laid out for the kernel
+	reAlias = regexp.MustCompile(`^\s*(\w+)\s*(?:\.\s*(?:contiguous|view|reshape|flatten|expect_contiguous)\s*\([^;]*\))*\s*$`)
 )
+
+// aliasOf follows locals that are another tensor's data (x.contiguous(),
+// x.view(...), x.reshape(...), plain copies of the handle) back to the
+// tensor they come from; a name that is none of these comes back as is.
+func (fn *hostFn) aliasOf(name string) string {
+	for range 8 {
+		def, ok := fn.locals[name]
+		if !ok {
+			return name
+		}
+		m := reAlias.FindStringSubmatch(def)
+		if m == nil || m[1] == name {
+			return name
+		}
+		name = m[1]
+	}
+	return name
+}
 
 // findHost reads the source holding kernel k and analyses the host function
 // that launches it.
@@ -114,11 +134,11 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	for _, a := range args {
 		ha := hostArg{text: a, param: -1}
 		if m := reDataPtr.FindStringSubmatch(a); m != nil {
-			ha.tensor = m[1]
-			ha.param = paramIdx(m[1])
+			ha.tensor = fn.aliasOf(m[1])
+			ha.param = paramIdx(ha.tensor)
 			if ha.param < 0 {
-				if l := reLike.FindStringSubmatch(fn.locals[m[1]]); l != nil {
-					ha.like = l[1]
+				if l := reLike.FindStringSubmatch(fn.locals[ha.tensor]); l != nil {
+					ha.like = fn.aliasOf(l[1])
 				}
 			}
 		} else {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -209,6 +210,9 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		}
 	}
 	for _, f := range sortedKeys(files) {
+		if cur, ok := read(f); ok && bytes.Equal(cur, files[f]) {
+			continue // unchanged: a second run reports no change
+		}
 		out = append(out, WireFile{Path: f, Content: files[f]})
 	}
 	return out, wired, probs
@@ -363,7 +367,11 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 			}
 			src, _ := read(f)
 			if m := reAssign.FindStringSubmatch(string(src)); m != nil {
-				callee = regexp.MustCompile(`^` + regexp.QuoteMeta(m[1]) + `\.` + regexp.QuoteMeta(p.pyname) + `$`)
+				names := append([]string{m[1]}, extensionAliases(string(src), m[1])...)
+				for i := range names {
+					names[i] = regexp.QuoteMeta(names[i])
+				}
+				callee = regexp.MustCompile(`^(?:` + strings.Join(names, "|") + `)\.` + regexp.QuoteMeta(p.pyname) + `$`)
 				files = []string{f}
 				break
 			}
@@ -416,6 +424,21 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 		tree.Close()
 	}
 	return sites, nil
+}
+
+// extensionAliases are the other names the extension ext is bound to in
+// src: "alias = ext" at any indentation, "self.attr = ext" in a method (a
+// module that keeps the extension as an attribute, as KernelBench's models
+// do: self.ext.fn(...)).
+func extensionAliases(src, ext string) []string {
+	re := regexp.MustCompile(`(?m)^[ \t]*((?:self\.)?\w+)[ \t]*=[ \t]*` + regexp.QuoteMeta(ext) + `[ \t]*(?:#.*)?$`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(src, -1) {
+		if m[1] != ext && !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // opsName is the per-directory module of TorchTPU registrations.
