@@ -45,9 +45,9 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 test: deps venv lint
-	$(GO) test -count=1 -skip='^TestFixtureKernels$$' ./...
+	$(GO) test -count=1 -timeout=60m -skip='^TestFixtureKernels$$' ./...
 	@# The validator's fixture proof, verbose so its kill rate and false rejections are printed.
-	set -o pipefail; $(GO) test -count=1 -v -run='^TestFixtureKernels$$' ./validators/ ./validators/emulator/ | grep -E 'kill rate|proven in|reference via|^(--- |ok|FAIL|PASS)'
+	set -o pipefail; $(GO) test -count=1 -timeout=30m -v -run='^TestFixtureKernels$$' ./validators/ ./validators/emulator/ | grep -E 'kill rate|proven in|reference via|^(--- |ok|FAIL|PASS)'
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
 	$(VPY) -m pytest -q validators/harness fixtures/kernels
 
