@@ -195,7 +195,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		// migration would change.
 		changed := f.Changed()
 		for _, d := range f.Diagnostics {
-			changed = changed || d.Applied
+			// a kernel stage's note (PDR001 "wired") is no edit of this file:
+			// the wiring's edits are in f.Updated when it made any
+			_, isDriver := pipeline.CodeInfo(d.Code)
+			changed = changed || d.Applied && !isDriver
 		}
 		if changed {
 			rep.FilesChanged++

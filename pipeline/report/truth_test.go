@@ -43,3 +43,19 @@ func TestWiredKernelNotLeftToAHuman(t *testing.T) {
 		})
 	}
 }
+
+// TestWiredNoteIsNoChange: on a second migrate the kernel is already wired;
+// its PDR001 note (applied: wired) is no edit, so the file is not counted
+// as changed (migrate --check exits 0).
+func TestWiredNoteIsNoChange(t *testing.T) {
+	note := pipeline.Diagnostic{Path: "pkg/ops.py", Line: 10, Code: pipeline.CodeDraftProven, Applied: true}
+	run := &pipeline.Run{Files: []*pipeline.File{{Path: "pkg/ops.py", Lang: pipeline.LangPython, Mode: 0o644,
+		Diagnostics: []pipeline.Diagnostic{note}}}}
+	if got := report.Build(run, "migrate", nil).FilesChanged; got != 0 {
+		t.Errorf("files changed = %d; want 0", got)
+	}
+	run.Files[0].Updated = []byte("changed\n")
+	if got := report.Build(run, "migrate", nil).FilesChanged; got != 1 {
+		t.Errorf("with an edit: files changed = %d; want 1", got)
+	}
+}

@@ -210,12 +210,17 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		}
 	}
 	for _, f := range sortedKeys(files) {
-		if cur, ok := read(f); ok && bytes.Equal(cur, files[f]) {
-			continue // unchanged: a second run reports no change
-		}
 		out = append(out, WireFile{Path: f, Content: files[f]})
 	}
-	return out, wired, probs
+	// a file the tree already holds as it is is not returned: a second run
+	// reports no change
+	kept := out[:0]
+	for _, f := range out {
+		if cur, ok := read(f.Path); !ok || !bytes.Equal(cur, f.Content) {
+			kept = append(kept, f)
+		}
+	}
+	return kept, wired, probs
 }
 
 func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, bool), pyFiles []string) (*plan, error) {
