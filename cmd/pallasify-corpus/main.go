@@ -159,11 +159,11 @@ func runFolder(ctx context.Context, o Options, bin, name string) Folder {
 		return Folder{Name: name, Errors: []string{"copy: " + err.Error()}}
 	}
 	var errs []string
-	analyze, as, err := runJSON(ctx, o.Timeout, bin, "analyze", "--format", "json", tree)
+	analyze, as, err := runJSON(ctx, o.Timeout, bin, "analyze", "--capture", "--format", "json", tree)
 	if err != nil {
 		errs = append(errs, "analyze: "+err.Error())
 	}
-	migrate, ms, err := runJSON(ctx, o.Timeout, bin, "migrate", "--format", "json", "--color", "never", "--kernels",
+	migrate, ms, err := runJSON(ctx, o.Timeout, bin, "migrate", "--capture", "--format", "json", "--color", "never", "--kernels",
 		"--no-llm", "--target", o.Target, tree)
 	if err != nil {
 		errs = append(errs, "migrate: "+err.Error())
