@@ -48,11 +48,15 @@ type CapturedLaunch struct {
 // LaunchArg is one argument of a captured launch: a scalar's value or a
 // pointer's buffer (the bytes of [offset, offset+extent) before and after).
 type LaunchArg struct {
-	Index       int             `json:"index"`
-	Name        string          `json:"name"`
-	Kind        string          `json:"kind"` // scalar, pointer
-	CType       string          `json:"ctype"`
-	DType       string          `json:"dtype"`
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // scalar, pointer
+	CType string `json:"ctype"`
+	DType string `json:"dtype"`
+	// Decl is the kernel parameter's declared type ("int"), where CType is
+	// the type of the value passed ("long int": numel() converted at the
+	// call); a scalar's spec dtype is the declared one.
+	Decl        string          `json:"decl,omitempty"`
 	Value       json.RawMessage `json:"value,omitempty"`
 	Alloc       *LaunchAlloc    `json:"alloc,omitempty"`
 	OffsetBytes int64           `json:"offset_bytes"`
@@ -541,6 +545,9 @@ func (sh *shaper) spec() *Spec {
 		if p.CType == "" && k.sig != nil && i < len(k.sig) {
 			p.CType = k.sig[i].ctype
 		}
+		if a.Kind == "scalar" {
+			p.CType, p.DType = declaredScalar(k, a, i, p.CType, p.DType)
+		}
 		switch {
 		case a.Kind == "pointer":
 			p.Role = roleOf(a)
@@ -671,4 +678,18 @@ func (k *Kernel) UseCapture(spec *Spec, cp *Capture) {
 		k.Unit.Reinstantiate(targs)
 		k.TemplateArgs = spec.TemplateArgs
 	}
+}
+
+// declaredScalar is a scalar parameter's C type and dtype as the kernel
+// declares it: the capture records the value as passed (a numel() passed to
+// an int parameter is "long int"), and the kernel converts it on the call.
+func declaredScalar(k *Kernel, a LaunchArg, i int, ctype, dtype string) (string, string) {
+	decl := a.Decl
+	if decl == "" && k.sig != nil && i < len(k.sig) {
+		decl = k.sig[i].ctype
+	}
+	if d, ok := dtypeOf(decl); ok {
+		return strings.TrimSpace(decl), d
+	}
+	return ctype, dtype
 }

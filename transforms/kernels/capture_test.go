@@ -83,7 +83,8 @@ func fakeLaunch(t *testing.T, dir string, seq, n int, dtype string, extent int) 
 		"instance": "scale_add_kernel<" + ctype + ">", "template_args": []string{ctype},
 		"grid": []int{(n + 255) / 256, 1, 1}, "block": []int{256, 1, 1}, "shared_bytes": 0,
 		"args": []any{
-			map[string]any{"index": 0, "name": "n", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": n},
+			// n is recorded as the engine records numel() passed to an int parameter.
+			map[string]any{"index": 0, "name": "n", "kind": "scalar", "ctype": "long int", "dtype": "int64", "decl": "int", "value": n},
 			ptr(1, "x", true, false, x, x), ptr(2, "y", true, false, y, y),
 			map[string]any{"index": 3, "name": "alpha", "kind": "scalar", "ctype": ctype, "dtype": dtype, "value": 1.5},
 			ptr(4, "out", false, true, outBefore, outAfter)},
