@@ -218,6 +218,12 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	if len(spec.Symbols) == 1 {
 		spec.Domain.Sweep = around(spec.Domain.Sweep, spec.Symbols[0])
 	}
+	for _, s := range spec.Symbols {
+		if m, ok := sh.oneBlock[s]; ok {
+			spec.Domain.Constraints = append(spec.Domain.Constraints, fmt.Sprintf("%s <= %d", s, m))
+			spec.Domain.Sweep = within(spec.Domain.Sweep, s, m)
+		}
+	}
 	if probs := ValidateSpec(spec, k); len(probs) > 0 {
 		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
 	}
@@ -276,6 +282,30 @@ type shaper struct {
 	grid  [3]*Expr
 	block [3]int64
 	syms  []string
+	// oneBlock bounds symbols whose captured value fits one block of a grid
+	// dimension captured as 1: a constant grid of 1 and ceil(sym / block)
+	// agree there, nowhere else, so the sweep stays where the launch is known.
+	oneBlock map[string]int64
+}
+
+// boundOneBlock records, for a grid dimension d captured as 1, the block
+// size as the largest value of each symbol that fits in that one block.
+func (sh *shaper) boundOneBlock(l CapturedLaunch, d int) {
+	env := sh.env(l)
+	for _, b := range []int64{l.Block[d], l.Block[0] * l.Block[1] * l.Block[2]} {
+		for _, s := range sh.syms {
+			v, err := Sym(s).Eval(env)
+			if err != nil || v < 1 || v > b || b <= 1 {
+				continue
+			}
+			if sh.oneBlock == nil {
+				sh.oneBlock = map[string]int64{}
+			}
+			if m, ok := sh.oneBlock[s]; !ok || b < m {
+				sh.oneBlock[s] = b
+			}
+		}
+	}
 }
 
 func argName(k *Kernel, a LaunchArg, i int) string {
@@ -402,6 +432,9 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 	bx := l.Block[0] * l.Block[1] * l.Block[2]
 	for d := range 3 {
 		sh.grid[d] = Lit(l.Grid[d])
+		if l.Grid[d] == 1 && bx > 1 {
+			sh.boundOneBlock(l, d)
+		}
 		if l.Grid[d] <= 1 || bx <= 1 {
 			continue
 		}
@@ -692,4 +725,15 @@ func declaredScalar(k *Kernel, a LaunchArg, i int, ctype, dtype string) (string,
 		return strings.TrimSpace(decl), d
 	}
 	return ctype, dtype
+}
+
+// within keeps the sweep's assignments whose sym is at most max.
+func within(sweep []map[string]int64, sym string, max int64) []map[string]int64 {
+	var out []map[string]int64
+	for _, a := range sweep {
+		if v, ok := a[sym]; !ok || v <= max {
+			out = append(out, a)
+		}
+	}
+	return out
 }

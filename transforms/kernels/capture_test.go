@@ -271,3 +271,35 @@ func TestCapturedRoles(t *testing.T) {
 		}
 	}
 }
+
+// A launch captured with one block (grid 1, n ≤ block) cannot tell a constant
+// grid from ceil(n / block): the sweep stays within the one block, where both
+// readings launch the same grid (sizes past it made the reference leave
+// elements unwritten on KernelBench's elementwise add).
+func TestSpecFromOneBlockLaunchStaysInTheBlock(t *testing.T) {
+	k := captureKernel(t)
+	dir := t.TempDir()
+	line := fakeLaunch(t, dir, 0, 100, "float32", 100)
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(spec.Domain.Constraints, []string{"n <= 256"}) {
+		t.Errorf("constraints = %v, want [n <= 256]", spec.Domain.Constraints)
+	}
+	if len(spec.Domain.Sweep) < 3 {
+		t.Errorf("sweep %v: want the captured size and its neighbours", spec.Domain.Sweep)
+	}
+	for _, a := range spec.Domain.Sweep {
+		if a["n"] > 256 {
+			t.Errorf("sweep has n = %d past the captured one-block launch", a["n"])
+		}
+	}
+}
