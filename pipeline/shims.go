@@ -197,12 +197,19 @@ func writeShims(dir string, files map[string]string) (string, error) {
 	for _, n := range names {
 		fmt.Fprintf(h, "%s %d\n%s", n, len(files[n]), files[n])
 	}
-	out := filepath.Join(dir, "shims-"+hex.EncodeToString(h.Sum(nil))[:16])
+	// "shimsr-": the tree is world-readable (os.MkdirTemp makes 0700, and
+	// the sandboxed run is another user: an unreadable shim dir made every
+	// stand-in invisible). The prefix also keeps cached runs that used an
+	// unreadable dir from being reused.
+	out := filepath.Join(dir, "shimsr-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
 	tmp, err := os.MkdirTemp(dir, "shims.tmp")
 	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
 		return "", err
 	}
 	for _, n := range names {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,22 @@ func TestShimsLetSubsetTestsImport(t *testing.T) {
 	}
 	dir, err := writeShims(t.TempDir(), sf)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// the sandboxed run is another user: every shim dir and file is readable by all
+	if err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if want := fs.FileMode(0o044); fi.Mode().Perm()&want != want || (d.IsDir() && fi.Mode().Perm()&0o011 != 0o011) {
+			t.Errorf("%s has mode %v: the sandbox user cannot read it", p, fi.Mode().Perm())
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	script := "import sys; sys.path.insert(0, ''); sys.path.append(" + pyStr(dir) + ")\n" +
