@@ -53,7 +53,12 @@ def __getattr__(name):
         except Exception:  # noqa: BLE001 - a module that does not import here has nothing to give
             continue
         if hasattr(mod, name):
-            return getattr(mod, name)
+            # importing mod.<name> bound the submodule itself as this package's
+            # attribute: bind what the package's real __init__ would export (the
+            # function three_interpolate, not the module three_interpolate)
+            value = getattr(mod, name)
+            globals()[name] = value
+            return value
     if name.startswith("IS_") and name.endswith("_AVAILABLE"):
         if name == "IS_CUDA_AVAILABLE":
             import torch
@@ -81,6 +86,15 @@ def deprecated_api_warning(name_dict, cls_name=None):
             return fn(*args, **kwargs)
         return inner
     return wrap
+
+
+def digit_version(v):
+    """The version's numeric parts ("2.15.0+cu132" -> (2, 15, 0)), for version gates."""
+    parts = []
+    for p in str(v).split("+")[0].split("."):
+        digits = "".join(c for c in p if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
 `,
 		"mmengine/registry/__init__.py": `class Registry:
     def __init__(self, name):

@@ -34,7 +34,9 @@ func TestShimsLetSubsetTestsImport(t *testing.T) {
 	write("pkg/utils/ext_loader.py", "def load_ext(name, funcs):\n    return name\n")
 	write("pkg/ops/scale.py", "from mmengine.utils import deprecated_api_warning\nfrom ..utils import ext_loader\next = ext_loader.load_ext('_ext', ['scale'])\n\n\nclass Scale:\n    @deprecated_api_warning({'k': 'factor'}, cls_name='Scale')\n    def __init__(self, factor=1):\n        self.factor = factor\n")
 	write("tests/test_scale.py", "from pkg.utils import IS_CUDA_AVAILABLE, IS_NPU_AVAILABLE\nfrom pkg.ops import Scale\n")
-	files := []string{"pkg/utils/ext_loader.py", "pkg/ops/scale.py", "tests/test_scale.py"}
+	// a submodule named like the function it defines (mmcv.ops.three_interpolate)
+	write("pkg/ops/twice.py", "def twice(x):\n    return 2 * x\n")
+	files := []string{"pkg/utils/ext_loader.py", "pkg/ops/scale.py", "pkg/ops/twice.py", "tests/test_scale.py"}
 	ext := &kernels.Extension{Origin: kernels.OriginPybindTree, Module: "pkg._ext", Wrappers: []string{"pkg/ops/scale.py"}}
 	sf := shimFiles(root, files, ext, []string{"tests/test_scale.py"})
 	for _, want := range []string{"pkg/__init__.py", "pkg/ops/__init__.py", "pkg/utils/__init__.py", "mmengine/utils/__init__.py"} {
@@ -65,7 +67,8 @@ func TestShimsLetSubsetTestsImport(t *testing.T) {
 	script := "import sys; sys.path.insert(0, ''); sys.path.append(" + pyStr(dir) + ")\n" +
 		"from pkg.utils import IS_NPU_AVAILABLE\nfrom pkg.ops import Scale\nimport pkg.ops.scale as m\n" +
 		"assert m.ext == '_ext' and Scale(k=3).factor == 3 and IS_NPU_AVAILABLE is False, (m.ext, IS_NPU_AVAILABLE)\n" +
-		"assert m.__file__.startswith(" + pyStr(root) + "), m.__file__\nprint('ok')\n"
+		"assert m.__file__.startswith(" + pyStr(root) + "), m.__file__\n" +
+		"from pkg.ops import twice\nassert callable(twice) and twice(2) == 4, twice\nprint('ok')\n"
 	cmd := exec.Command(py, "-c", script)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
