@@ -179,9 +179,19 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 		return nil, cp, fmt.Errorf("kernel %s was not launched", k.Name)
 	}
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].Seq < mine[j].Seq })
-	first := mine[0]
-	sh, err := newShaper(k, first)
-	if err != nil {
+	// The shapes come from the first launch that can carry a spec: a test's
+	// first call is often a degenerate one (empty tensors, an unused output
+	// of another mode), and a later launch of the same kernel is not.
+	var first CapturedLaunch
+	var sh *shaper
+	var err error
+	for _, l := range mine {
+		if sh, err = newShaper(k, l); err == nil {
+			first = l
+			break
+		}
+	}
+	if sh == nil {
 		return nil, cp, err
 	}
 	spec := sh.spec()

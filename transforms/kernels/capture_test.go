@@ -303,3 +303,25 @@ func TestSpecFromOneBlockLaunchStaysInTheBlock(t *testing.T) {
 		}
 	}
 }
+
+// A test's first call of an op is often degenerate (empty tensors): the spec
+// comes from the first launch that can carry one, not from launch 0 alone.
+func TestSpecFromLaunchesSkipsAnEmptyFirstLaunch(t *testing.T) {
+	k := captureKernel(t)
+	dir := t.TempDir()
+	lines := fakeLaunch(t, dir, 0, 0, "float32", 0) + "\n" + fakeLaunch(t, dir, 1, 1000, "float32", 1000) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, cp, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatalf("spec from an empty launch then a real one: %v", err)
+	}
+	if cp.Used < 1 || len(spec.Domain.Sweep) == 0 || spec.Domain.Sweep[0]["n"] != 1000 {
+		t.Errorf("used %d launches, sweep %v: want the 1000-element launch", cp.Used, spec.Domain.Sweep)
+	}
+}
