@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/validators/hostbuild"
 )
 
 // The capture stage runs the ORIGINAL extension on the CPU: it builds each
@@ -531,7 +532,9 @@ func entryLabel(entry []string) string {
 // import) and the launch limit.
 func (c *CaptureStage) captureKey(root string, files []string, built *BuiltExtension, entry []string) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "capture/v1\nbuilt %s\nmax %d\n", built.Key, c.MaxLaunches)
+	// the runtime the run uses and the shims' generator are inputs too
+	fmt.Fprintf(h, "capture/v2\nbuilt %s\nmax %d\nruntime %s\nshims %s\n", built.Key, c.MaxLaunches,
+		hostbuild.RuntimeDigest(), shimsDigest())
 	for _, a := range entry {
 		fmt.Fprintf(h, "arg %d %s\n", len(a), a)
 	}

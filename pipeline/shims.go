@@ -244,3 +244,26 @@ func writeShims(dir string, files map[string]string) (string, error) {
 	}
 	return out, nil
 }
+
+// shimsDigest hashes the shim generator's texts (the stand-in __init__ and
+// the dependency stand-ins), part of a capture's cache key.
+func shimsDigest() string {
+	h := sha256.New()
+	h.Write([]byte(packageInit))
+	mods := make([]string, 0, len(standIns))
+	for m := range standIns {
+		mods = append(mods, m)
+	}
+	sort.Strings(mods)
+	for _, m := range mods {
+		files := make([]string, 0, len(standIns[m]))
+		for f := range standIns[m] {
+			files = append(files, f)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			fmt.Fprintf(h, "%s %d\n%s", f, len(standIns[m][f]), standIns[m][f])
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}

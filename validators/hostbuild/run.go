@@ -408,3 +408,19 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(out)
 	return out
 }
+
+// RuntimeDigest hashes the Python runtime every run uses (cuda-as-cpu, the
+// patched cpp_extension, the capture hooks): a cache of capture results
+// keyed without it would keep what an older runtime recorded.
+func RuntimeDigest() string {
+	h := sha256.New()
+	_ = fs.WalkDir(pyrtFiles, "pyrt", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := pyrtFiles.ReadFile(p)
+			fmt.Fprintf(h, "%s %d\n", p, len(b))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:24]
+}

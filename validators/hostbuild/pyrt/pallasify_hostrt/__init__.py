@@ -144,6 +144,14 @@ def _map_device(d):
     return d
 
 
+def _is_cuda(d):
+    import torch
+
+    if isinstance(d, torch.device):
+        return d.type == "cuda"
+    return isinstance(d, str) and d.startswith("cuda")
+
+
 def _install_cuda_as_cpu():
     import torch
     from torch.overrides import TorchFunctionMode
@@ -152,15 +160,27 @@ def _install_cuda_as_cpu():
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
             if func is torch.Tensor.cuda or func is torch.Tensor.cuda.__get__:
+                # A host tensor's .cuda() is a copy into a new (device)
+                # allocation, as on CUDA: the capture then resolves every
+                # argument to a torch allocation (a torch.from_numpy tensor
+                # lives in numpy's memory, which the emulator cannot see).
                 t = args[0]
                 mf = kwargs.get("memory_format")
-                return t.contiguous(memory_format=mf) if mf is not None else t
+                return t.clone(memory_format=mf if mf is not None else torch.preserve_format)
+            to_cuda = False
             if "device" in kwargs:
+                to_cuda = _is_cuda(kwargs["device"])
                 kwargs["device"] = _map_device(kwargs["device"])
             if func is torch.Tensor.to:
                 # Tensor.to(device | int device index | dtype | tensor, ...)
+                to_cuda = to_cuda or any(
+                    (i == 1 and isinstance(a, int) and not isinstance(a, bool)) or _is_cuda(a)
+                    for i, a in enumerate(args))
                 args = tuple("cpu" if (i == 1 and isinstance(a, int) and not isinstance(a, bool)) else _map_device(a)
                              for i, a in enumerate(args))
+                out = func(*args, **kwargs)
+                # .to("cuda") of a host tensor copies, as .cuda() does
+                return out.clone() if to_cuda and out is args[0] else out
             return func(*args, **kwargs)
 
     cuda = torch.cuda
