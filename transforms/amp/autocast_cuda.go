@@ -1,8 +1,8 @@
 package amp
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -43,7 +43,7 @@ var AutocastCuda = &rule.Rule{
 	// The rule returns at once on a file without `autocast` (see Run).
 	Needles: []string{"autocast"},
 	Example: autocastCudaExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.autocast(\"cuda\")` names CUDA as the autocast device",
 		What: "Rewrites the device type `\"cuda\"` (first argument or `device_type=`) of `torch.autocast`, " +
 			"`torch.amp.autocast` and `torch.amp.autocast_mode.autocast` (also imported by name). Portable: " +
@@ -59,16 +59,16 @@ var AutocastCuda = &rule.Rule{
 			"`torch.bfloat16`, an unsafe fix (numerics change).",
 	}, autocastCudaExample),
 	Run: func(p *rule.Pass) {
-		if !devkit.Mentions(p.Src, "autocast") {
+		if !kit.Mentions(p.Src, "autocast") {
 			return
 		}
-		dv := devkit.NewDev(p)
-		devkit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
-			_, q := devkit.Callee(p, call)
+		dv := kit.NewDev(p)
+		kit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
+			_, q := kit.Callee(p, call)
 			if q != "torch.autocast" && q != "torch.amp.autocast" && q != "torch.amp.autocast_mode.autocast" {
 				return
 			}
-			al, ok := devkit.Arguments(p, call)
+			al, ok := kit.Arguments(p, call)
 			if !ok {
 				return
 			}
@@ -82,7 +82,7 @@ var AutocastCuda = &rule.Rule{
 			} else {
 				dtype = al.KwValue("dtype")
 			}
-			s, ok := devkit.DeviceString(p, devNode)
+			s, ok := kit.DeviceString(p, devNode)
 			if !ok || s.Index != "" || s.FString {
 				return
 			}
@@ -98,7 +98,7 @@ var AutocastCuda = &rule.Rule{
 			} else {
 				pl.add(s.Replace(dv.Type()))
 			}
-			devkit.Report(p, rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
+			kit.Report(p, rule.Finding{Start: kit.Start(call), End: kit.End(call),
 				Message: "autocast on \"cuda\" does nothing on another device" + pl.note,
 				Fix:     fixOf(p, dv, "Autocast on the device in use", pl)})
 		})

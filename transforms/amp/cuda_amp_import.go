@@ -1,8 +1,8 @@
 package amp
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -45,7 +45,7 @@ var CudaAmpImport = &rule.Rule{
 	// The rule returns at once on a file without `torch.cuda` (see Run).
 	Needles: []string{"torch.cuda"},
 	Example: cudaAmpImportExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`from torch.cuda.amp import autocast, GradScaler`",
 		What: "Rewrites `from torch.cuda.amp import ...` to `from torch.amp import ...` (and " +
 			"`from torch.cuda import amp` to `from torch import amp`) together with every use of the imported " +
@@ -64,11 +64,11 @@ var CudaAmpImport = &rule.Rule{
 var ampNames = map[string]bool{"autocast": true, "GradScaler": true, "custom_fwd": true, "custom_bwd": true}
 
 func runCudaAmpImport(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "torch.cuda") {
+	if !kit.Mentions(p.Src, "torch.cuda") {
 		return
 	}
-	dv := devkit.NewDev(p)
-	devkit.WalkHits(p, []string{"torch.cuda.amp import", "torch.cuda import"}, func(n *ts.Node) bool {
+	dv := kit.NewDev(p)
+	kit.WalkHits(p, []string{"torch.cuda.amp import", "torch.cuda import"}, func(n *ts.Node) bool {
 		if n.Type() != "import_from_statement" {
 			return n.Type() != "string" && n.Type() != "comment"
 		}
@@ -109,7 +109,7 @@ func runCudaAmpImport(p *rule.Pass) {
 			return false
 		}
 		pl := &plan{}
-		pl.add(rule.Edit{Start: devkit.Start(mod), End: devkit.End(mod), New: newMod})
+		pl.add(rule.Edit{Start: kit.Start(mod), End: kit.End(mod), New: newMod})
 		for local, name := range locals {
 			if bad := planUses(p, dv, pl, n, local, name); bad != "" {
 				report(p, n, bad, nil)
@@ -122,15 +122,15 @@ func runCudaAmpImport(p *rule.Pass) {
 }
 
 func report(p *rule.Pass, n *ts.Node, msg string, f *rule.Fix) {
-	devkit.Report(p, rule.Finding{Start: devkit.Start(n), End: devkit.End(n), Message: msg, Fix: f})
+	kit.Report(p, rule.Finding{Start: kit.Start(n), End: kit.End(n), Message: msg, Fix: f})
 }
 
 // planUses adds the edits for every use of local (bound to torch.cuda.amp's
 // name, or to the torch.cuda.amp module when name is "amp"). It returns why
 // a use cannot be rewritten, or "".
-func planUses(p *rule.Pass, dv *devkit.Dev, pl *plan, imp *ts.Node, local, name string) string {
+func planUses(p *rule.Pass, dv *kit.Dev, pl *plan, imp *ts.Node, local, name string) string {
 	bad := ""
-	devkit.WalkHits(p, []string{local}, func(n *ts.Node) bool {
+	kit.WalkHits(p, []string{local}, func(n *ts.Node) bool {
 		if bad != "" {
 			return false
 		}
@@ -172,17 +172,17 @@ func planUses(p *rule.Pass, dv *devkit.Dev, pl *plan, imp *ts.Node, local, name 
 }
 
 // planUse plans one use of an amp name: a call, or a bare decorator.
-func planUse(p *rule.Pass, dv *devkit.Dev, pl *plan, use *ts.Node, member string) string {
+func planUse(p *rule.Pass, dv *kit.Dev, pl *plan, use *ts.Node, member string) string {
 	par := use.Parent()
 	dt := devType(p, dv)
 	if (member == "custom_fwd" || member == "custom_bwd") && par.Type() == "decorator" {
-		pl.add(rule.Edit{Start: devkit.End(use), End: devkit.End(use), New: "(device_type=" + dt + ")"})
+		pl.add(rule.Edit{Start: kit.End(use), End: kit.End(use), New: "(device_type=" + dt + ")"})
 		return ""
 	}
 	if par.Type() != "call" || !par.ChildByFieldName("function").Equal(use) {
 		return "`" + p.Text(use) + "` is used other than as a call; rewrite it by hand (torch.amp needs a device type)"
 	}
-	al, ok := devkit.Arguments(p, par)
+	al, ok := kit.Arguments(p, par)
 	if !ok || al.Splat {
 		return "`" + p.Text(par) + "` has arguments pallasify cannot rewrite"
 	}

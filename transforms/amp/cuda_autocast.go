@@ -1,8 +1,8 @@
 package amp
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -46,7 +46,7 @@ var CudaAutocast = &rule.Rule{
 	// The rule returns at once on a file without `autocast` (see Run).
 	Needles: []string{"autocast"},
 	Example: cudaAutocastExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.amp.autocast(...)` is CUDA-only (and deprecated)",
 		What: "Rewrites `torch.cuda.amp.autocast(...)` (also through `from torch import cuda` or " +
 			"`import torch.cuda.amp as amp`, as a context manager or a decorator) to " +
@@ -67,23 +67,23 @@ var CudaAutocast = &rule.Rule{
 			"`dtype=torch.float16` becomes `torch.bfloat16`, an unsafe fix (numerics change).",
 	}, cudaAutocastExample),
 	Run: func(p *rule.Pass) {
-		if !devkit.Mentions(p.Src, "autocast") {
+		if !kit.Mentions(p.Src, "autocast") {
 			return
 		}
-		dv := devkit.NewDev(p)
-		devkit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
-			fn, q := devkit.Callee(p, call)
+		dv := kit.NewDev(p)
+		kit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
+			fn, q := kit.Callee(p, call)
 			if q != "torch.cuda.amp.autocast" && q != "torch.cuda.amp.autocast_mode.autocast" || importHandled(p, fn) {
 				return
 			}
-			f := rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: "`torch.cuda.amp.autocast` autocasts CUDA ops only"}
+			f := rule.Finding{Start: kit.Start(call), End: kit.End(call), Message: "`torch.cuda.amp.autocast` autocasts CUDA ops only"}
 			pl, ok := cudaAutocast(p, dv, call)
 			if ok {
-				pl.add(rule.Edit{Start: devkit.Start(fn), End: devkit.End(fn), New: "torch.amp.autocast"})
+				pl.add(rule.Edit{Start: kit.Start(fn), End: kit.End(fn), New: "torch.amp.autocast"})
 				f.Message += pl.note
 				f.Fix = fixOf(p, dv, "Use torch.amp.autocast with the device type", pl)
 			}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 		})
 	},
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -24,7 +24,7 @@ func (pl *plan) unsafe(note string) {
 }
 
 // devType is the device-type expression for the target.
-func devType(p *rule.Pass, dv *devkit.Dev) string {
+func devType(p *rule.Pass, dv *kit.Dev) string {
 	if p.Target == rule.TPU {
 		return `"tpu"`
 	}
@@ -37,7 +37,7 @@ const fp16Note = "; fp16 autocast becomes bf16, the TPU's native type: numerics 
 // dtype, and turns an explicit float16 into bfloat16 as an unsafe fix.
 // first is the text inserted as the first argument, if any; when the call
 // has no arguments the two insertions are merged.
-func tpuDtype(p *rule.Pass, pl *plan, al devkit.ArgList, dtype *ts.Node, first string) string {
+func tpuDtype(p *rule.Pass, pl *plan, al kit.ArgList, dtype *ts.Node, first string) string {
 	if p.Target != rule.TPU {
 		return first
 	}
@@ -50,7 +50,7 @@ func tpuDtype(p *rule.Pass, pl *plan, al devkit.ArgList, dtype *ts.Node, first s
 	}
 	switch strings.TrimSpace(p.Text(dtype)) {
 	case "torch.float16", "torch.half":
-		pl.add(rule.Edit{Start: devkit.Start(dtype), End: devkit.End(dtype), New: "torch.bfloat16"})
+		pl.add(rule.Edit{Start: kit.Start(dtype), End: kit.End(dtype), New: "torch.bfloat16"})
 		pl.unsafe(fp16Note)
 	}
 	return first
@@ -79,14 +79,14 @@ func gated(p *rule.Pass, v *ts.Node, cond string) string {
 // DEVICE. The original ("cuda") autocast disables itself where CUDA is
 // missing, so a CPU-only or MPS host keeps running in fp32 rather than
 // switching to CPU bf16 autocast.
-func autocastOn(dv *devkit.Dev) string { return devkit.Accelerated(dv.Name()) }
+func autocastOn(dv *kit.Dev) string { return kit.Accelerated(dv.Name()) }
 
 // gateAutocast plans, for the portable target, the edits that keep autocast
 // off where the original was off: the enabled= keyword value v (nil when
 // absent) gets autocastOn, or enabled=autocastOn is appended. It returns the
 // text to merge into a first-argument insertion when the call has no
 // arguments (first + ", enabled=...").
-func gateAutocast(p *rule.Pass, dv *devkit.Dev, pl *plan, al devkit.ArgList, v *ts.Node, first string) string {
+func gateAutocast(p *rule.Pass, dv *kit.Dev, pl *plan, al kit.ArgList, v *ts.Node, first string) string {
 	if p.Target != rule.Portable {
 		return first
 	}
@@ -99,7 +99,7 @@ func gateAutocast(p *rule.Pass, dv *devkit.Dev, pl *plan, al devkit.ArgList, v *
 		return first
 	}
 	if t := gated(p, v, cond); t != "" {
-		pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.End(v), New: t})
+		pl.add(rule.Edit{Start: kit.Start(v), End: kit.End(v), New: t})
 	}
 	return first
 }
@@ -108,8 +108,8 @@ func gateAutocast(p *rule.Pass, dv *devkit.Dev, pl *plan, al devkit.ArgList, v *
 // turned into torch.amp.autocast(<device type>, ...): positional arguments
 // become keywords (torch.amp.autocast's second parameter is dtype, not
 // enabled), the device type goes first, and on tpu the dtype is bf16.
-func cudaAutocast(p *rule.Pass, dv *devkit.Dev, call *ts.Node) (*plan, bool) {
-	al, ok := devkit.Arguments(p, call)
+func cudaAutocast(p *rule.Pass, dv *kit.Dev, call *ts.Node) (*plan, bool) {
+	al, ok := kit.Arguments(p, call)
 	if !ok || al.Splat || len(al.Positional) > len(cudaAutocastParams) {
 		return nil, false
 	}
@@ -124,11 +124,11 @@ func cudaAutocast(p *rule.Pass, dv *devkit.Dev, call *ts.Node) (*plan, bool) {
 			if t == "" {
 				t = p.Text(a)
 			}
-			rest.add(rule.Edit{Start: devkit.Start(a), End: devkit.End(a), New: "enabled=" + t})
+			rest.add(rule.Edit{Start: kit.Start(a), End: kit.End(a), New: "enabled=" + t})
 			enabled = a
 			continue
 		}
-		kws = append(kws, rule.Edit{Start: devkit.Start(a), End: devkit.Start(a), New: cudaAutocastParams[i] + "="})
+		kws = append(kws, rule.Edit{Start: kit.Start(a), End: kit.Start(a), New: cudaAutocastParams[i] + "="})
 		if i == 1 {
 			dtype = a
 		}
@@ -152,7 +152,7 @@ func cudaAutocast(p *rule.Pass, dv *devkit.Dev, call *ts.Node) (*plan, bool) {
 // has no device argument (torch.cuda.amp.GradScaler, or torch.amp.GradScaler
 // relying on its "cuda" default); otherwise devArg is the "cuda" string to
 // replace. Portable: enabled only on CUDA; tpu: disabled.
-func scaler(p *rule.Pass, dv *devkit.Dev, al devkit.ArgList, devArg *devkit.Str) *plan {
+func scaler(p *rule.Pass, dv *kit.Dev, al kit.ArgList, devArg *kit.Str) *plan {
 	pl := &plan{}
 	dt := devType(p, dv)
 	var en string // the enabled= argument to append, if any
@@ -161,17 +161,17 @@ func scaler(p *rule.Pass, dv *devkit.Dev, al devkit.ArgList, devArg *devkit.Str)
 		switch {
 		case p.Target == rule.TPU:
 			if t != "False" {
-				pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.End(v), New: "False"})
+				pl.add(rule.Edit{Start: kit.Start(v), End: kit.End(v), New: "False"})
 			}
 		case t == "True":
-			pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.End(v), New: dt + ` == "cuda"`})
+			pl.add(rule.Edit{Start: kit.Start(v), End: kit.End(v), New: dt + ` == "cuda"`})
 		case t == "False":
 		case v.Type() == "identifier" || v.Type() == "attribute" || v.Type() == "call" || v.Type() == "subscript" ||
 			v.Type() == "parenthesized_expression":
-			pl.add(rule.Edit{Start: devkit.End(v), End: devkit.End(v), New: " and " + dt + ` == "cuda"`})
+			pl.add(rule.Edit{Start: kit.End(v), End: kit.End(v), New: " and " + dt + ` == "cuda"`})
 		default:
-			pl.add(rule.Edit{Start: devkit.Start(v), End: devkit.Start(v), New: "("},
-				rule.Edit{Start: devkit.End(v), End: devkit.End(v), New: ") and " + dt + ` == "cuda"`})
+			pl.add(rule.Edit{Start: kit.Start(v), End: kit.Start(v), New: "("},
+				rule.Edit{Start: kit.End(v), End: kit.End(v), New: ") and " + dt + ` == "cuda"`})
 		}
 	} else if p.Target == rule.TPU {
 		en = "enabled=False"
@@ -222,9 +222,9 @@ func importHandled(p *rule.Pass, fn *ts.Node) bool {
 	return q == "torch.cuda.amp" || strings.HasPrefix(q, "torch.cuda.amp.")
 }
 
-func fixOf(p *rule.Pass, dv *devkit.Dev, title string, pl *plan) *rule.Fix {
+func fixOf(p *rule.Pass, dv *kit.Dev, title string, pl *plan) *rule.Fix {
 	if p.Target == rule.TPU {
-		return devkit.TorchFix(title, pl.safety, pl.edits...)
+		return kit.TorchFix(title, pl.safety, pl.edits...)
 	}
 	return dv.Fix(title, pl.safety, pl.edits...)
 }

@@ -1,8 +1,8 @@
 package amp
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -40,7 +40,7 @@ var GradScaler = &rule.Rule{
 	// The rule returns at once on a file without `GradScaler` (see Run).
 	Needles: []string{"GradScaler"},
 	Example: gradScalerExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA gradient scaler",
 		What: "Rewrites `torch.cuda.amp.GradScaler(...)` to `torch.amp.GradScaler(<device type>, ...)`, and the " +
 			"device of `torch.amp.GradScaler(\"cuda\", ...)` / `torch.amp.GradScaler()` (whose default device is " +
@@ -57,13 +57,13 @@ var GradScaler = &rule.Rule{
 			"fp16 training may need the scaler the fix disables.",
 	}, gradScalerExample),
 	Run: func(p *rule.Pass) {
-		if !devkit.Mentions(p.Src, "GradScaler") {
+		if !kit.Mentions(p.Src, "GradScaler") {
 			return
 		}
-		dv := devkit.NewDev(p)
-		devkit.CallsWith(p, []string{"GradScaler"}, func(call *ts.Node) {
-			fn, q := devkit.Callee(p, call)
-			al, ok := devkit.Arguments(p, call)
+		dv := kit.NewDev(p)
+		kit.CallsWith(p, []string{"GradScaler"}, func(call *ts.Node) {
+			fn, q := kit.Callee(p, call)
+			al, ok := kit.Arguments(p, call)
 			if !ok || al.Splat {
 				return
 			}
@@ -74,7 +74,7 @@ var GradScaler = &rule.Rule{
 					return
 				}
 				pl = scaler(p, dv, al, nil)
-				pl.add(rule.Edit{Start: devkit.Start(fn), End: devkit.End(fn), New: "torch.amp.GradScaler"})
+				pl.add(rule.Edit{Start: kit.Start(fn), End: kit.End(fn), New: "torch.amp.GradScaler"})
 			case "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.GradScaler":
 				devNode := al.KwValue("device")
 				if len(al.Positional) > 0 {
@@ -84,7 +84,7 @@ var GradScaler = &rule.Rule{
 					pl = scaler(p, dv, al, nil)
 					break
 				}
-				s, ok := devkit.DeviceString(p, devNode)
+				s, ok := kit.DeviceString(p, devNode)
 				if !ok || s.Index != "" || s.FString {
 					return
 				}
@@ -92,7 +92,7 @@ var GradScaler = &rule.Rule{
 			default:
 				return
 			}
-			devkit.Report(p, rule.Finding{Start: devkit.Start(call), End: devkit.End(call),
+			kit.Report(p, rule.Finding{Start: kit.Start(call), End: kit.End(call),
 				Message: "gradient scaler for CUDA fp16" + pl.note, Fix: fixOf(p, dv, "Scale only where fp16 needs it", pl)})
 		})
 	},

@@ -3,13 +3,13 @@ package compile
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
 // portableChoice is `(tpuValue if DEVICE.type == "tpu" else other)`.
-func portableChoice(dev *devkit.Dev, tpuValue, other string) string {
+func portableChoice(dev *kit.Dev, tpuValue, other string) string {
 	return "(" + tpuValue + " if " + dev.Type() + ` == "tpu" else ` + other + ")"
 }
 
@@ -25,7 +25,7 @@ func isPortableChoice(p *rule.Pass, n *ts.Node) bool {
 }
 
 // compileKwargs are the keyword arguments a new compile call gets.
-func compileKwargs(target rule.Target, dev *devkit.Dev) []string {
+func compileKwargs(target rule.Target, dev *kit.Dev) []string {
 	if target == rule.TPU {
 		return []string{`backend="tpu"`, `dynamic=False`}
 	}
@@ -33,11 +33,11 @@ func compileKwargs(target rule.Target, dev *devkit.Dev) []string {
 }
 
 // fixFor wraps edits into a fix, with the device prelude for portable code.
-func fixFor(dev *devkit.Dev, title string, safety rule.Safety, edits []rule.Edit, needsDevice bool) *rule.Fix {
+func fixFor(dev *kit.Dev, title string, safety rule.Safety, edits []rule.Edit, needsDevice bool) *rule.Fix {
 	if needsDevice {
 		return dev.Fix(title, safety, edits...)
 	}
-	return devkit.TorchFix(title, safety, edits...)
+	return kit.TorchFix(title, safety, edits...)
 }
 
 // torchName is how the module spells torch in new code.

@@ -1,8 +1,8 @@
 package compile
 
 import (
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -45,7 +45,7 @@ var InferenceMode = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"inference_mode"},
 	Example: inferenceModeExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.inference_mode in a module that uses torch.compile",
 		What: "In a module that calls `torch.compile`, rewrites `@torch.inference_mode()` / `@torch.inference_mode` " +
 			"decorators and `with torch.inference_mode():` blocks to `torch.no_grad()`. Calls with a computed `mode` " +
@@ -80,19 +80,19 @@ func inferenceModeSites(p *rule.Pass) []inferenceSite {
 	}
 	consider := func(n, callee *ts.Node, args *ts.Node) {
 		if args != nil {
-			pos := pyq.Positional(args)
+			pos := kit.Positional(args)
 			var mode *ts.Node
 			if len(pos) == 1 {
 				mode = pos[0]
-			} else if v := pyq.KwargValue(p, args, "mode"); v != nil {
+			} else if v := kit.KwargValue(p, args, "mode"); v != nil {
 				mode = v
 			}
-			if pyq.HasSplat(args) || len(pos) > 1 {
+			if kit.HasSplat(args) || len(pos) > 1 {
 				out = append(out, inferenceSite{node: n})
 				return
 			}
 			if mode != nil {
-				if b, lit := pyq.Bool(mode); lit && !b {
+				if b, lit := kit.Bool(mode); lit && !b {
 					return // inference mode disabled: nothing to do
 				} else if !lit {
 					out = append(out, inferenceSite{node: n})
@@ -101,16 +101,16 @@ func inferenceModeSites(p *rule.Pass) []inferenceSite {
 			}
 		}
 		text, imp := replacement(callee)
-		out = append(out, inferenceSite{node: n, fix: []rule.Edit{{Start: pyq.Start(n), End: pyq.End(n), New: text}}, imp: imp})
+		out = append(out, inferenceSite{node: n, fix: []rule.Edit{{Start: kit.Start(n), End: kit.End(n), New: text}}, imp: imp})
 	}
-	pyq.Calls(p, func(call *ts.Node) {
-		if pyq.CallName(p, call) == "torch.inference_mode" || pyq.CallName(p, call) == "torch.autograd.grad_mode.inference_mode" {
-			consider(call, call.ChildByFieldName("function"), pyq.Args(call))
+	kit.Calls(p, func(call *ts.Node) {
+		if kit.CallName(p, call) == "torch.inference_mode" || kit.CallName(p, call) == "torch.autograd.grad_mode.inference_mode" {
+			consider(call, call.ChildByFieldName("function"), kit.Args(call))
 		}
 	})
-	pyq.Nodes(p, "decorator", func(d *ts.Node) {
+	kit.Nodes(p, "decorator", func(d *ts.Node) {
 		for _, c := range ts.Children(d) {
-			if c.Type() != "call" && pyq.Qualified(p, c) == "torch.inference_mode" {
+			if c.Type() != "call" && kit.Qualified(p, c) == "torch.inference_mode" {
 				consider(c, c, nil)
 			}
 		}
@@ -121,7 +121,7 @@ func inferenceModeSites(p *rule.Pass) []inferenceSite {
 const inferenceModeMessage = "torch.inference_mode combined with torch.compile crashes on TorchTPU; use torch.no_grad() (torchtpu.md §7)"
 
 func runInferenceMode(p *rule.Pass) {
-	compiles := pyq.UsesCompile(p)
+	compiles := kit.UsesCompile(p)
 	if !compiles && !WillCompile(p) {
 		return
 	}
@@ -130,16 +130,16 @@ func runInferenceMode(p *rule.Pass) {
 			// Only PCM002 would make the module compile; its fix carries the
 			// rewrites, and only the sites it cannot rewrite are reported.
 			if s.fix == nil {
-				p.Report(pyq.Finding(s.node, inferenceModeMessage+" (once PCM002 compiles this module's model); "+
+				p.Report(kit.Finding(s.node, inferenceModeMessage+" (once PCM002 compiles this module's model); "+
 					"the mode argument is computed, so rewrite it by hand", nil))
 			}
 			continue
 		}
 		if s.fix == nil {
-			p.Report(pyq.Finding(s.node, inferenceModeMessage+"; the mode argument is computed, so rewrite it by hand", nil))
+			p.Report(kit.Finding(s.node, inferenceModeMessage+"; the mode argument is computed, so rewrite it by hand", nil))
 			continue
 		}
-		p.Report(pyq.Finding(s.node, inferenceModeMessage,
+		p.Report(kit.Finding(s.node, inferenceModeMessage,
 			&rule.Fix{Title: "Use torch.no_grad()", Safety: rule.Safe, Edits: s.fix, Imports: []string{s.imp}}))
 	}
 }

@@ -3,9 +3,8 @@ package compile
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -39,7 +38,7 @@ var TPUSettings = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"compile"},
 	Example: tpuSettingsExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.compile without backend=\"tpu\" and dynamic=False",
 		What: "Adds `backend=` and `dynamic=` to `torch.compile(...)` calls and `@torch.compile` decorators that lack " +
 			"them, and adjusts existing values: for `--target tpu` the backend becomes `\"tpu\"` and `dynamic` becomes " +
@@ -64,27 +63,27 @@ var TPUSettings = &rule.Rule{
 var debugBackends = map[string]bool{"eager": true, "aot_eager": true, "tpu": true}
 
 func runTPUSettings(p *rule.Pass) {
-	dev := devkit.NewDev(p)
-	pyq.Calls(p, func(call *ts.Node) {
-		if pyq.CallName(p, call) != "torch.compile" {
+	dev := kit.NewDev(p)
+	kit.Calls(p, func(call *ts.Node) {
+		if kit.CallName(p, call) != "torch.compile" {
 			return
 		}
-		args := pyq.Args(call)
-		if args == nil || pyq.HasSplat(args) {
+		args := kit.Args(call)
+		if args == nil || kit.HasSplat(args) {
 			return
 		}
-		if len(pyq.Positional(args)) > 1 {
+		if len(kit.Positional(args)) > 1 {
 			return // positional fullgraph/dynamic/backend: too unusual to edit
 		}
 		settingsFinding(p, dev, call, args)
 	})
-	pyq.Nodes(p, "decorator", func(d *ts.Node) {
+	kit.Nodes(p, "decorator", func(d *ts.Node) {
 		for _, c := range ts.Children(d) {
-			if c.Type() != "call" && pyq.Qualified(p, c) == "torch.compile" {
+			if c.Type() != "call" && kit.Qualified(p, c) == "torch.compile" {
 				kws := compileKwargs(p.Target, dev)
-				p.Report(pyq.Finding(c, compileMessage(p.Target, nil),
+				p.Report(kit.Finding(c, compileMessage(p.Target, nil),
 					fixFor(dev, "Pass the TPU compile settings", rule.Safe,
-						[]rule.Edit{{Start: pyq.End(c), End: pyq.End(c), New: "(" + strings.Join(kws, ", ") + ")"}},
+						[]rule.Edit{{Start: kit.End(c), End: kit.End(c), New: "(" + strings.Join(kws, ", ") + ")"}},
 						p.Target == rule.Portable)))
 			}
 		}
@@ -107,13 +106,13 @@ func compileMessage(target rule.Target, extra []string) string {
 // unsafe part (tpu target only: overriding a backend, dynamic or mode the
 // code chose) never overlap and are reported as two findings: the safe one
 // applies by default, the unsafe one with --unsafe-fixes.
-func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
+func settingsFinding(p *rule.Pass, dev *kit.Dev, call, args *ts.Node) {
 	var safe, unsafe []rule.Edit
 	var add []string
 	var notes []string
 	portable := p.Target == rule.Portable
 	replace := func(n *ts.Node, text string, sure bool) {
-		e := rule.Edit{Start: pyq.Start(n), End: pyq.End(n), New: text}
+		e := rule.Edit{Start: kit.Start(n), End: kit.End(n), New: text}
 		if sure {
 			safe = append(safe, e)
 		} else {
@@ -122,13 +121,13 @@ func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 	}
 
 	// backend=
-	if v := pyq.KwargValue(p, args, "backend"); v == nil {
+	if v := kit.KwargValue(p, args, "backend"); v == nil {
 		if portable {
 			add = append(add, "backend="+portableChoice(dev, `"tpu"`, `"inductor"`))
 		} else {
 			add = append(add, `backend="tpu"`)
 		}
-	} else if s, lit := pyq.Str(p, v); lit && debugBackends[s] {
+	} else if s, lit := kit.StringValue(p, v); lit && debugBackends[s] {
 		// kept
 	} else if !isPortableChoice(p, v) {
 		if portable {
@@ -144,30 +143,30 @@ func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 	}
 
 	// dynamic=
-	if v := pyq.KwargValue(p, args, "dynamic"); v == nil {
+	if v := kit.KwargValue(p, args, "dynamic"); v == nil {
 		if portable {
 			add = append(add, "dynamic="+portableChoice(dev, "False", "None"))
 		} else {
 			add = append(add, "dynamic=False")
 		}
-	} else if b, lit := pyq.Bool(v); (lit && !b) || isPortableChoice(p, v) {
+	} else if b, lit := kit.Bool(v); (lit && !b) || isPortableChoice(p, v) {
 		// already static, or already chosen by device
 	} else if portable {
 		replace(v, portableChoice(dev, "False", p.Text(v)), true)
 	} else {
-		replace(v, "False", pyq.IsNone(v))
-		if !pyq.IsNone(v) {
+		replace(v, "False", kit.IsNone(v))
+		if !kit.IsNone(v) {
 			notes = append(notes, "dynamic="+p.Text(v)+" becomes False: pad or bucket variable shapes")
 		}
 	}
 
 	// mode= and options= are Inductor settings (None is their default).
 	for _, name := range []string{"mode", "options"} {
-		v := pyq.KwargValue(p, args, name)
+		v := kit.KwargValue(p, args, name)
 		if v == nil {
 			continue
 		}
-		if s, lit := pyq.Str(p, v); pyq.IsNone(v) || (lit && s == "default") || isPortableChoice(p, v) {
+		if s, lit := kit.StringValue(p, v); kit.IsNone(v) || (lit && s == "default") || isPortableChoice(p, v) {
 			continue
 		}
 		if portable {
@@ -178,17 +177,17 @@ func settingsFinding(p *rule.Pass, dev *devkit.Dev, call, args *ts.Node) {
 		}
 	}
 	if len(add) > 0 {
-		safe = append(safe, pyq.AddKwargs(p, args, add)...)
+		safe = append(safe, kit.AddKwargs(p, args, add)...)
 	}
 	if len(safe) > 0 {
 		msg := compileMessage(p.Target, nil)
 		if len(unsafe) > 0 {
 			msg = compileMessage(p.Target, []string{"see the next finding for the settings the code chose"})
 		}
-		p.Report(pyq.Finding(call, msg, fixFor(dev, "Pass the TPU compile settings", rule.Safe, safe, portable)))
+		p.Report(kit.Finding(call, msg, fixFor(dev, "Pass the TPU compile settings", rule.Safe, safe, portable)))
 	}
 	if len(unsafe) > 0 {
-		p.Report(pyq.Finding(call, "torch.compile settings chosen for CUDA: "+strings.Join(notes, "; "),
+		p.Report(kit.Finding(call, "torch.compile settings chosen for CUDA: "+strings.Join(notes, "; "),
 			fixFor(dev, "Override them with the TPU settings", rule.Unsafe, unsafe, false)))
 	}
 }

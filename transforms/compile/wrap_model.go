@@ -3,9 +3,8 @@ package compile
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -63,7 +62,7 @@ var WrapModel = &rule.Rule{
 	// "torch" ("Module"/"nn." missed `from torch.nn import Linear as L`).
 	Needles: []string{"torch"},
 	Example: wrapModelExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Uncompiled nn.Module model (opt-in: wrap it in torch.compile)",
 		What: "Wraps `name = Net(...)` (optionally followed by `.to(...)`, `.cuda()`, `.eval()`, `.train()`, " +
 			"`.half()`, `.float()`, `.bfloat16()`) in `torch.compile(..., backend=..., dynamic=...)`, where `Net` is a " +
@@ -92,11 +91,11 @@ var selfReturning = map[string]bool{
 func moduleClasses(p *rule.Pass) map[string]bool {
 	bases := map[string][]*ts.Node{}
 	var order []string
-	pyq.Nodes(p, "class_definition", func(c *ts.Node) {
+	kit.Nodes(p, "class_definition", func(c *ts.Node) {
 		name := p.Text(c.ChildByFieldName("name"))
 		order = append(order, name)
 		if sc := c.ChildByFieldName("superclasses"); sc != nil {
-			bases[name] = append(bases[name], pyq.Positional(sc)...)
+			bases[name] = append(bases[name], kit.Positional(sc)...)
 		}
 	})
 	out := map[string]bool{}
@@ -107,7 +106,7 @@ func moduleClasses(p *rule.Pass) map[string]bool {
 				continue
 			}
 			for _, b := range bases[name] {
-				q := pyq.Qualified(p, b)
+				q := kit.Qualified(p, b)
 				if q == "torch.nn.Module" || strings.HasPrefix(q, "torch.nn.") && isUpper(q[len("torch.nn."):]) || out[p.Text(b)] {
 					out[name] = true
 					changed = true
@@ -127,17 +126,17 @@ func isUpper(s string) bool {
 // .compile() on: they must not be wrapped again.
 func compiledNames(p *rule.Pass) map[string]bool {
 	out := map[string]bool{}
-	pyq.Calls(p, func(call *ts.Node) {
+	kit.Calls(p, func(call *ts.Node) {
 		fn := call.ChildByFieldName("function")
-		if pyq.CallName(p, call) == "torch.compile" {
-			if pos := pyq.Positional(pyq.Args(call)); len(pos) > 0 {
-				head, _, _ := strings.Cut(pyq.Dotted(p, pos[0]), ".")
+		if kit.CallName(p, call) == "torch.compile" {
+			if pos := kit.Positional(kit.Args(call)); len(pos) > 0 {
+				head, _, _ := strings.Cut(kit.Dotted(p, pos[0]), ".")
 				out[head] = true
 			}
 			return
 		}
 		if fn != nil && fn.Type() == "attribute" && p.Text(fn.ChildByFieldName("attribute")) == "compile" {
-			head, _, _ := strings.Cut(pyq.Dotted(p, fn.ChildByFieldName("object")), ".")
+			head, _, _ := strings.Cut(kit.Dotted(p, fn.ChildByFieldName("object")), ".")
 			out[head] = true
 		}
 	})
@@ -165,7 +164,7 @@ func isModelConstruction(p *rule.Pass, rhs *ts.Node, classes map[string]bool) bo
 		if fn.Type() == "identifier" && classes[p.Text(fn)] {
 			return true
 		}
-		q := pyq.Qualified(p, fn)
+		q := kit.Qualified(p, fn)
 		return strings.HasPrefix(q, "torchvision.models.") && !strings.Contains(q[len("torchvision.models."):], ".")
 	}
 	return false
@@ -181,12 +180,12 @@ func findWrapCandidates(p *rule.Pass) []*ts.Node {
 	classes := moduleClasses(p)
 	done := compiledNames(p)
 	var out []*ts.Node
-	pyq.Nodes(p, "assignment", func(a *ts.Node) {
+	kit.Nodes(p, "assignment", func(a *ts.Node) {
 		left, right := a.ChildByFieldName("left"), a.ChildByFieldName("right")
 		if left == nil || right == nil || left.Type() != "identifier" || a.ChildByFieldName("type") != nil {
 			return
 		}
-		if st := a.Parent(); st == nil || st.Type() != "expression_statement" || pyq.Statement(a) == nil || !pyq.Statement(a).Equal(st) {
+		if st := a.Parent(); st == nil || st.Type() != "expression_statement" || kit.EnclosingStatement(a) == nil || !kit.EnclosingStatement(a).Equal(st) {
 			return
 		}
 		if done[p.Text(left)] || !isModelConstruction(p, right, classes) {
@@ -202,19 +201,19 @@ func findWrapCandidates(p *rule.Pass) []*ts.Node {
 // depend on compile use it so that a run with --unsafe-fixes reaches its
 // fixed point in one pass.
 func WillCompile(p *rule.Pass) bool {
-	return pyq.UsesCompile(p) || len(wrapCandidates(p)) > 0
+	return kit.UsesCompile(p) || len(wrapCandidates(p)) > 0
 }
 
 func runWrapModel(p *rule.Pass) {
-	compiles := pyq.UsesCompile(p)
-	dev := devkit.NewDev(p)
+	compiles := kit.UsesCompile(p)
+	dev := kit.NewDev(p)
 	for i, a := range wrapCandidates(p) {
 		left, right := a.ChildByFieldName("left"), a.ChildByFieldName("right")
 		name := p.Text(left)
 		kws := compileKwargs(p.Target, dev)
 		edits := []rule.Edit{
-			{Start: pyq.Start(right), End: pyq.Start(right), New: torchName(p) + ".compile("},
-			{Start: pyq.End(right), End: pyq.End(right), New: ", " + strings.Join(kws, ", ") + ")"},
+			{Start: kit.Start(right), End: kit.Start(right), New: torchName(p) + ".compile("},
+			{Start: kit.End(right), End: kit.End(right), New: ", " + strings.Join(kws, ", ") + ")"},
 		}
 		var imports []string
 		if i == 0 && !compiles {
@@ -229,7 +228,7 @@ func runWrapModel(p *rule.Pass) {
 		}
 		fix := fixFor(dev, "Wrap the model in torch.compile", rule.Unsafe, edits, p.Target == rule.Portable)
 		fix.Imports = append(fix.Imports, imports...)
-		p.Report(pyq.Finding(right, "`"+name+"` is an uncompiled nn.Module; on TPU compile it with "+
+		p.Report(kit.Finding(right, "`"+name+"` is an uncompiled nn.Module; on TPU compile it with "+
 			"torch.compile(backend=\"tpu\", dynamic=False) (opt-in: changes state_dict keys and first-call latency)", fix))
 	}
 }

@@ -3,8 +3,8 @@ package cudaapi
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -13,25 +13,25 @@ type apiCall struct {
 	call *ts.Node
 	fn   *ts.Node // the function expression, replaced by the new callee
 	name string   // the torch.cuda attribute called
-	args devkit.ArgList
+	args kit.ArgList
 }
 
 // cudaCalls visits calls of torch.cuda.<name> for the given names.
 func cudaCalls(p *rule.Pass, names []string, fn func(apiCall)) {
-	if !devkit.Mentions(p.Src, "cuda") {
+	if !kit.Mentions(p.Src, "cuda") {
 		return
 	}
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
-	devkit.CallsWith(p, []string{"cuda"}, func(call *ts.Node) {
-		f, q := devkit.Callee(p, call)
+	kit.CallsWith(p, []string{"cuda"}, func(call *ts.Node) {
+		f, q := kit.Callee(p, call)
 		name, ok := strings.CutPrefix(q, "torch.cuda.")
 		if !ok || !want[name] {
 			return
 		}
-		al, ok := devkit.Arguments(p, call)
+		al, ok := kit.Arguments(p, call)
 		if !ok {
 			return
 		}
@@ -41,16 +41,16 @@ func cudaCalls(p *rule.Pass, names []string, fn func(apiCall)) {
 
 // callee returns the edit replacing the called function with text.
 func (c apiCall) callee(text string) rule.Edit {
-	return rule.Edit{Start: devkit.Start(c.fn), End: devkit.End(c.fn), New: text}
+	return rule.Edit{Start: kit.Start(c.fn), End: kit.End(c.fn), New: text}
 }
 
 // whole returns the edit replacing the whole call with text.
 func (c apiCall) whole(text string) rule.Edit {
-	return rule.Edit{Start: devkit.Start(c.call), End: devkit.End(c.call), New: text}
+	return rule.Edit{Start: kit.Start(c.call), End: kit.End(c.call), New: text}
 }
 
 func (c apiCall) finding(p *rule.Pass, msg string) rule.Finding {
-	return rule.Finding{Start: devkit.Start(c.call), End: devkit.End(c.call), Message: "`" + oneLine(p.Text(c.fn)) + "()` " + msg}
+	return rule.Finding{Start: kit.Start(c.call), End: kit.End(c.call), Message: "`" + oneLine(p.Text(c.fn)) + "()` " + msg}
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -60,11 +60,11 @@ func simpleReplace(p *rule.Pass, names []string, portable, tpu, msg string) {
 	cudaCalls(p, names, func(c apiCall) {
 		f := c.finding(p, msg)
 		if p.Target == rule.TPU {
-			f.Fix = devkit.TorchFix("Call "+tpu, rule.Safe, c.callee(tpu))
+			f.Fix = kit.TorchFix("Call "+tpu, rule.Safe, c.callee(tpu))
 		} else {
-			f.Fix = devkit.TorchFix("Call "+portable, rule.Safe, c.callee(portable))
+			f.Fix = kit.TorchFix("Call "+portable, rule.Safe, c.callee(portable))
 		}
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }
 
@@ -83,5 +83,5 @@ func (c apiCall) positional(name string) []rule.Edit {
 	if v == nil {
 		return nil
 	}
-	return []rule.Edit{{Start: devkit.Start(kw), End: devkit.Start(v)}}
+	return []rule.Edit{{Start: kit.Start(kw), End: kit.Start(v)}}
 }

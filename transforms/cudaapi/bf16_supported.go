@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var bf16SupportedExample = rule.Example{
@@ -36,7 +36,7 @@ var Bf16Supported = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: bf16SupportedExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.is_bf16_supported()` asks CUDA only",
 		What: "Portable: ask DEVICE's backend module, and answer True where it has no such function " +
 			"(`getattr(torch.get_device_module(DEVICE), \"is_bf16_supported\", lambda *args, **kwargs: True)(...)`). " +
@@ -47,7 +47,7 @@ var Bf16Supported = &rule.Rule{
 		Safety: "Safe: on a CUDA machine the same function answers; the CPU and TPU support bf16.",
 	}, bf16SupportedExample),
 	Run: func(p *rule.Pass) {
-		dv := devkit.NewDev(p)
+		dv := kit.NewDev(p)
 		cudaCalls(p, []string{"is_bf16_supported"}, func(c apiCall) {
 			f := c.finding(p, "asks CUDA only")
 			if p.Target == rule.TPU {
@@ -56,7 +56,7 @@ var Bf16Supported = &rule.Rule{
 				f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe,
 					c.callee(`getattr(torch.get_device_module(`+dv.Name()+`), "is_bf16_supported", lambda *args, **kwargs: True)`))
 			}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 		})
 	},
 }

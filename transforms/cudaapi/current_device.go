@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var currentDeviceExample = rule.Example{
@@ -29,7 +29,7 @@ var CurrentDevice = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: currentDeviceExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.current_device()` asks CUDA for the current index",
 		What:  "Both targets: `torch.accelerator.current_device_index()` (on TorchTPU always 0: one chip per process).",
 		Why: "The CUDA call fails without CUDA; the replacement returns an `int` index, as the original does. " +

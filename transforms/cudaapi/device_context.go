@@ -3,8 +3,8 @@ package cudaapi
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var deviceContextExample = rule.Example{
@@ -43,7 +43,7 @@ var DeviceContext = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: deviceContextExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`with torch.cuda.device(i):` selects a CUDA device for a block",
 		What: "Portable: `torch.cuda.device(i) if DEVICE.type == \"cuda\" else contextlib.nullcontext()`: the same " +
 			"device switch on CUDA, where one process may drive several GPUs, and nothing elsewhere (the same test " +
@@ -79,24 +79,24 @@ func runDeviceContext(p *rule.Pass) {
 		null := "contextlib.nullcontext()"
 		if p.Target == rule.TPU {
 			safety := rule.Safe
-			if t := p.Text(arg); devkit.IndexLike(t) && !devkit.PerProcessIndex(t) {
+			if t := p.Text(arg); kit.IndexLike(t) && !kit.PerProcessIndex(t) {
 				safety = rule.Unsafe
 			}
 			f.Fix = &rule.Fix{Title: "Use contextlib.nullcontext()", Safety: safety, Edits: []rule.Edit{c.whole(null)},
 				Imports: []string{"import contextlib"}}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 			return
 		}
-		dv := devkit.NewDev(p)
+		dv := kit.NewDev(p)
 		tail := " if " + dv.Type() + ` == "cuda" else ` + null
 		edits := []rule.Edit{}
-		if par := c.call.Parent(); par == nil || (par.Type() != "with_item" && devkit.Paren(c.call, "x", true) != "x") {
-			edits = append(edits, rule.Edit{Start: devkit.Start(c.call), End: devkit.Start(c.call), New: "("})
+		if par := c.call.Parent(); par == nil || (par.Type() != "with_item" && kit.Paren(c.call, "x", true) != "x") {
+			edits = append(edits, rule.Edit{Start: kit.Start(c.call), End: kit.Start(c.call), New: "("})
 			tail += ")"
 		}
-		edits = append(edits, rule.Edit{Start: devkit.End(c.call), End: devkit.End(c.call), New: tail})
+		edits = append(edits, rule.Edit{Start: kit.End(c.call), End: kit.End(c.call), New: tail})
 		f.Fix = dv.Fix("Switch devices on CUDA only", rule.Safe, edits...)
 		f.Fix.Imports = append(f.Fix.Imports, "import contextlib")
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }

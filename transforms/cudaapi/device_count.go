@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var deviceCountExample = rule.Example{
@@ -29,7 +29,7 @@ var DeviceCount = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: deviceCountExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.device_count()` counts CUDA devices only",
 		What: "Both targets: `torch.accelerator.device_count()`, the device count of the current accelerator (on a " +
 			"TPU host, the chips this process sees; 0 where there is no accelerator).",
@@ -44,8 +44,8 @@ var DeviceCount = &rule.Rule{
 				return
 			}
 			f := c.finding(p, "counts CUDA devices only")
-			f.Fix = devkit.TorchFix("Call torch.accelerator.device_count", rule.Safe, c.callee("torch.accelerator.device_count"))
-			devkit.Report(p, f)
+			f.Fix = kit.TorchFix("Call torch.accelerator.device_count", rule.Safe, c.callee("torch.accelerator.device_count"))
+			kit.Report(p, f)
 		})
 	},
 }

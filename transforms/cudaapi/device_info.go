@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var deviceInfoExample = rule.Example{
@@ -45,7 +45,7 @@ var DeviceInfo = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: deviceInfoExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.get_device_name/get_device_properties` describe CUDA devices only",
 		What: "Portable: `torch.get_device_module(DEVICE).get_device_name(...)` (and `get_device_properties`). " +
 			"`get_device_name` is guarded: `... if DEVICE.type != \"cpu\" else \"cpu\"`, since the CPU has no device " +
@@ -60,36 +60,36 @@ var DeviceInfo = &rule.Rule{
 			"`get_device_properties` raises there, as the original did (there is no value to stand in for it).",
 	}, deviceInfoExample),
 	Run: func(p *rule.Pass) {
-		dv := devkit.NewDev(p)
+		dv := kit.NewDev(p)
 		cudaCalls(p, []string{"get_device_name", "get_device_properties"}, func(c apiCall) {
 			f := c.finding(p, "describes a CUDA device only")
 			if p.Target != rule.TPU {
 				edits := []rule.Edit{c.callee("torch.get_device_module(" + dv.Name() + ")." + c.name)}
 				at := false
 				if len(c.args.All) == 1 && len(c.args.Positional) == 1 {
-					if t := p.Text(c.args.Positional[0]); c.args.Positional[0].Type() != "string" && devkit.IndexLike(t) && t != "0" {
+					if t := p.Text(c.args.Positional[0]); c.args.Positional[0].Type() != "string" && kit.IndexLike(t) && t != "0" {
 						arg := c.args.Positional[0]
 						edits = append(edits,
-							rule.Edit{Start: devkit.Start(arg), End: devkit.Start(arg), New: dv.AtName() + "("},
-							rule.Edit{Start: devkit.End(arg), End: devkit.End(arg), New: ")"})
+							rule.Edit{Start: kit.Start(arg), End: kit.Start(arg), New: dv.AtName() + "("},
+							rule.Edit{Start: kit.End(arg), End: kit.End(arg), New: ")"})
 						at = true
 					}
 				}
 				if c.name == "get_device_name" {
 					// The CPU has no device module with a name: say "cpu".
 					guard := " if " + dv.Type() + ` != "cpu" else "cpu"`
-					if devkit.Paren(c.call, "x", true) != "x" {
-						edits = append(edits, rule.Edit{Start: devkit.Start(c.call), End: devkit.Start(c.call), New: "("})
+					if kit.Paren(c.call, "x", true) != "x" {
+						edits = append(edits, rule.Edit{Start: kit.Start(c.call), End: kit.Start(c.call), New: "("})
 						guard += ")"
 					}
-					edits = append(edits, rule.Edit{Start: devkit.End(c.call), End: devkit.End(c.call), New: guard})
+					edits = append(edits, rule.Edit{Start: kit.End(c.call), End: kit.End(c.call), New: guard})
 				}
 				if at {
 					f.Fix = dv.AtFix("Ask DEVICE's backend", rule.Safe, edits...)
 				} else {
 					f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe, edits...)
 				}
-				devkit.Report(p, f)
+				kit.Report(p, f)
 				return
 			}
 			edits := []rule.Edit{c.callee("torch.tpu." + c.name)}
@@ -101,15 +101,15 @@ var DeviceInfo = &rule.Rule{
 				if arg.Type() == "keyword_argument" {
 					arg = arg.ChildByFieldName("value")
 				}
-				if t := p.Text(arg); devkit.IndexLike(t) && !devkit.PerProcessIndex(t) {
+				if t := p.Text(arg); kit.IndexLike(t) && !kit.PerProcessIndex(t) {
 					safety = rule.Unsafe
 				}
-				edits = append(edits, rule.Edit{Start: devkit.Start(c.args.Node) + 1, End: devkit.End(c.args.Node) - 1})
+				edits = append(edits, rule.Edit{Start: kit.Start(c.args.Node) + 1, End: kit.End(c.args.Node) - 1})
 			default:
 				return
 			}
-			f.Fix = devkit.TorchFix("Call torch.tpu."+c.name, safety, edits...)
-			devkit.Report(p, f)
+			f.Fix = kit.TorchFix("Call torch.tpu."+c.name, safety, edits...)
+			kit.Report(p, f)
 		})
 	},
 }

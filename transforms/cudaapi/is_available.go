@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -57,7 +57,7 @@ var IsAvailable = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: isAvailableExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.is_available()` probes for CUDA only",
 		What: "Portable: `torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in " +
 			"(\"cuda\", \"tpu\")`. TPU: `torch.accelerator.is_available() and " +
@@ -85,13 +85,13 @@ var IsAvailable = &rule.Rule{
 			}
 			f := c.finding(p, "probes for CUDA only")
 			if p.Target == rule.TPU {
-				f.Fix = devkit.TorchFix("Probe for TorchTPU", rule.Safe,
-					c.whole(devkit.Paren(c.call, tpuAvailable, false)))
+				f.Fix = kit.TorchFix("Probe for TorchTPU", rule.Safe,
+					c.whole(kit.Paren(c.call, tpuAvailable, false)))
 			} else {
-				f.Fix = devkit.TorchFix("Probe for CUDA or TorchTPU", rule.Safe,
-					c.whole(devkit.Paren(c.call, portableAvailable, false)))
+				f.Fix = kit.TorchFix("Probe for CUDA or TorchTPU", rule.Safe,
+					c.whole(kit.Paren(c.call, portableAvailable, false)))
 			}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 		})
 	},
 }

@@ -3,8 +3,8 @@ package cudaapi
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -33,7 +33,7 @@ var ManualSeed = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: manualSeedExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.manual_seed(_all)(s)` seeds CUDA only",
 		What: "When the same block already calls `torch.manual_seed(s)` with the same argument, the CUDA call is " +
 			"removed. Otherwise it becomes `torch.manual_seed(s)` (both targets).",
@@ -56,15 +56,15 @@ func runManualSeed(p *rule.Pass) {
 		}
 		seed := p.Text(c.args.Positional[0])
 		f := c.finding(p, "seeds CUDA only")
-		if stmt := devkit.Statement(c.call); stmt != nil && siblingSeeds(p, stmt, seed) {
-			if e, ok := devkit.RemoveStatement(p.Src, stmt); ok {
+		if stmt := kit.ExprStatement(c.call); stmt != nil && siblingSeeds(p, stmt, seed) {
+			if e, ok := kit.RemoveStatement(p.Src, stmt); ok {
 				f.Fix = &rule.Fix{Title: "Remove the call (torch.manual_seed already seeds every device)", Safety: rule.Safe, Edits: []rule.Edit{e}}
-				devkit.Report(p, f)
+				kit.Report(p, f)
 				return
 			}
 		}
-		f.Fix = devkit.TorchFix("Call torch.manual_seed", rule.Unsafe, c.callee("torch.manual_seed"))
-		devkit.Report(p, f)
+		f.Fix = kit.TorchFix("Call torch.manual_seed", rule.Unsafe, c.callee("torch.manual_seed"))
+		kit.Report(p, f)
 	})
 }
 
@@ -83,10 +83,10 @@ func siblingSeeds(p *rule.Pass, stmt *ts.Node, seed string) bool {
 		if call.Type() != "call" {
 			continue
 		}
-		if _, q := devkit.Callee(p, call); q != "torch.manual_seed" && q != "torch.random.manual_seed" {
+		if _, q := kit.Callee(p, call); q != "torch.manual_seed" && q != "torch.random.manual_seed" {
 			continue
 		}
-		al, ok := devkit.Arguments(p, call)
+		al, ok := kit.Arguments(p, call)
 		if ok && len(al.All) == 1 && len(al.Positional) == 1 && strings.TrimSpace(p.Text(al.Positional[0])) == strings.TrimSpace(seed) {
 			return true
 		}

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 // memoryNames are the torch.cuda memory calls the rule rewrites.
@@ -119,7 +119,7 @@ var MemoryAPI = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: memoryAPIExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.cuda memory statistics and `empty_cache()`",
 		What: "Rewrites `torch.cuda.` " + strings.Join(memoryNames, ", ") + " to a call of a small helper defined once " +
 			"after the imports, which returns the real value where the backend has one and a neutral value " +
@@ -140,7 +140,7 @@ var MemoryAPI = &rule.Rule{
 
 func runMemoryAPI(p *rule.Pass) {
 	var fn, text string
-	var dv *devkit.Dev
+	var dv *kit.Dev
 	setup := func() {
 		if fn != "" {
 			return
@@ -155,11 +155,11 @@ func runMemoryAPI(p *rule.Pass) {
 		if p.Target == rule.TPU {
 			base = "_tpu_memory"
 		} else {
-			dv = devkit.NewDev(p)
+			dv = kit.NewDev(p)
 		}
-		bound := devkit.Bindings(p, base)
+		bound := kit.Bindings(p, base)
 		fn = base
-		if bound[fn] != 0 && !bytes.Contains(p.Src, []byte(strings.TrimSpace(helper(fn)))) {
+		if bound[fn] != 0 && !kit.OwnHelper(p, fn, helper(fn)) {
 			fn = "_pallasify" + base
 		}
 		text = helper(fn)
@@ -168,14 +168,14 @@ func runMemoryAPI(p *rule.Pass) {
 		setup()
 		f := c.finding(p, "is a CUDA memory call; TorchTPU has no memory statistics")
 		edits := []rule.Edit{c.callee(fn), c.args.InsertFirst(`"` + c.name + `"`)}
-		pre := rule.Prelude{Key: "10-memory", Text: text, Marker: "def " + fn + "(", Imports: []string{"import torch"}}
+		pre := kit.SharedPrelude(p, rule.Prelude{Key: "10-memory", Text: text, Marker: "def " + fn + "(", Imports: []string{"import torch"}}, fn)
 		if p.Target == rule.TPU {
-			f.Fix = devkit.TorchFix("Call "+fn, rule.Safe, edits...)
+			f.Fix = kit.TorchFix("Call "+fn, rule.Safe, edits...)
 			f.Fix.Preludes = []rule.Prelude{pre}
 		} else {
 			f.Fix = dv.Fix("Call "+fn, rule.Safe, edits...)
 			f.Fix.Preludes = append(f.Fix.Preludes, pre)
 		}
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }

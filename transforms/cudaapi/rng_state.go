@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -44,7 +44,7 @@ var RngState = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: rngStateExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.get_rng_state/set_rng_state` save and restore the CUDA generator only",
 		What: "Portable: `torch.accelerator.random.get_rng_state(...)` / " +
 			"`torch.get_device_module(DEVICE).set_rng_state(...)`, the generator of whichever accelerator `DEVICE` is " +
@@ -72,7 +72,7 @@ var RngState = &rule.Rule{
 
 func runRngState(p *rule.Pass) {
 	cudaCalls(p, []string{"get_rng_state", "set_rng_state"}, func(c apiCall) {
-		dv := devkit.NewDev(p)
+		dv := kit.NewDev(p)
 		f := c.finding(p, "reads or writes the CUDA random generator only")
 		// The device argument: get_rng_state(device) / set_rng_state(state, device).
 		var devArg *ts.Node
@@ -95,7 +95,7 @@ func runRngState(p *rule.Pass) {
 		// cuda-device-string (PDV001) leaves these calls alone.
 		var posStr *ts.Node
 		if devArg != nil && devArg.Type() == "string" {
-			s, ok := devkit.DeviceString(p, devArg)
+			s, ok := kit.DeviceString(p, devArg)
 			if !ok || s.Index != "" {
 				return
 			}
@@ -106,7 +106,7 @@ func runRngState(p *rule.Pass) {
 			safety := rule.Safe
 			if devArg != nil && devArg.Type() != "string" {
 				t := p.Text(devArg)
-				if devkit.IndexLike(t) && !devkit.PerProcessIndex(t) {
+				if kit.IndexLike(t) && !kit.PerProcessIndex(t) {
 					safety = rule.Unsafe
 				}
 				drop := devArg
@@ -122,8 +122,8 @@ func runRngState(p *rule.Pass) {
 				}
 				edits = append(edits, c.args.Drop(p.Src, drop))
 			}
-			f.Fix = devkit.TorchFix("Call "+rngCallee(c.name, "torch.tpu"), safety, edits...)
-			devkit.Report(p, f)
+			f.Fix = kit.TorchFix("Call "+rngCallee(c.name, "torch.tpu"), safety, edits...)
+			kit.Report(p, f)
 			return
 		}
 		edits := []rule.Edit{c.callee(rngCallee(c.name, "torch.get_device_module("+dv.Name()+")"))}
@@ -132,10 +132,10 @@ func runRngState(p *rule.Pass) {
 		}
 		at := false
 		if devArg != nil && devArg.Type() != "string" {
-			if t := p.Text(devArg); devkit.IndexLike(t) && t != "0" {
+			if t := p.Text(devArg); kit.IndexLike(t) && t != "0" {
 				edits = append(edits,
-					rule.Edit{Start: devkit.Start(devArg), End: devkit.Start(devArg), New: dv.AtName() + "("},
-					rule.Edit{Start: devkit.End(devArg), End: devkit.End(devArg), New: ")"})
+					rule.Edit{Start: kit.Start(devArg), End: kit.Start(devArg), New: dv.AtName() + "("},
+					rule.Edit{Start: kit.End(devArg), End: kit.End(devArg), New: ")"})
 				at = true
 			}
 		}
@@ -150,12 +150,12 @@ func runRngState(p *rule.Pass) {
 		cond := dv.Type() + ` != "cpu"`
 		guarded := false
 		if c.name == "set_rng_state" {
-			if stmt := devkit.Statement(c.call); stmt != nil {
+			if stmt := kit.ExprStatement(c.call); stmt != nil {
 				var guard []rule.Edit
-				if guard, guarded = devkit.GuardStatement(p.Src, stmt, cond); guarded {
+				if guard, guarded = kit.GuardStatement(p.Src, stmt, cond); guarded {
 					edits = append(guard, edits...)
 				} else {
-					guarded = devkit.Guarded(p.Src, stmt, cond)
+					guarded = kit.Guarded(p.Src, stmt, cond)
 				}
 			}
 		}
@@ -165,18 +165,18 @@ func runRngState(p *rule.Pass) {
 				alt = "None"
 			}
 			tail := " if " + cond + " else " + alt
-			if devkit.Paren(c.call, "x", true) != "x" {
-				edits = append(edits, rule.Edit{Start: devkit.Start(c.call), End: devkit.Start(c.call), New: "("})
+			if kit.Paren(c.call, "x", true) != "x" {
+				edits = append(edits, rule.Edit{Start: kit.Start(c.call), End: kit.Start(c.call), New: "("})
 				tail += ")"
 			}
-			edits = append(edits, rule.Edit{Start: devkit.End(c.call), End: devkit.End(c.call), New: tail})
+			edits = append(edits, rule.Edit{Start: kit.End(c.call), End: kit.End(c.call), New: tail})
 		}
 		if at {
 			f.Fix = dv.AtFix("Use DEVICE's generator", rule.Safe, edits...)
 		} else {
 			f.Fix = dv.Fix("Use DEVICE's generator", rule.Safe, edits...)
 		}
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }
 

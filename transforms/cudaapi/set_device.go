@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -46,7 +46,7 @@ var SetDevice = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: setDeviceExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.set_device(i)` selects a CUDA device",
 		What: "Portable: `torch.accelerator.set_device_index(i)` (a `device=` keyword becomes positional: the " +
 			"parameter is positional-only), put under `if DEVICE.type == \"cuda\":` " +
@@ -80,12 +80,12 @@ func runSetDevice(p *rule.Pass) {
 			return
 		}
 		idx := p.Text(arg)
-		stmt := devkit.Statement(c.call)
+		stmt := kit.ExprStatement(c.call)
 		if p.Target == rule.TPU {
 			f := c.finding(p, "selects a device by index; TorchTPU has one chip per process (tpu:0)")
-			if devkit.PerProcessIndex(idx) || !devkit.IndexLike(idx) {
+			if kit.PerProcessIndex(idx) || !kit.IndexLike(idx) {
 				if stmt != nil {
-					if e, ok := devkit.RemoveStatement(p.Src, stmt); ok {
+					if e, ok := kit.RemoveStatement(p.Src, stmt); ok {
 						f.Fix = &rule.Fix{Title: "Remove the call (each process owns one chip)", Safety: rule.Safe, Edits: []rule.Edit{e}}
 					}
 				}
@@ -93,32 +93,32 @@ func runSetDevice(p *rule.Pass) {
 				f.Message = "`set_device(" + idx + ")` picks device " + idx + " inside one process; TorchTPU has one chip per " +
 					"process (tpu:0), so work meant for another device cannot move there: restructure as one process per chip"
 			}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 			return
 		}
 		f := c.finding(p, "selects a CUDA device only")
-		dv := devkit.NewDev(p)
+		dv := kit.NewDev(p)
 		cond := dv.Type() + ` == "cuda"`
 		edits := append([]rule.Edit{c.callee("torch.accelerator.set_device_index")}, c.positional("device")...)
 		guarded := false
 		if stmt != nil {
 			var guard []rule.Edit
-			if guard, guarded = devkit.GuardStatement(p.Src, stmt, cond); guarded {
+			if guard, guarded = kit.GuardStatement(p.Src, stmt, cond); guarded {
 				edits = append(guard, edits...)
 			} else {
-				guarded = devkit.Guarded(p.Src, stmt, cond)
+				guarded = kit.Guarded(p.Src, stmt, cond)
 			}
 		}
 		if !guarded {
 			// An expression: set_device returns None, so does the guarded form.
 			text := " if " + cond + " else None"
-			edits = append(edits, rule.Edit{Start: devkit.End(c.call), End: devkit.End(c.call), New: text})
-			if devkit.Paren(c.call, "x", true) != "x" {
+			edits = append(edits, rule.Edit{Start: kit.End(c.call), End: kit.End(c.call), New: text})
+			if kit.Paren(c.call, "x", true) != "x" {
 				edits[len(edits)-1].New += ")"
-				edits = append(edits, rule.Edit{Start: devkit.Start(c.call), End: devkit.Start(c.call), New: "("})
+				edits = append(edits, rule.Edit{Start: kit.Start(c.call), End: kit.Start(c.call), New: "("})
 			}
 		}
 		f.Fix = dv.Fix("Call torch.accelerator.set_device_index on CUDA only", rule.Safe, edits...)
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }

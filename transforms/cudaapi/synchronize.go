@@ -1,8 +1,8 @@
 package cudaapi
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var synchronizeExample = rule.Example{
@@ -45,7 +45,7 @@ var Synchronize = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: synchronizeExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.synchronize()` waits for CUDA only",
 		What: "Portable: `torch.accelerator.synchronize(...)`, and when the call is a statement of its own it is put " +
 			"under `if torch.accelerator.is_available():` so the code still runs on a CPU-only machine. " +
@@ -62,17 +62,17 @@ var Synchronize = &rule.Rule{
 			f := c.finding(p, "waits for CUDA only")
 			edits := append([]rule.Edit{c.callee("torch.accelerator.synchronize")}, c.positional("device")...)
 			if p.Target == rule.TPU {
-				f.Fix = devkit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
-				devkit.Report(p, f)
+				f.Fix = kit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
+				kit.Report(p, f)
 				return
 			}
-			if stmt := devkit.Statement(c.call); stmt != nil {
-				if guard, ok := devkit.GuardStatement(p.Src, stmt, "torch.accelerator.is_available()"); ok {
+			if stmt := kit.ExprStatement(c.call); stmt != nil {
+				if guard, ok := kit.GuardStatement(p.Src, stmt, "torch.accelerator.is_available()"); ok {
 					edits = append(guard, edits...)
 				}
 			}
-			f.Fix = devkit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
-			devkit.Report(p, f)
+			f.Fix = kit.TorchFix("Call torch.accelerator.synchronize", rule.Safe, edits...)
+			kit.Report(p, f)
 		})
 	},
 }

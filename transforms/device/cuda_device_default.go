@@ -1,8 +1,8 @@
 package device
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var cudaDeviceDefaultExample = rule.Example{
@@ -55,7 +55,7 @@ var CudaDeviceDefault = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: cudaDeviceDefaultExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA device as the default of a device setting",
 		What: "Finds `\"cuda\"`, `\"cuda:N\"` and `f\"cuda:{expr}\"` as the default of a device setting: " +
 			"`add_argument(\"--device\", default=...)` (argparse; also click's `option`) and the entries of its " +
@@ -76,16 +76,16 @@ var CudaDeviceDefault = &rule.Rule{
 }
 
 func runCudaDeviceDefault(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "cuda") {
+	if !kit.Mentions(p.Src, "cuda") {
 		return
 	}
-	dv := devkit.NewDev(p)
+	dv := kit.NewDev(p)
 	sites(p, func(st site) {
 		if !st.isDflt {
 			return
 		}
 		f, note := fix(p, dv, st)
-		devkit.Report(p, rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
+		kit.Report(p, rule.Finding{Start: kit.Start(st.s.Node), End: kit.End(st.s.Node),
 			Message: "CUDA device as " + st.context + note, Fix: f})
 	})
 }

@@ -1,8 +1,8 @@
 package device
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var cudaDeviceStringExample = rule.Example{
@@ -51,7 +51,7 @@ var CudaDeviceString = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: cudaDeviceStringExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA device string passed to a torch API",
 		What: "Finds the strings `\"cuda\"`, `\"cuda:N\"` and `f\"cuda:{expr}\"` where they name a device in a call: " +
 			"the argument of `torch.device(...)`, the first argument of `.to(...)`, `device=` of any call " +
@@ -85,16 +85,16 @@ var CudaDeviceString = &rule.Rule{
 }
 
 func runCudaDeviceString(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "cuda") {
+	if !kit.Mentions(p.Src, "cuda") {
 		return
 	}
-	dv := devkit.NewDev(p)
+	dv := kit.NewDev(p)
 	sites(p, func(st site) {
 		if st.isDflt {
 			return
 		}
 		f, note := fix(p, dv, st)
-		devkit.Report(p, rule.Finding{Start: devkit.Start(st.s.Node), End: devkit.End(st.s.Node),
+		kit.Report(p, rule.Finding{Start: kit.Start(st.s.Node), End: kit.End(st.s.Node),
 			Message: "CUDA device string in " + st.context + note, Fix: f})
 	})
 }

@@ -3,8 +3,8 @@ package device
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -47,7 +47,7 @@ var CudaMethod = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: cudaMethodExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`x.cuda()` moves a tensor or module to CUDA",
 		What: "Rewrites the method call `.cuda()`, `.cuda(i)`, `.cuda(device=i)` and `.cuda(non_blocking=True)` on " +
 			"tensors and modules to `.to(...)`, keeping `non_blocking=` and `memory_format=`.\n\n" +
@@ -70,23 +70,23 @@ var CudaMethod = &rule.Rule{
 }
 
 func runCudaMethod(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "cuda") {
+	if !kit.Mentions(p.Src, "cuda") {
 		return
 	}
-	dv := devkit.NewDev(p)
-	devkit.CallsWith(p, []string{"cuda"}, func(call *ts.Node) {
+	dv := kit.NewDev(p)
+	kit.CallsWith(p, []string{"cuda"}, func(call *ts.Node) {
 		fn := call.ChildByFieldName("function")
 		if fn.Type() != "attribute" || p.Text(fn.ChildByFieldName("attribute")) != "cuda" {
 			return
 		}
 		obj := fn.ChildByFieldName("object")
-		if d := devkit.Dotted(p, obj); d != "" {
+		if d := kit.Dotted(p, obj); d != "" {
 			head, _, _ := strings.Cut(d, ".")
 			if _, isMod := p.Imports.Modules[head]; isMod || head == "torch" {
 				return // torch.cuda(...), numba.cuda(...): a module, not a tensor
 			}
 		}
-		al, ok := devkit.Arguments(p, call)
+		al, ok := kit.Arguments(p, call)
 		if !ok || al.Splat {
 			return
 		}
@@ -105,7 +105,7 @@ func runCudaMethod(p *rule.Pass) {
 			return
 		}
 		attr := fn.ChildByFieldName("attribute")
-		rename := rule.Edit{Start: devkit.Start(attr), End: devkit.End(attr), New: "to"}
+		rename := rule.Edit{Start: kit.Start(attr), End: kit.End(attr), New: "to"}
 		f := finding(call, idx)
 		if p.Target == rule.TPU {
 			edits := []rule.Edit{rename}
@@ -113,33 +113,33 @@ func runCudaMethod(p *rule.Pass) {
 			switch {
 			case idx == nil:
 				edits = append(edits, al.InsertFirst(`"tpu"`))
-			case !devkit.IndexLike(p.Text(idx)):
+			case !kit.IndexLike(p.Text(idx)):
 				// .cuda(device): the device value is rewritten where it is set.
 			default:
-				edits = append(edits, rule.Edit{Start: devkit.Start(idx), End: devkit.End(idx), New: `"tpu"`})
-				if !devkit.PerProcessIndex(p.Text(idx)) {
+				edits = append(edits, rule.Edit{Start: kit.Start(idx), End: kit.End(idx), New: `"tpu"`})
+				if !kit.PerProcessIndex(p.Text(idx)) {
 					safety = rule.Unsafe
 					f.Message += indexNote(p.Text(idx))
 				}
 			}
 			f.Fix = &rule.Fix{Title: `Use .to("tpu")`, Safety: safety, Edits: edits}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 			return
 		}
 		edits := []rule.Edit{rename}
 		switch {
 		case idx == nil:
 			edits = append(edits, al.InsertFirst(dv.Name()))
-		case devkit.IndexLike(p.Text(idx)):
+		case kit.IndexLike(p.Text(idx)):
 			edits = append(edits,
-				rule.Edit{Start: devkit.Start(idx), End: devkit.Start(idx), New: dv.AtName() + "("},
-				rule.Edit{Start: devkit.End(idx), End: devkit.End(idx), New: ")"})
+				rule.Edit{Start: kit.Start(idx), End: kit.Start(idx), New: dv.AtName() + "("},
+				rule.Edit{Start: kit.End(idx), End: kit.End(idx), New: ")"})
 			f.Fix = dv.AtFix("Use .to("+dv.At(p.Text(idx))+")", rule.Safe, edits...)
-			devkit.Report(p, f)
+			kit.Report(p, f)
 			return
 		}
 		f.Fix = dv.Fix("Use .to("+dv.Name()+")", rule.Safe, edits...)
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }
 
@@ -148,5 +148,5 @@ func finding(call, idx *ts.Node) rule.Finding {
 	if idx != nil {
 		msg = "`.cuda(...)` moves to a CUDA device only"
 	}
-	return rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: msg}
+	return rule.Finding{Start: kit.Start(call), End: kit.End(call), Message: msg}
 }

@@ -3,8 +3,8 @@ package device
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -44,7 +44,7 @@ var DeviceTypeCompare = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run).
 	Needles: []string{"cuda"},
 	Example: deviceTypeCompareExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Device compared with \"cuda\"",
 		What: "Finds `<device> == \"cuda\"`, `!=`, `\"cuda\" in <device>` and `not in`, where `<device>` is a name or " +
 			"attribute about a device (`device`, `args.device`, `device_type`, `x.device.type`, `dev`) or " +
@@ -80,10 +80,10 @@ var DeviceTypeCompare = &rule.Rule{
 var flip = map[string]string{"==": "!=", "!=": "==", "in": "not in", "not in": "in"}
 
 func runDeviceTypeCompare(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "cuda") {
+	if !kit.Mentions(p.Src, "cuda") {
 		return
 	}
-	devkit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
+	kit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false
@@ -107,9 +107,9 @@ func compare(p *rule.Pass, n *ts.Node) {
 			continue
 		}
 		if opStart < 0 {
-			opStart = devkit.Start(c)
+			opStart = kit.Start(c)
 		}
-		opEnd = devkit.End(c)
+		opEnd = kit.End(c)
 	}
 	if opStart < 0 {
 		return
@@ -118,40 +118,40 @@ func compare(p *rule.Pass, n *ts.Node) {
 	if _, ok := flip[op]; !ok {
 		return
 	}
-	if (op == "in" || op == "not in") && devkit.DeviceIsh(p, left) && !ownTest(p, left) {
+	if (op == "in" || op == "not in") && kit.DeviceIsh(p, left) && !ownTest(p, left) {
 		if e, ok := addTPUChoice(p, right); ok {
-			devkit.Report(p, rule.Finding{Start: devkit.Start(n), End: devkit.End(n),
+			kit.Report(p, rule.Finding{Start: kit.Start(n), End: kit.End(n),
 				Message: "`" + p.Text(n) + "` accepts CUDA as the only accelerator; TorchTPU's device type is \"tpu\"",
 				Fix:     &rule.Fix{Title: `Accept "tpu" too`, Safety: rule.Safe, Edits: []rule.Edit{e}}})
 			return
 		}
 	}
-	var str devkit.Str
+	var str kit.Str
 	var other *ts.Node
-	if s, ok := devkit.DeviceString(p, left); ok {
+	if s, ok := kit.DeviceString(p, left); ok {
 		str, other = s, right
-	} else if s, ok := devkit.DeviceString(p, right); ok && (op == "==" || op == "!=") {
+	} else if s, ok := kit.DeviceString(p, right); ok && (op == "==" || op == "!=") {
 		str, other = s, left
 	} else {
 		return
 	}
-	if str.FString || str.Index != "" || !devkit.DeviceIsh(p, other) || ownTest(p, other) {
+	if str.FString || str.Index != "" || !kit.DeviceIsh(p, other) || ownTest(p, other) {
 		return
 	}
-	f := rule.Finding{Start: devkit.Start(n), End: devkit.End(n),
+	f := rule.Finding{Start: kit.Start(n), End: kit.End(n),
 		Message: "`" + p.Text(n) + "` tests for CUDA; on another accelerator it takes the CPU branch"}
 	if p.Target == rule.TPU {
 		f.Fix = &rule.Fix{Title: `Compare with "tpu"`, Safety: rule.Safe, Edits: []rule.Edit{str.Replace(str.Literal("tpu"))}}
-		devkit.Report(p, f)
+		kit.Report(p, f)
 		return
 	}
-	dv := devkit.NewDev(p)
+	dv := kit.NewDev(p)
 	typ := dv.Type()
 	if par := n.Parent(); par != nil && par.Type() == "assert_statement" {
 		// `assert cfg.device == "cuda"` checks the configured device, which
 		// the device rules make DEVICE.type: compare with that.
 		f.Fix = dv.Fix("Compare with "+typ, rule.Safe, str.Replace(typ))
-		devkit.Report(p, f)
+		kit.Report(p, f)
 		return
 	}
 	// Elsewhere the test gates accelerator-only code: true for DEVICE's type
@@ -165,17 +165,17 @@ func compare(p *rule.Pass, n *ts.Node) {
 		guard, cmp = typ+` == "cpu" or `, str.Replace(typ)
 	}
 	edits := []rule.Edit{cmp}
-	paren := devkit.Paren(n, "x", op == "!=" || op == "not in") != "x"
+	paren := kit.Paren(n, "x", op == "!=" || op == "not in") != "x"
 	pre, post := guard, ""
 	if paren {
 		pre, post = "("+guard, ")"
 	}
-	edits = append(edits, rule.Edit{Start: devkit.Start(n), End: devkit.Start(n), New: pre})
+	edits = append(edits, rule.Edit{Start: kit.Start(n), End: kit.Start(n), New: pre})
 	if post != "" {
-		edits = append(edits, rule.Edit{Start: devkit.End(n), End: devkit.End(n), New: post})
+		edits = append(edits, rule.Edit{Start: kit.End(n), End: kit.End(n), New: post})
 	}
 	f.Fix = dv.Fix("Compare with "+typ+" when it is an accelerator", rule.Safe, edits...)
-	devkit.Report(p, f)
+	kit.Report(p, f)
 }
 
 // addTPUChoice returns the edit adding "tpu" after the "cuda" element of a
@@ -188,12 +188,12 @@ func addTPUChoice(p *rule.Pass, coll *ts.Node) (rule.Edit, bool) {
 	default:
 		return rule.Edit{}, false
 	}
-	var cuda *devkit.Str
+	var cuda *kit.Str
 	for _, c := range ts.Children(coll) {
 		if !c.IsNamed() || c.Type() == "comment" {
 			continue
 		}
-		v, ok := devkit.PlainString(p, c)
+		v, ok := kit.PlainString(p, c)
 		if !ok {
 			return rule.Edit{}, false
 		}
@@ -201,7 +201,7 @@ func addTPUChoice(p *rule.Pass, coll *ts.Node) (rule.Edit, bool) {
 		case "tpu":
 			return rule.Edit{}, false
 		case "cuda":
-			if s, ok := devkit.DeviceString(p, c); ok && cuda == nil {
+			if s, ok := kit.DeviceString(p, c); ok && cuda == nil {
 				cuda = &s
 			}
 		}
@@ -209,7 +209,7 @@ func addTPUChoice(p *rule.Pass, coll *ts.Node) (rule.Edit, bool) {
 	if cuda == nil {
 		return rule.Edit{}, false
 	}
-	at := devkit.End(cuda.Node)
+	at := kit.End(cuda.Node)
 	return rule.Edit{Start: at, End: at, New: ", " + cuda.Literal("tpu")}, true
 }
 
@@ -218,5 +218,5 @@ func addTPUChoice(p *rule.Pass, coll *ts.Node) (rule.Edit, bool) {
 func ownTest(p *rule.Pass, n *ts.Node) bool {
 	t := p.Text(n)
 	name, ok := strings.CutSuffix(t, ".type")
-	return ok && strings.ToUpper(name) == name && strings.Contains(name, "DEVICE")
+	return ok && (name == kit.LazyDevice || strings.ToUpper(name) == name && strings.Contains(name, "DEVICE"))
 }

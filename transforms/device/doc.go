@@ -4,7 +4,7 @@
 // options, config dicts, dataclass fields and parameters.
 //
 // Targets: portable rewrites to the module-level DEVICE value (see
-// devkit.DevicePrelude: torch.accelerator's current accelerator, else the
+// kit.DevicePrelude: torch.accelerator's current accelerator, else the
 // CPU), so the code still runs on CUDA and on the CPU; tpu rewrites to the
 // literal TorchTPU device "tpu" (one chip per process, seen as tpu:0).
 package device

@@ -3,8 +3,8 @@ package device
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -58,7 +58,7 @@ var LegacyTensorType = &rule.Rule{
 	Example: legacyTensorTypeExample,
 	// The rule needs both "cuda" and "Tensor" (see Run); "cuda" is the rarer.
 	Needles: []string{"cuda"},
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Legacy `torch.cuda.FloatTensor`-style tensor types",
 		What: "Finds the legacy CUDA tensor types `torch.cuda.FloatTensor`, `DoubleTensor`, `HalfTensor`, " +
 			"`BFloat16Tensor`, `ByteTensor`, `CharTensor`, `ShortTensor`, `IntTensor`, `LongTensor` and `BoolTensor`.\n\n" +
@@ -80,16 +80,16 @@ var LegacyTensorType = &rule.Rule{
 }
 
 func runLegacyTensorType(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "cuda") || !devkit.Mentions(p.Src, "Tensor") {
+	if !kit.Mentions(p.Src, "cuda") || !kit.Mentions(p.Src, "Tensor") {
 		return
 	}
-	dv := devkit.NewDev(p)
-	devkit.WalkHits(p, []string{"Tensor"}, func(n *ts.Node) bool {
+	dv := kit.NewDev(p)
+	kit.WalkHits(p, []string{"Tensor"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false
 		case "attribute":
-			name, ok := strings.CutPrefix(devkit.Qualify(p, devkit.Dotted(p, n)), "torch.cuda.")
+			name, ok := strings.CutPrefix(kit.Qualify(p, kit.Dotted(p, n)), "torch.cuda.")
 			if dtype := legacyDtypes[name]; ok && dtype != "" {
 				legacyUse(p, dv, n, name, dtype)
 				return false
@@ -100,8 +100,8 @@ func runLegacyTensorType(p *rule.Pass) {
 }
 
 // legacyUse reports one use of torch.cuda.<name> (the attribute node n).
-func legacyUse(p *rule.Pass, dv *devkit.Dev, n *ts.Node, name, dtype string) {
-	f := rule.Finding{Start: devkit.Start(n), End: devkit.End(n),
+func legacyUse(p *rule.Pass, dv *kit.Dev, n *ts.Node, name, dtype string) {
+	f := rule.Finding{Start: kit.Start(n), End: kit.End(n),
 		Message: "`torch.cuda." + name + "` is a legacy CUDA-only tensor type"}
 	dev := `"tpu"`
 	if p.Target != rule.TPU {
@@ -109,7 +109,7 @@ func legacyUse(p *rule.Pass, dv *devkit.Dev, n *ts.Node, name, dtype string) {
 	}
 	mk := func(title string, edits ...rule.Edit) *rule.Fix {
 		if p.Target == rule.TPU {
-			return devkit.TorchFix(title, rule.Safe, edits...)
+			return kit.TorchFix(title, rule.Safe, edits...)
 		}
 		return dv.Fix(title, rule.Safe, edits...)
 	}
@@ -117,12 +117,12 @@ func legacyUse(p *rule.Pass, dv *devkit.Dev, n *ts.Node, name, dtype string) {
 	switch {
 	case par != nil && par.Type() == "call" && par.ChildByFieldName("function").Equal(n):
 		// torch.cuda.FloatTensor(...): a constructor.
-		al, ok := devkit.Arguments(p, par)
+		al, ok := kit.Arguments(p, par)
 		if !ok || al.Splat || len(al.Keywords) > 0 {
 			break
 		}
 		kw := "dtype=" + dtype + ", device=" + dev
-		fnEdit := func(fn string) rule.Edit { return rule.Edit{Start: devkit.Start(n), End: devkit.End(n), New: fn} }
+		fnEdit := func(fn string) rule.Edit { return rule.Edit{Start: kit.Start(n), End: kit.End(n), New: fn} }
 		switch {
 		case len(al.All) == 0: // FloatTensor() is an empty tensor of size (0,)
 			f.Fix = mk("Use torch.empty", fnEdit("torch.empty"), al.Append("0, "+kw))
@@ -138,18 +138,18 @@ func legacyUse(p *rule.Pass, dv *devkit.Dev, n *ts.Node, name, dtype string) {
 		// x.type(torch.cuda.HalfTensor): a cast and a move.
 		call := par.Parent()
 		fn := call.ChildByFieldName("function")
-		if fn.Type() == "attribute" && p.Text(fn.ChildByFieldName("attribute")) == "type" && devkit.Qualify(p, devkit.Dotted(p, fn.ChildByFieldName("object"))) == "" {
+		if fn.Type() == "attribute" && p.Text(fn.ChildByFieldName("attribute")) == "type" && kit.Qualify(p, kit.Dotted(p, fn.ChildByFieldName("object"))) == "" {
 			attr := fn.ChildByFieldName("attribute")
 			f.Fix = mk("Use .to(device, dtype)",
-				rule.Edit{Start: devkit.Start(attr), End: devkit.End(attr), New: "to"},
-				rule.Edit{Start: devkit.Start(n), End: devkit.End(n), New: dev + ", " + dtype})
+				rule.Edit{Start: kit.Start(attr), End: kit.End(attr), New: "to"},
+				rule.Edit{Start: kit.Start(n), End: kit.End(n), New: dev + ", " + dtype})
 			break
 		}
 		f.Message += legacyHint(dtype)
 	default:
 		f.Message += legacyHint(dtype)
 	}
-	devkit.Report(p, f)
+	kit.Report(p, f)
 }
 
 func legacyHint(dtype string) string {

@@ -3,8 +3,8 @@ package device
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -21,7 +21,7 @@ const (
 
 // site is a device literal and what its context accepts.
 type site struct {
-	s       devkit.Str
+	s       kit.Str
 	use     use
 	call    *ts.Node // useWholeCall, useIndexed: the torch.device call
 	idx     *ts.Node // useIndexed: the index argument
@@ -39,12 +39,12 @@ var skipCallees = map[string]bool{"pipeline": true, "from_pretrained": true}
 
 // sites visits every device literal in a device-naming context.
 func sites(p *rule.Pass, fn func(site)) {
-	devkit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
+	kit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false
 		case "call", "binary_operator":
-			if s, ok := devkit.FormattedDevice(p, n); ok {
+			if s, ok := kit.FormattedDevice(p, n); ok {
 				if st, ok := classify(p, s); ok {
 					fn(st)
 				}
@@ -52,7 +52,7 @@ func sites(p *rule.Pass, fn func(site)) {
 			}
 			return true
 		case "string":
-			if s, ok := devkit.DeviceString(p, n); ok {
+			if s, ok := kit.DeviceString(p, n); ok {
 				if st, ok := classify(p, s); ok {
 					fn(st)
 				}
@@ -64,7 +64,7 @@ func sites(p *rule.Pass, fn func(site)) {
 	})
 }
 
-func classify(p *rule.Pass, s devkit.Str) (site, bool) {
+func classify(p *rule.Pass, s kit.Str) (site, bool) {
 	top := s.Node
 	inCond := false
 	for {
@@ -94,9 +94,9 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 		if call == nil || call.Type() != "call" {
 			return st, false
 		}
-		fn, q := devkit.Callee(p, call)
-		last := devkit.LastName(p, call)
-		al, ok := devkit.Arguments(p, call)
+		fn, q := kit.Callee(p, call)
+		last := kit.LastName(p, call)
+		al, ok := kit.Arguments(p, call)
 		if !ok {
 			return st, false
 		}
@@ -138,8 +138,8 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 			return st, false
 		}
 		call := args.Parent()
-		fn, q := devkit.Callee(p, call)
-		last := devkit.LastName(p, call)
+		fn, q := kit.Callee(p, call)
+		last := kit.LastName(p, call)
 		if skipCallees[last] {
 			return st, false
 		}
@@ -174,13 +174,13 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 		}
 		if args := kw.Parent(); args != nil && args.Parent() != nil && args.Parent().Type() == "call" {
 			call := args.Parent()
-			if last := devkit.LastName(p, call); (last == "add_argument" || last == "option") && optionIsDevice(p, call) {
+			if last := kit.LastName(p, call); (last == "add_argument" || last == "option") && optionIsDevice(p, call) {
 				st.use, st.isDflt, st.context = useString, true, "the --device option's choices"
 			}
 		}
 	case "pair":
 		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) {
-			if k, ok := devkit.PlainString(p, par.ChildByFieldName("key")); ok && devkit.DeviceName(k) {
+			if k, ok := kit.PlainString(p, par.ChildByFieldName("key")); ok && kit.DeviceName(k) {
 				st.use, st.isDflt, st.context = useString, true, "a config value"
 			} else if mapLocationDict(p, par.Parent()) {
 				// {saved location: new location}: the keys name where the
@@ -194,7 +194,7 @@ func classify(p *rule.Pass, s devkit.Str) (site, bool) {
 			st.use, st.isDflt, st.context = useString, true, "a device setting"
 		}
 	case "default_parameter", "typed_default_parameter":
-		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) && devkit.DeviceName(p.Text(par.ChildByFieldName("name"))) {
+		if v := par.ChildByFieldName("value"); v != nil && v.Equal(top) && kit.DeviceName(p.Text(par.ChildByFieldName("name"))) {
 			st.use, st.isDflt, st.context = useString, true, "a parameter default"
 		}
 	}
@@ -217,14 +217,14 @@ func mapLocationDict(p *rule.Pass, dict *ts.Node) bool {
 	if par.Type() != "argument_list" || par.Parent() == nil || par.Parent().Type() != "call" {
 		return false
 	}
-	_, q := devkit.Callee(p, par.Parent())
-	al, ok := devkit.Arguments(p, par.Parent())
+	_, q := kit.Callee(p, par.Parent())
+	al, ok := kit.Arguments(p, par.Parent())
 	return ok && q == "torch.load" && len(al.Positional) > 1 && al.Positional[1].Equal(dict)
 }
 
 func stringArgIsDevice(p *rule.Pass, n *ts.Node) bool {
-	s, ok := devkit.PlainString(p, n)
-	return ok && devkit.DeviceName(s)
+	s, ok := kit.PlainString(p, n)
+	return ok && kit.DeviceName(s)
 }
 
 func targetIsDevice(p *rule.Pass, n *ts.Node) bool {
@@ -233,9 +233,9 @@ func targetIsDevice(p *rule.Pass, n *ts.Node) bool {
 	}
 	switch n.Type() {
 	case "identifier":
-		return devkit.DeviceName(p.Text(n))
+		return kit.DeviceName(p.Text(n))
 	case "attribute":
-		return devkit.DeviceName(p.Text(n.ChildByFieldName("attribute")))
+		return kit.DeviceName(p.Text(n.ChildByFieldName("attribute")))
 	}
 	return false
 }
@@ -243,17 +243,17 @@ func targetIsDevice(p *rule.Pass, n *ts.Node) bool {
 // optionIsDevice reports whether an add_argument/option call declares a
 // device option ("--device", "-d/--device", dest="device").
 func optionIsDevice(p *rule.Pass, call *ts.Node) bool {
-	al, ok := devkit.Arguments(p, call)
+	al, ok := kit.Arguments(p, call)
 	if !ok {
 		return false
 	}
 	for _, a := range al.Positional {
-		if s, ok := devkit.PlainString(p, a); ok && devkit.DeviceName(strings.TrimLeft(s, "-")) {
+		if s, ok := kit.PlainString(p, a); ok && kit.DeviceName(strings.TrimLeft(s, "-")) {
 			return true
 		}
 	}
 	if d := al.KwValue("dest"); d != nil {
-		if s, ok := devkit.PlainString(p, d); ok && devkit.DeviceName(s) {
+		if s, ok := kit.PlainString(p, d); ok && kit.DeviceName(s) {
 			return true
 		}
 	}
@@ -261,7 +261,7 @@ func optionIsDevice(p *rule.Pass, call *ts.Node) bool {
 }
 
 // fix builds the rewrite of a device site for the pass's target.
-func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
+func fix(p *rule.Pass, dv *kit.Dev, st site) (*rule.Fix, string) {
 	s := st.s
 	if p.Target == rule.TPU {
 		safety := rule.Safe
@@ -273,12 +273,12 @@ func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
 			// cuda-current-device (PCU003) to rewrite.
 			return &rule.Fix{Title: "Use the TPU device", Safety: rule.Safe, Edits: []rule.Edit{s.Replace(s.Literal("tpu"))}}, ""
 		case st.use == useIndexed:
-			if !devkit.PerProcessIndex(p.Text(st.idx)) {
+			if !kit.PerProcessIndex(p.Text(st.idx)) {
 				safety, note = rule.Unsafe, indexNote(p.Text(st.idx))
 			}
 			lit := s.Literal("tpu")
-			return devkit.TorchFix("Use the TPU device", safety, rule.Edit{Start: devkit.Start(s.Node), End: devkit.End(st.idx), New: lit}), note
-		case s.Index != "" && !devkit.PerProcessIndex(s.Index):
+			return kit.TorchFix("Use the TPU device", safety, rule.Edit{Start: kit.Start(s.Node), End: kit.End(st.idx), New: lit}), note
+		case s.Index != "" && !kit.PerProcessIndex(s.Index):
 			safety, note = rule.Unsafe, indexNote(s.Index)
 		}
 		return &rule.Fix{Title: "Use the TPU device", Safety: safety, Edits: []rule.Edit{s.Replace(s.TPULiteral())}}, note
@@ -292,7 +292,7 @@ func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
 	case s.FString:
 		e = s.ReplaceWord("{" + typ + "}")
 	case st.use == useWholeCall:
-		e = rule.Edit{Start: devkit.Start(st.call), End: devkit.End(st.call), New: dev}
+		e = rule.Edit{Start: kit.Start(st.call), End: kit.End(st.call), New: dev}
 	case st.use == useIndexed:
 		return indexFix(dv, st), ""
 	case st.use == useDevice:
@@ -305,10 +305,10 @@ func fix(p *rule.Pass, dv *devkit.Dev, st site) (*rule.Fix, string) {
 
 // indexFix is the portable rewrite of a device with an index ("cuda:1",
 // f"cuda:{rank}", torch.device("cuda", i)): the device-index helper
-// (devkit.AtPrelude), which keeps the index on CUDA and is DEVICE elsewhere;
+// (kit.AtPrelude), which keeps the index on CUDA and is DEVICE elsewhere;
 // wrapped in str() where the value must stay a string. The index expression
 // itself is never part of an edit, so fixes inside it still apply.
-func indexFix(dv *devkit.Dev, st site) *rule.Fix {
+func indexFix(dv *kit.Dev, st site) *rule.Fix {
 	s := st.s
 	open, closing := dv.AtName()+"(", ")"
 	if st.use == useString {
@@ -322,16 +322,16 @@ func indexFix(dv *devkit.Dev, st site) *rule.Fix {
 	switch {
 	case st.use == useIndexed:
 		edits = []rule.Edit{
-			{Start: devkit.Start(whole), End: devkit.Start(st.idx), New: open},
-			{Start: devkit.End(st.idx), End: devkit.End(whole), New: closing},
+			{Start: kit.Start(whole), End: kit.Start(st.idx), New: open},
+			{Start: kit.End(st.idx), End: kit.End(whole), New: closing},
 		}
 	case s.IndexNode != nil:
 		edits = []rule.Edit{
-			{Start: devkit.Start(whole), End: devkit.Start(s.IndexNode), New: open},
-			{Start: devkit.End(s.IndexNode), End: devkit.End(whole), New: closing},
+			{Start: kit.Start(whole), End: kit.Start(s.IndexNode), New: open},
+			{Start: kit.End(s.IndexNode), End: kit.End(whole), New: closing},
 		}
 	default:
-		edits = []rule.Edit{{Start: devkit.Start(whole), End: devkit.End(whole), New: open + s.Index + closing}}
+		edits = []rule.Edit{{Start: kit.Start(whole), End: kit.End(whole), New: open + s.Index + closing}}
 	}
 	return dv.AtFix("Use "+dv.AtName()+"(...)", rule.Safe, edits...)
 }

@@ -3,8 +3,8 @@ package distributed
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -40,7 +40,7 @@ var DDPDeviceIDs = &rule.Rule{
 	// The rule returns at once on a file without `DistributedDataParallel`, `barrier` (see Run).
 	Needles: []string{"DistributedDataParallel", "barrier"},
 	Example: ddpDeviceIDsExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`DistributedDataParallel(..., device_ids=[...])` names CUDA devices",
 		What: "For `torch.nn.parallel.DistributedDataParallel` (any import spelling) with `device_ids` / " +
 			"`output_device` (keyword, or second and third positional argument), and for " +
@@ -56,17 +56,17 @@ var DDPDeviceIDs = &rule.Rule{
 }
 
 func runDDPDeviceIDs(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "DistributedDataParallel") && !devkit.Mentions(p.Src, "barrier") {
+	if !kit.Mentions(p.Src, "DistributedDataParallel") && !kit.Mentions(p.Src, "barrier") {
 		return
 	}
-	dv := devkit.NewDev(p)
-	devkit.CallsWith(p, []string{"DistributedDataParallel", "barrier"}, func(call *ts.Node) {
-		_, q := devkit.Callee(p, call)
+	dv := kit.NewDev(p)
+	kit.CallsWith(p, []string{"DistributedDataParallel", "barrier"}, func(call *ts.Node) {
+		_, q := kit.Callee(p, call)
 		barrier := q == "torch.distributed.barrier"
 		if !barrier && q != "torch.nn.parallel.DistributedDataParallel" && q != "torch.nn.parallel.distributed.DistributedDataParallel" {
 			return
 		}
-		al, ok := devkit.Arguments(p, call)
+		al, ok := kit.Arguments(p, call)
 		if !ok || al.Splat {
 			return
 		}
@@ -90,10 +90,10 @@ func runDDPDeviceIDs(p *rule.Pass) {
 				continue
 			}
 			if v.Type() == "conditional_expression" || v.Type() == "lambda" || v.Type() == "named_expression" {
-				edits = append(edits, rule.Edit{Start: devkit.Start(v), End: devkit.Start(v), New: "("},
-					rule.Edit{Start: devkit.End(v), End: devkit.End(v), New: ")"})
+				edits = append(edits, rule.Edit{Start: kit.Start(v), End: kit.Start(v), New: "("},
+					rule.Edit{Start: kit.End(v), End: kit.End(v), New: ")"})
 			}
-			edits = append(edits, rule.Edit{Start: devkit.End(v), End: devkit.End(v), New: " if " + dv.Type() + ` == "cuda" else None`})
+			edits = append(edits, rule.Edit{Start: kit.End(v), End: kit.End(v), New: " if " + dv.Type() + ` == "cuda" else None`})
 		}
 		if len(edits) == 0 {
 			return
@@ -102,12 +102,12 @@ func runDDPDeviceIDs(p *rule.Pass) {
 		if barrier {
 			msg = "barrier(device_ids=...) names CUDA devices (NCCL only)"
 		}
-		f := rule.Finding{Start: devkit.Start(call), End: devkit.End(call), Message: msg}
+		f := rule.Finding{Start: kit.Start(call), End: kit.End(call), Message: msg}
 		if p.Target == rule.TPU {
 			f.Fix = &rule.Fix{Title: "Remove device_ids/output_device", Safety: rule.Safe, Edits: edits}
 		} else {
 			f.Fix = dv.Fix("Pass device ids only on CUDA", rule.Safe, edits...)
 		}
-		devkit.Report(p, f)
+		kit.Report(p, f)
 	})
 }

@@ -3,8 +3,8 @@ package distributed
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -43,7 +43,7 @@ var NcclBackend = &rule.Rule{
 	// The rule returns at once on a file without `nccl` (see Run).
 	Needles: []string{"nccl"},
 	Example: ncclBackendExample,
-	Doc: devkit.Doc(devkit.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "The \"nccl\" process-group backend is CUDA-only",
 		What: "Finds the string `\"nccl\"` as the backend of `torch.distributed.init_process_group` and `new_group` " +
 			"(first argument or `backend=`), as the default of an `add_argument(\"--backend\"...)` / " +
@@ -58,26 +58,26 @@ var NcclBackend = &rule.Rule{
 }
 
 func runNcclBackend(p *rule.Pass) {
-	if !devkit.Mentions(p.Src, "nccl") {
+	if !kit.Mentions(p.Src, "nccl") {
 		return
 	}
-	dv := devkit.NewDev(p)
-	devkit.WalkHits(p, []string{"nccl"}, func(n *ts.Node) bool {
+	dv := kit.NewDev(p)
+	kit.WalkHits(p, []string{"nccl"}, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "comment":
 			return false
 		case "string":
-			if s, ok := devkit.PlainString(p, n); ok && s == "nccl" && backendContext(p, n) {
-				f := rule.Finding{Start: devkit.Start(n), End: devkit.End(n), Message: "the \"nccl\" backend needs NVIDIA GPUs"}
+			if s, ok := kit.PlainString(p, n); ok && s == "nccl" && backendContext(p, n) {
+				f := rule.Finding{Start: kit.Start(n), End: kit.End(n), Message: "the \"nccl\" backend needs NVIDIA GPUs"}
 				if p.Target == rule.TPU {
 					q := p.Text(n)[len(p.Text(n))-1:]
 					f.Fix = &rule.Fix{Title: `Use the "tpu_dist" backend`, Safety: rule.Safe,
-						Edits: []rule.Edit{{Start: devkit.Start(n), End: devkit.End(n), New: q + "tpu_dist" + q}}}
+						Edits: []rule.Edit{{Start: kit.Start(n), End: kit.End(n), New: q + "tpu_dist" + q}}}
 				} else {
-					f.Fix = dv.Fix("Choose the backend by device", rule.Safe, rule.Edit{Start: devkit.Start(n), End: devkit.End(n),
+					f.Fix = dv.Fix("Choose the backend by device", rule.Safe, rule.Edit{Start: kit.Start(n), End: kit.End(n),
 						New: `{"cuda": "nccl", "tpu": "tpu_dist"}.get(` + dv.Type() + `, "gloo")`})
 				}
-				devkit.Report(p, f)
+				kit.Report(p, f)
 			}
 			return false
 		}
@@ -105,29 +105,29 @@ func backendContext(p *rule.Pass, n *ts.Node) bool {
 	par := top.Parent()
 	switch par.Type() {
 	case "argument_list":
-		_, q := devkit.Callee(p, par.Parent())
-		al, ok := devkit.Arguments(p, par.Parent())
+		_, q := kit.Callee(p, par.Parent())
+		al, ok := kit.Arguments(p, par.Parent())
 		return ok && q == "torch.distributed.init_process_group" && len(al.Positional) > 0 && al.Positional[0].Equal(top)
 	case "keyword_argument":
 		call := par.Parent().Parent()
 		if call == nil || call.Type() != "call" {
 			return false
 		}
-		_, q := devkit.Callee(p, call)
+		_, q := kit.Callee(p, call)
 		name := p.Text(par.ChildByFieldName("name"))
 		switch {
 		case name == "backend":
 			return q == "torch.distributed.init_process_group" || q == "torch.distributed.new_group"
-		case name == "default" && (devkit.LastName(p, call) == "add_argument" || devkit.LastName(p, call) == "option"):
-			al, _ := devkit.Arguments(p, call)
+		case name == "default" && (kit.LastName(p, call) == "add_argument" || kit.LastName(p, call) == "option"):
+			al, _ := kit.Arguments(p, call)
 			for _, a := range al.Positional {
-				if s, ok := devkit.PlainString(p, a); ok && backendName(s) {
+				if s, ok := kit.PlainString(p, a); ok && backendName(s) {
 					return true
 				}
 			}
 		}
 	case "pair":
-		k, ok := devkit.PlainString(p, par.ChildByFieldName("key"))
+		k, ok := kit.PlainString(p, par.ChildByFieldName("key"))
 		return ok && backendName(k) && par.ChildByFieldName("value").Equal(top)
 	case "assignment":
 		left := par.ChildByFieldName("left")

@@ -3,8 +3,8 @@ package hazards
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -24,7 +24,7 @@ var CudaBackendFlags = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"cudnn", "cuda"},
 	Example: backendFlagsExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "cuDNN and CUDA backend flags (benchmark, deterministic, allow_tf32, SDPA kernels)",
 		What:  "Reports reads, writes and calls of `torch.backends.cudnn.*` and `torch.backends.cuda.*`.",
 		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU (torchtpu.md §4). The TPU equivalents differ: " +
@@ -61,14 +61,14 @@ func backendFlagAdvice(q string, target rule.Target) string {
 }
 
 func runCudaBackendFlags(p *rule.Pass) {
-	pyq.Nodes(p, "attribute", func(n *ts.Node) {
+	kit.Nodes(p, "attribute", func(n *ts.Node) {
 		if par := n.Parent(); par != nil && par.Type() == "attribute" && par.ChildByFieldName("object").Equal(n) {
 			return // report the longest chain only
 		}
-		q := pyq.Qualified(p, n)
+		q := kit.Qualified(p, n)
 		for _, pre := range []string{"torch.backends.cudnn.", "torch.backends.cuda."} {
 			if strings.HasPrefix(q, pre) {
-				p.Report(pyq.Finding(n, "`"+p.Text(n)+"`: "+backendFlagAdvice(q, p.Target), nil))
+				p.Report(kit.Finding(n, "`"+p.Text(n)+"`: "+backendFlagAdvice(q, p.Target), nil))
 				return
 			}
 		}

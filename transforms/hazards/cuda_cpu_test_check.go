@@ -1,9 +1,8 @@
 package hazards
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var cudaCPUTestExample = rule.Example{
@@ -26,7 +25,7 @@ var CudaCPUTest = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"cuda"},
 	Example: cudaCPUTestExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "A test compares a CUDA result with a CPU one",
 		What: "Reports a test function (`test*` in a test module: `test_*.py`, " +
 			"`*_test.py`, under `tests/`, or importing pytest or unittest) whose body uses CUDA and the CPU " +
@@ -46,8 +45,8 @@ var CudaCPUTest = &rule.Rule{
 		if p.Target == rule.TPU {
 			why = ": rewritten, it compares the TPU with the CPU and needs a TPU to run (skip it elsewhere)"
 		}
-		for _, c := range devkit.CrossChecks(p) {
-			p.Report(pyq.Finding(c.Name, "`"+p.Text(c.Name)+"` compares CUDA with the CPU"+why, nil))
+		for _, c := range kit.CrossChecks(p) {
+			p.Report(kit.Finding(c.Name, "`"+p.Text(c.Name)+"` compares CUDA with the CPU"+why, nil))
 		}
 	},
 }

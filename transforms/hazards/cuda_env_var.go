@@ -4,8 +4,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -36,7 +36,7 @@ var CudaEnvVar = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"CUDA_", "NCCL_"},
 	Example: cudaEnvExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA environment variables (CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING, NCCL_*, ...)",
 		What: "Reports string literals naming CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING, CUDA_DEVICE_ORDER, CUDA_HOME, " +
 			"PYTORCH_CUDA_ALLOC_CONF or an NCCL_* variable, whether as an `os.environ` key or inside a `NAME=value` " +
@@ -86,7 +86,7 @@ func runCudaEnvVar(p *rule.Pass) {
 				}
 			}
 			if msgs := envAdvice(b.String()); len(msgs) > 0 {
-				p.Report(pyq.Finding(n, strings.Join(msgs, "; "), nil))
+				p.Report(kit.Finding(n, strings.Join(msgs, "; "), nil))
 			}
 			return false
 		}

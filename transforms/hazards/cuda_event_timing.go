@@ -1,8 +1,8 @@
 package hazards
 
 import (
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -27,7 +27,7 @@ var CudaEventTiming = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"Event", "elapsed_time"},
 	Example: cudaEventExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA events used for timing or ordering",
 		What:  "Reports `torch.cuda.Event(...)` constructions and `.elapsed_time(...)` calls.",
 		Why: "TorchTPU's events are placeholders: XLA/PjRt orders execution, and `TpuEvent.elapsed_time` raises " +
@@ -40,21 +40,21 @@ var CudaEventTiming = &rule.Rule{
 }
 
 func runCudaEventTiming(p *rule.Pass) {
-	pyq.Calls(p, func(call *ts.Node) {
-		name := pyq.CallName(p, call)
+	kit.Calls(p, func(call *ts.Node) {
+		name := kit.CallName(p, call)
 		fn := call.ChildByFieldName("function")
 		switch {
 		case name == "torch.cuda.Event":
-			if v, ok := pyq.Bool(pyq.KwargValue(p, pyq.Args(call), "enable_timing")); ok && v {
-				p.Report(pyq.Finding(call, "CUDA event timing: TpuEvent.elapsed_time raises NotImplementedError; "+
+			if v, ok := kit.Bool(kit.KwargValue(p, kit.Args(call), "enable_timing")); ok && v {
+				p.Report(kit.Finding(call, "CUDA event timing: TpuEvent.elapsed_time raises NotImplementedError; "+
 					"time with torch.accelerator.synchronize() and time.perf_counter() instead", nil))
 				return
 			}
-			p.Report(pyq.Finding(call, "CUDA event: events are placeholders on TPU (XLA orders execution); "+
+			p.Report(kit.Finding(call, "CUDA event: events are placeholders on TPU (XLA orders execution); "+
 				"drop it, or use torch.accelerator.synchronize() where a host wait is needed", nil))
 		case fn != nil && fn.Type() == "attribute" && p.Text(fn.ChildByFieldName("attribute")) == "elapsed_time" &&
-			len(pyq.Positional(pyq.Args(call))) == 1:
-			p.Report(pyq.Finding(call, "elapsed_time on an event raises NotImplementedError on TPU; "+
+			len(kit.Positional(kit.Args(call))) == 1:
+			p.Report(kit.Finding(call, "elapsed_time on an event raises NotImplementedError on TPU; "+
 				"measure with torch.accelerator.synchronize() and time.perf_counter()", nil))
 		}
 	})

@@ -3,8 +3,8 @@ package hazards
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -38,7 +38,7 @@ var CudaGraphs = &rule.Rule{
 	// component is source text (an import alias spells it too).
 	Needles: []string{"cuda"},
 	Example: cudaGraphsExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA graph capture and replay",
 		What:  "Reports `torch.cuda.CUDAGraph`, `torch.cuda.graph(...)`, `make_graphed_callables` and `graph_pool_handle`.",
 		Why: "CUDA graphs do not exist on TPU (torchtpu.md §4). The equivalent is compiling the captured region with " +
@@ -50,11 +50,11 @@ var CudaGraphs = &rule.Rule{
 }
 
 func runCudaGraphs(p *rule.Pass) {
-	pyq.Calls(p, func(call *ts.Node) {
-		name := pyq.CallName(p, call)
+	kit.Calls(p, func(call *ts.Node) {
+		name := kit.CallName(p, call)
 		if cudaGraphCalls[name] {
 			short := name[strings.LastIndexByte(name, '.')+1:]
-			p.Report(pyq.Finding(call, "CUDA graphs (`"+short+"`) do not exist on TPU; compile the region with "+
+			p.Report(kit.Finding(call, "CUDA graphs (`"+short+"`) do not exist on TPU; compile the region with "+
 				"torch.compile(backend=\"tpu\", dynamic=False) instead", nil))
 		}
 	})

@@ -3,8 +3,8 @@ package hazards
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -47,7 +47,7 @@ var CudaOnlyDependency = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"bitsandbytes", "apex", "flash_attn", "xformers", "triton", "cupy", "pycuda", "transformer_engine", "tensorrt", "pynvml", "nvidia_smi", "torch_xla", "nccl"},
 	Example: cudaDepExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Import of a CUDA-only dependency (bitsandbytes, apex, flash_attn, triton, torch_xla, ...)",
 		What: "Reports `import` and `from ... import` statements of bitsandbytes, apex, flash_attn, xformers, triton, " +
 			"cupy, pycuda, transformer_engine, tensorrt, torch_tensorrt, pynvml, torch.cuda.nccl and torch_xla, with the replacement to use.",
@@ -65,7 +65,7 @@ func runCudaOnlyDependency(p *rule.Pass) {
 			head = "torch.cuda.nccl"
 		}
 		if advice, ok := cudaOnlyModules[head]; ok {
-			p.Report(pyq.Finding(n, "CUDA-only dependency `"+head+"` imported: "+advice, nil))
+			p.Report(kit.Finding(n, "CUDA-only dependency `"+head+"` imported: "+advice, nil))
 		}
 	}
 	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {

@@ -1,8 +1,8 @@
 package hazards
 
 import (
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -36,7 +36,7 @@ var CudaStreams = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"tream", "wait_event"},
 	Example: cudaStreamsExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA streams and stream synchronisation",
 		What: "Reports `torch.cuda.Stream`, `torch.cuda.stream(...)` contexts, `current_stream`/`default_stream`/`set_stream`, " +
 			"and the `.wait_stream`, `.wait_event` and `.record_stream` methods.",
@@ -49,20 +49,20 @@ var CudaStreams = &rule.Rule{
 }
 
 func runCudaStreams(p *rule.Pass) {
-	pyq.Calls(p, func(call *ts.Node) {
-		name := pyq.CallName(p, call)
+	kit.Calls(p, func(call *ts.Node) {
+		name := kit.CallName(p, call)
 		if (name == "torch.cuda.current_stream" || name == "torch.cuda.default_stream") && inStreamMethod(p, call) {
 			return // `current_stream().wait_stream(s)`: one finding, on the method
 		}
 		if what, ok := streamCalls[name]; ok {
-			p.Report(pyq.Finding(call, what+": CUDA streams are placeholders on TPU and give no overlap; "+
+			p.Report(kit.Finding(call, what+": CUDA streams are placeholders on TPU and give no overlap; "+
 				"keep the code sequential and drop the stream", nil))
 			return
 		}
 		fn := call.ChildByFieldName("function")
 		if fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(fn.ChildByFieldName("attribute"))] &&
-			len(pyq.Positional(pyq.Args(call))) == 1 {
-			p.Report(pyq.Finding(call, "`"+p.Text(fn.ChildByFieldName("attribute"))+"`: stream synchronisation is a no-op on TPU "+
+			len(kit.Positional(kit.Args(call))) == 1 {
+			p.Report(kit.Finding(call, "`"+p.Text(fn.ChildByFieldName("attribute"))+"`: stream synchronisation is a no-op on TPU "+
 				"(XLA orders execution); drop it together with the stream", nil))
 		}
 	})

@@ -1,8 +1,8 @@
 package hazards
 
 import (
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -43,7 +43,7 @@ var CustomCudaKernel = &rule.Rule{
 	// triton.*, numba.cuda.jit.
 	Needles: []string{"cpp_extension", "cupy", "triton", "numba"},
 	Example: customKernelExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Custom CUDA kernel (load_inline, load, CUDAExtension, Triton, CuPy): handed to the kernel stage",
 		What: "Reports `torch.utils.cpp_extension.load_inline(...)`, `load(...)`, `CUDAExtension(...)` (in setup.py), " +
 			"CuPy raw kernels, and functions decorated with `@triton.jit`, `@triton.autotune` or `@numba.cuda.jit`.",
@@ -62,32 +62,32 @@ func runCustomCudaKernel(p *rule.Pass) {
 		return "custom CUDA kernel (" + origin + "): cannot run on TPU; handed to the kernel stage, which drafts a Pallas " +
 			"jax_op replacement and validates it against this kernel"
 	}
-	pyq.Calls(p, func(call *ts.Node) {
-		if origin, ok := kernelCalls[pyq.CallName(p, call)]; ok {
+	kit.Calls(p, func(call *ts.Node) {
+		if origin, ok := kernelCalls[kit.CallName(p, call)]; ok {
 			if par := call.Parent(); par != nil && par.Type() == "decorator" {
 				return // reported as a decorator below
 			}
-			p.Report(pyq.Finding(call, msg(origin), nil))
+			p.Report(kit.Finding(call, msg(origin), nil))
 		}
 	})
-	pyq.Nodes(p, "decorator", func(d *ts.Node) {
+	kit.Nodes(p, "decorator", func(d *ts.Node) {
 		for _, c := range ts.Children(d) {
 			target := c
 			if c.Type() == "call" {
 				target = c.ChildByFieldName("function")
 			}
-			origin, ok := kernelDecorators[pyq.Qualified(p, target)]
+			origin, ok := kernelDecorators[kit.Qualified(p, target)]
 			if !ok {
 				continue
 			}
 			def := d.Parent()
 			if def != nil && def.Type() == "decorated_definition" {
 				if fn := def.ChildByFieldName("definition"); fn != nil && fn.ChildByFieldName("name") != nil {
-					p.Report(pyq.Finding(d, msg(origin)+" (`"+p.Text(fn.ChildByFieldName("name"))+"`)", nil))
+					p.Report(kit.Finding(d, msg(origin)+" (`"+p.Text(fn.ChildByFieldName("name"))+"`)", nil))
 					return
 				}
 			}
-			p.Report(pyq.Finding(d, msg(origin), nil))
+			p.Report(kit.Finding(d, msg(origin), nil))
 			return
 		}
 	})

@@ -1,8 +1,8 @@
 package hazards
 
 import (
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -22,7 +22,7 @@ var IsCudaCheck = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"is_cuda"},
 	Example: isCudaExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Code keyed on `x.is_cuda`",
 		What:  "Reports every read of the `is_cuda` attribute of a tensor or module parameter.",
 		Why: "A tensor on a TPU has `is_cuda == False`, so a branch written as \"on the accelerator\" silently takes the CPU path " +
@@ -34,7 +34,7 @@ var IsCudaCheck = &rule.Rule{
 }
 
 func runIsCudaCheck(p *rule.Pass) {
-	pyq.Nodes(p, "attribute", func(n *ts.Node) {
+	kit.Nodes(p, "attribute", func(n *ts.Node) {
 		if p.Text(n.ChildByFieldName("attribute")) != "is_cuda" {
 			return
 		}
@@ -45,6 +45,6 @@ func runIsCudaCheck(p *rule.Pass) {
 		if p.Target == rule.TPU {
 			advice = "test `.device.type == \"tpu\"` (or `!= \"cpu\"`) instead"
 		}
-		p.Report(pyq.Finding(n, "`"+p.Text(n)+"` is False for TPU tensors, so this takes the non-CUDA path on TPU; "+advice, nil))
+		p.Report(kit.Finding(n, "`"+p.Text(n)+"` is False for TPU tensors, so this takes the non-CUDA path on TPU; "+advice, nil))
 	})
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
 
 var notebookExample = rule.Example{
@@ -28,7 +28,7 @@ var JupyterNotebook = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"cells"},
 	Example: notebookExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Jupyter notebook not migrated",
 		What: "Reports each `.ipynb` file once, at line 1, with the number of code cells that mention CUDA. The " +
 			"notebook itself is never edited (a marker comment would corrupt its JSON).",

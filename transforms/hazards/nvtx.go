@@ -3,8 +3,8 @@ package hazards
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -25,7 +25,7 @@ var Nvtx = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"nvtx"},
 	Example: nvtxExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "NVTX profiler ranges",
 		What:  "Reports calls of `torch.cuda.nvtx.*`, `torch.autograd.profiler.emit_nvtx` and the `nvtx` package.",
 		Why: "NVTX annotates Nsight timelines; it has no TPU counterpart (torchtpu.md §4). " +
@@ -36,11 +36,11 @@ var Nvtx = &rule.Rule{
 }
 
 func runNvtx(p *rule.Pass) {
-	pyq.Calls(p, func(call *ts.Node) {
-		name := pyq.CallName(p, call)
+	kit.Calls(p, func(call *ts.Node) {
+		name := kit.CallName(p, call)
 		if strings.HasPrefix(name, "torch.cuda.nvtx.") || strings.HasPrefix(name, "nvtx.") ||
 			name == "torch.autograd.profiler.emit_nvtx" {
-			p.Report(pyq.Finding(call, "NVTX (`"+p.Text(call.ChildByFieldName("function"))+"`) has no effect on TPU; "+
+			p.Report(kit.Finding(call, "NVTX (`"+p.Text(call.ChildByFieldName("function"))+"`) has no effect on TPU; "+
 				"use torch.profiler.record_function(...) or drop it", nil))
 		}
 	})

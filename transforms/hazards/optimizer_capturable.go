@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/compile"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -33,7 +33,7 @@ var OptimizerCapturable = &rule.Rule{
 	// ("compile" missed modules that PCM002 would start compiling: WillCompile.)
 	Needles: []string{"Adam", "ASGD", "RMSprop", "Adadelta"},
 	Example: capturableExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "Stateful optimizer without `capturable=True` in a module that uses torch.compile",
 		What: "In a module that calls `torch.compile` (or whose model the opt-in PCM002 would compile), reports `torch.optim.{Adam, AdamW, Adamax, ASGD, NAdam, RAdam, " +
 			"RMSprop, Adadelta}` constructed without `capturable=True`.",
@@ -50,25 +50,25 @@ func runOptimizerCapturable(p *rule.Pass) {
 	if !compile.WillCompile(p) {
 		return
 	}
-	pyq.Calls(p, func(call *ts.Node) {
-		name := pyq.CallName(p, call)
+	kit.Calls(p, func(call *ts.Node) {
+		name := kit.CallName(p, call)
 		cls, ok := strings.CutPrefix(name, "torch.optim.")
 		if !ok || !statefulOptimizers[cls] {
 			return
 		}
-		args := pyq.Args(call)
-		if v := pyq.KwargValue(p, args, "capturable"); v != nil {
-			if b, lit := pyq.Bool(v); !lit || b {
+		args := kit.Args(call)
+		if v := kit.KwargValue(p, args, "capturable"); v != nil {
+			if b, lit := kit.Bool(v); !lit || b {
 				return
 			}
 		}
-		if pyq.HasSplat(args) && pyq.Kwarg(p, args, "capturable") == nil {
+		if kit.HasSplat(args) && kit.Kwarg(p, args, "capturable") == nil {
 			return // **kwargs may carry it
 		}
 		advice := "pass capturable=(DEVICE.type != \"cpu\") so CPU runs keep working"
 		if p.Target == rule.TPU {
 			advice = "pass capturable=True"
 		}
-		p.Report(pyq.Finding(call, cls+" under torch.compile needs capturable=True on TPU (torchtpu.md §7); "+advice, nil))
+		p.Report(kit.Finding(call, cls+" under torch.compile needs capturable=True on TPU (torchtpu.md §7); "+advice, nil))
 	})
 }

@@ -3,9 +3,8 @@ package hf
 import (
 	"strconv"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -26,8 +25,8 @@ var strategies = map[string]bool{"auto": true, "balanced": true, "balanced_low_0
 // "cuda:N", an int N >= 0, or a dict mapping "" or every module to the same
 // one) or a placement strategy. index is the CUDA index (-1: none given).
 func classify(p *rule.Pass, v *ts.Node, allowDict bool) (placement, int) {
-	if s, ok := pyq.Str(p, v); ok {
-		if i, ok := pyq.CudaDevice(s); ok {
+	if s, ok := kit.StringValue(p, v); ok {
+		if i, ok := kit.CudaDevice(s); ok {
 			return placeDevice, i
 		}
 		if strategies[s] {
@@ -35,7 +34,7 @@ func classify(p *rule.Pass, v *ts.Node, allowDict bool) (placement, int) {
 		}
 		return placeNone, -1
 	}
-	if i, ok := pyq.Int(p, v); ok {
+	if i, ok := kit.Int(p, v); ok {
 		if i >= 0 {
 			return placeDevice, i
 		}
@@ -69,7 +68,7 @@ func classify(p *rule.Pass, v *ts.Node, allowDict bool) (placement, int) {
 // the module's DEVICE (an index N > 0 through the device-index helper,
 // device_at(N): that device on CUDA, DEVICE elsewhere). Portable fixes using
 // it must be made with devFix.
-func deviceExpr(p *rule.Pass, dev *devkit.Dev, torch string, index int, literal bool) string {
+func deviceExpr(p *rule.Pass, dev *kit.Dev, torch string, index int, literal bool) string {
 	if p.Target == rule.TPU {
 		if literal {
 			return `"tpu"`
@@ -84,7 +83,7 @@ func deviceExpr(p *rule.Pass, dev *devkit.Dev, torch string, index int, literal 
 
 // devFix is the portable fix for edits using deviceExpr(…, index, …): it
 // relies on DEVICE, and on the device-index helper when index > 0.
-func devFix(dev *devkit.Dev, index int, title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+func devFix(dev *kit.Dev, index int, title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 	if index > 0 {
 		return dev.AtFix(title, safety, edits...)
 	}

@@ -3,9 +3,8 @@ package hf
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -44,7 +43,7 @@ var DeviceMap = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"device_map"},
 	Example: deviceMapExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "from_pretrained(..., device_map=<CUDA device or strategy>)",
 		What: "Finds `X.from_pretrained(..., device_map=...)` where the map is `\"cuda\"`, `\"cuda:N\"`, an int `N` " +
 			"(transformers reads it as `cuda:N`), a dict that sends every module to one such device, or a placement " +
@@ -67,7 +66,7 @@ var DeviceMap = &rule.Rule{
 }
 
 func runDeviceMap(p *rule.Pass) {
-	dev := devkit.NewDev(p)
+	dev := kit.NewDev(p)
 	type cand struct {
 		call, args, kw *ts.Node
 		kind           placement
@@ -75,12 +74,12 @@ func runDeviceMap(p *rule.Pass) {
 	}
 	var cands []cand
 	perStmt := map[uint32]int{}
-	pyq.Calls(p, func(call *ts.Node) {
+	kit.Calls(p, func(call *ts.Node) {
 		if lastName(p, call) != "from_pretrained" {
 			return
 		}
-		args := pyq.Args(call)
-		kw := pyq.Kwarg(p, args, "device_map")
+		args := kit.Args(call)
+		kw := kit.Kwarg(p, args, "device_map")
 		if kw == nil {
 			return
 		}
@@ -89,19 +88,19 @@ func runDeviceMap(p *rule.Pass) {
 			return
 		}
 		cands = append(cands, cand{call, args, kw, kind, index})
-		if st := pyq.Statement(call); st != nil {
+		if st := kit.EnclosingStatement(call); st != nil {
 			perStmt[st.StartByte()]++
 		}
 	})
 	for _, c := range cands {
 		val := p.Text(c.kw.ChildByFieldName("value"))
 		if c.kind == placeMap {
-			p.Report(pyq.Finding(c.kw, "device_map="+oneLine(val)+" spreads the model over several devices or offloads it; "+
+			p.Report(kit.Finding(c.kw, "device_map="+oneLine(val)+" spreads the model over several devices or offloads it; "+
 				"TorchTPU gives each process one chip: load inside `with torch.device(\"tpu\"):` if the model fits, "+
 				"or shard it with FSDPv2/DTensor (torchtpu.md §9, §11)", nil))
 			continue
 		}
-		st := pyq.Statement(c.call)
+		st := kit.EnclosingStatement(c.call)
 		var wrap []rule.Edit
 		ok := st != nil && perStmt[st.StartByte()] == 1
 		if ok {
@@ -113,17 +112,17 @@ func runDeviceMap(p *rule.Pass) {
 			msg = "device_map=" + val + " does not place weights on TPU"
 		}
 		if !ok {
-			p.Report(pyq.Finding(c.kw, msg+"; load the model inside `with torch.device(...)` instead (this statement "+
+			p.Report(kit.Finding(c.kw, msg+"; load the model inside `with torch.device(...)` instead (this statement "+
 				"cannot be wrapped automatically)", nil))
 			continue
 		}
-		drop := pyq.DropKwarg(p, c.args, c.kw)
+		drop := kit.DropKwarg(p, c.args, c.kw)
 		edits := []rule.Edit{drop}
 		for _, e := range wrap {
 			if e.Start > drop.Start && e.Start < drop.End {
 				continue // the line is being removed
 			}
-			if e.Start == drop.Start && drop.End > drop.Start && e.Start != pyq.LineStart(p.Src, pyq.Start(st)) {
+			if e.Start == drop.Start && drop.End > drop.Start && e.Start != kit.LineStart(p.Src, kit.Start(st)) {
 				// a re-indent of the removed line's start: indent the kept text instead
 				if drop.New == "" {
 					continue
@@ -136,14 +135,14 @@ func runDeviceMap(p *rule.Pass) {
 		if p.Target == rule.Portable {
 			fix = devFix(dev, c.index, "Load the model inside a device context", safety, edits...)
 		} else {
-			fix = devkit.TorchFix("Load the model inside a device context", safety, edits...)
+			fix = kit.TorchFix("Load the model inside a device context", safety, edits...)
 		}
 		if c.kind == placeStrategy {
 			msg += "; load it on one device inside a device context (all of the model must fit that device)"
 		} else {
 			msg += "; load it inside a device context instead (device_map=\"tpu\" is unconfirmed, torchtpu.md §11)"
 		}
-		p.Report(pyq.Finding(c.kw, msg, fix))
+		p.Report(kit.Finding(c.kw, msg, fix))
 	}
 }
 
@@ -158,20 +157,20 @@ func wrapWith(p *rule.Pass, st, call *ts.Node, target string) ([]rule.Edit, bool
 	default:
 		return nil, false
 	}
-	if pyq.InsideLambdaOrComprehension(call, st) {
+	if kit.InsideLambdaOrComprehension(call, st) {
 		return nil, false
 	}
 	src := p.Src
-	ls := pyq.LineStart(src, pyq.Start(st))
-	if strings.TrimSpace(string(src[ls:pyq.Start(st)])) != "" {
+	ls := kit.LineStart(src, kit.Start(st))
+	if strings.TrimSpace(string(src[ls:kit.Start(st)])) != "" {
 		return nil, false // something precedes it on its line
 	}
-	end := pyq.End(st)
-	rest := string(src[end:pyq.LineEnd(src, end)])
+	end := kit.End(st)
+	rest := string(src[end:kit.LineEnd(src, end)])
 	if r := strings.TrimSpace(rest); r != "" && !strings.HasPrefix(r, "#") {
 		return nil, false // "a = f(); b = g()"
 	}
-	indent := string(src[ls:pyq.Start(st)])
+	indent := string(src[ls:kit.Start(st)])
 	unit := "    "
 	if strings.Contains(indent, "\t") {
 		unit = "\t"
@@ -180,7 +179,7 @@ func wrapWith(p *rule.Pass, st, call *ts.Node, target string) ([]rule.Edit, bool
 	var strs [][2]int
 	ts.Walk(st, func(n *ts.Node) bool {
 		if n.Type() == "string" {
-			strs = append(strs, [2]int{pyq.Start(n), pyq.End(n)})
+			strs = append(strs, [2]int{kit.Start(n), kit.End(n)})
 			return false
 		}
 		return true
@@ -194,7 +193,7 @@ func wrapWith(p *rule.Pass, st, call *ts.Node, target string) ([]rule.Edit, bool
 		return false
 	}
 	edits := []rule.Edit{{Start: ls, End: ls, New: indent + "with " + target + ":\n" + unit}}
-	for i := pyq.Start(st); i < end; i++ {
+	for i := kit.Start(st); i < end; i++ {
 		if src[i] == '\n' && i+1 < end && !inString(i+1) {
 			edits = append(edits, rule.Edit{Start: i + 1, End: i + 1, New: unit})
 		}

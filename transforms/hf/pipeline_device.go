@@ -1,9 +1,8 @@
 package hf
 
 import (
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -38,7 +37,7 @@ var PipelineDevice = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"pipeline"},
 	Example: pipelineDeviceExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "pipeline(..., device=0 / \"cuda\" / \"cuda:N\") or pipeline(..., device_map=...)",
 		What: "Rewrites the `device=` of a Hugging Face `pipeline(...)` call when it is an int `N >= 0` (which " +
 			"transformers reads as `cuda:N`), `\"cuda\"` or `\"cuda:N\"`: to `\"tpu\"` for the tpu target, to `DEVICE` " +
@@ -57,14 +56,14 @@ var PipelineDevice = &rule.Rule{
 }
 
 func runPipelineDevice(p *rule.Pass) {
-	dev := devkit.NewDev(p)
-	pyq.Calls(p, func(call *ts.Node) {
+	dev := kit.NewDev(p)
+	kit.Calls(p, func(call *ts.Node) {
 		if lastName(p, call) != "pipeline" {
 			return
 		}
-		args := pyq.Args(call)
-		devKw := pyq.Kwarg(p, args, "device")
-		mapKw := pyq.Kwarg(p, args, "device_map")
+		args := kit.Args(call)
+		devKw := kit.Kwarg(p, args, "device")
+		mapKw := kit.Kwarg(p, args, "device_map")
 		fix := func(index int, title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 			if p.Target == rule.Portable {
 				return devFix(dev, index, title, safety, edits...)
@@ -77,18 +76,18 @@ func runPipelineDevice(p *rule.Pass) {
 			if kind != placeDevice {
 				return
 			}
-			_, isInt := pyq.Int(p, v)
+			_, isInt := kit.Int(p, v)
 			what := "pipeline(device=" + p.Text(v) + ")"
 			if isInt {
 				what += " is a CUDA ordinal"
 			} else {
 				what += " names a CUDA device"
 			}
-			p.Report(pyq.Finding(devKw, what+"; pass the TPU/portable device instead",
+			p.Report(kit.Finding(devKw, what+"; pass the TPU/portable device instead",
 				fix(index, "Pass a torch device", safetyFor(p, kind, index),
-					rule.Edit{Start: pyq.Start(v), End: pyq.End(v), New: deviceExpr(p, dev, torchName(p), index, true)})))
+					rule.Edit{Start: kit.Start(v), End: kit.End(v), New: deviceExpr(p, dev, torchName(p), index, true)})))
 			if mapKw != nil {
-				p.Report(pyq.Finding(mapKw, "pipeline() given both device= and device_map=; keep only device=", nil))
+				p.Report(kit.Finding(mapKw, "pipeline() given both device= and device_map=; keep only device=", nil))
 			}
 			return
 		}
@@ -101,7 +100,7 @@ func runPipelineDevice(p *rule.Pass) {
 		case placeNone:
 			return
 		case placeMap:
-			p.Report(pyq.Finding(mapKw, "pipeline(device_map="+oneLine(p.Text(v))+") spreads the model over several "+
+			p.Report(kit.Finding(mapKw, "pipeline(device_map="+oneLine(p.Text(v))+") spreads the model over several "+
 				"devices; TorchTPU gives each process one chip: pass device=\"tpu\" if the model fits", nil))
 			return
 		}
@@ -109,7 +108,7 @@ func runPipelineDevice(p *rule.Pass) {
 		if kind == placeStrategy {
 			msg += " (all of the model must fit one device)"
 		}
-		p.Report(pyq.Finding(mapKw, msg, fix(index, "Pass a torch device", safetyFor(p, kind, index),
-			rule.Edit{Start: pyq.Start(mapKw), End: pyq.End(mapKw), New: "device=" + deviceExpr(p, dev, torchName(p), index, true)})))
+		p.Report(kit.Finding(mapKw, msg, fix(index, "Pass a torch device", safetyFor(p, kind, index),
+			rule.Edit{Start: kit.Start(mapKw), End: kit.End(mapKw), New: "device=" + deviceExpr(p, dev, torchName(p), index, true)})))
 	})
 }

@@ -1,8 +1,8 @@
 package hf
 
 import (
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -24,7 +24,7 @@ var Quantization = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"load_in_", "BitsAndBytesConfig"},
 	Example: quantizationExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "bitsandbytes quantization when loading a Hugging Face model",
 		What: "Reports `from_pretrained(..., load_in_8bit=True)`, `load_in_4bit=True` and " +
 			"`quantization_config=BitsAndBytesConfig(...)`.",
@@ -38,21 +38,21 @@ var Quantization = &rule.Rule{
 
 func runQuantization(p *rule.Pass) {
 	const advice = "bitsandbytes quantization is CUDA-only; on TPU load in bf16 (torch_dtype=torch.bfloat16) and drop it"
-	pyq.Calls(p, func(call *ts.Node) {
+	kit.Calls(p, func(call *ts.Node) {
 		if lastName(p, call) != "from_pretrained" {
 			return
 		}
-		args := pyq.Args(call)
+		args := kit.Args(call)
 		for _, k := range bnbKeywords {
-			if kw := pyq.Kwarg(p, args, k); kw != nil {
-				if b, lit := pyq.Bool(kw.ChildByFieldName("value")); lit && !b {
+			if kw := kit.Kwarg(p, args, k); kw != nil {
+				if b, lit := kit.Bool(kw.ChildByFieldName("value")); lit && !b {
 					continue
 				}
-				p.Report(pyq.Finding(kw, k+": "+advice, nil))
+				p.Report(kit.Finding(kw, k+": "+advice, nil))
 			}
 		}
-		if v := pyq.KwargValue(p, args, "quantization_config"); v != nil && v.Type() == "call" && lastName(p, v) == "BitsAndBytesConfig" {
-			p.Report(pyq.Finding(v, "BitsAndBytesConfig: "+advice, nil))
+		if v := kit.KwargValue(p, args, "quantization_config"); v != nil && v.Type() == "call" && lastName(p, v) == "BitsAndBytesConfig" {
+			p.Report(kit.Finding(v, "BitsAndBytesConfig: "+advice, nil))
 		}
 	})
 }

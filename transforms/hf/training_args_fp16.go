@@ -3,9 +3,8 @@ package hf
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -40,7 +39,7 @@ var TrainingArgsFP16 = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"fp16"},
 	Example: trainingArgsExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "TrainingArguments(fp16=True): fp16 mixed precision instead of bf16",
 		What: "Rewrites `fp16=True` in `TrainingArguments(...)` / `Seq2SeqTrainingArguments(...)` that do not also " +
 			"pass `bf16=`: the tpu target gets `bf16=True`; the portable target gets `fp16=DEVICE.type != \"tpu\", " +
@@ -55,33 +54,33 @@ var TrainingArgsFP16 = &rule.Rule{
 }
 
 func runTrainingArgsFP16(p *rule.Pass) {
-	dev := devkit.NewDev(p)
-	pyq.Calls(p, func(call *ts.Node) {
+	dev := kit.NewDev(p)
+	kit.Calls(p, func(call *ts.Node) {
 		switch lastName(p, call) {
 		case "TrainingArguments", "Seq2SeqTrainingArguments":
 		default:
 			return
 		}
-		args := pyq.Args(call)
-		kw := pyq.Kwarg(p, args, "fp16")
-		if kw == nil || pyq.Kwarg(p, args, "bf16") != nil {
+		args := kit.Args(call)
+		kw := kit.Kwarg(p, args, "fp16")
+		if kw == nil || kit.Kwarg(p, args, "bf16") != nil {
 			return
 		}
 		v := kw.ChildByFieldName("value")
-		if b, lit := pyq.Bool(v); !lit || !b {
+		if b, lit := kit.Bool(v); !lit || !b {
 			return
 		}
 		const msg = "fp16 mixed precision: the TPU path is bf16 (no loss scaling needed, torchtpu.md §5)"
 		if p.Target == rule.TPU {
-			p.Report(pyq.Finding(kw, msg, &rule.Fix{Title: "Train in bf16", Safety: rule.Unsafe,
-				Edits: []rule.Edit{{Start: pyq.Start(kw), End: pyq.End(kw), New: "bf16=True"}}}))
+			p.Report(kit.Finding(kw, msg, &rule.Fix{Title: "Train in bf16", Safety: rule.Unsafe,
+				Edits: []rule.Edit{{Start: kit.Start(kw), End: kit.End(kw), New: "bf16=True"}}}))
 			return
 		}
 		sep := ", "
-		if ls := pyq.LineStart(p.Src, pyq.Start(kw)); strings.TrimSpace(string(p.Src[ls:pyq.Start(kw)])) == "" {
-			sep = ",\n" + pyq.LineIndent(p.Src, pyq.Start(kw)) // one argument per line
+		if ls := kit.LineStart(p.Src, kit.Start(kw)); strings.TrimSpace(string(p.Src[ls:kit.Start(kw)])) == "" {
+			sep = ",\n" + kit.LineIndent(p.Src, kit.Start(kw)) // one argument per line
 		}
-		p.Report(pyq.Finding(kw, msg+"; choose it by DEVICE.type so CUDA keeps fp16", dev.Fix("Train in bf16 on TPU", rule.Safe,
-			rule.Edit{Start: pyq.Start(v), End: pyq.End(v), New: dev.Type() + ` != "tpu"` + sep + `bf16=` + dev.Type() + ` == "tpu"`})))
+		p.Report(kit.Finding(kw, msg+"; choose it by DEVICE.type so CUDA keeps fp16", dev.Fix("Train in bf16 on TPU", rule.Safe,
+			rule.Edit{Start: kit.Start(v), End: kit.End(v), New: dev.Type() + ` != "tpu"` + sep + `bf16=` + dev.Type() + ` == "tpu"`})))
 	})
 }

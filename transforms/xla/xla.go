@@ -15,9 +15,8 @@ package xla
 import (
 	"strings"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
-	"github.com/pallasify/pallasify/transforms/hazards/pyq"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -37,8 +36,8 @@ const portableNote = "; PyTorch/XLA code is rewritten for --target tpu only (on 
 
 // xlaCalls visits calls whose qualified name is one of names.
 func xlaCalls(p *rule.Pass, names map[string]bool, fn func(call *ts.Node, q string)) {
-	pyq.Calls(p, func(call *ts.Node) {
-		if q := pyq.CallName(p, call); names[q] {
+	kit.Calls(p, func(call *ts.Node) {
+		if q := kit.CallName(p, call); names[q] {
 			fn(call, q)
 		}
 	})
@@ -73,7 +72,7 @@ var Device = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"xla"},
 	Example: deviceExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.xla_device()` / `torch_xla.device()` name the PyTorch/XLA device",
 		What: "TPU: `xm.xla_device()` and `torch_xla.device()` without an index (or with index 0, `None`) become " +
 			"`torch.device(\"tpu\")`. An other index is reported (one TorchTPU chip per process, seen as tpu:0). " +
@@ -87,8 +86,8 @@ var Device = &rule.Rule{
 	Run: func(p *rule.Pass) {
 		xlaCalls(p, map[string]bool{xm + "xla_device": true, "torch_xla.device": true, "torch_xla.torch_xla.device": true},
 			func(call *ts.Node, q string) {
-				f := pyq.Finding(call, "`"+p.Text(call.ChildByFieldName("function"))+"()` is the PyTorch/XLA device; TorchTPU's is \"tpu\"", nil)
-				al, ok := devkit.Arguments(p, call)
+				f := kit.Finding(call, "`"+p.Text(call.ChildByFieldName("function"))+"()` is the PyTorch/XLA device; TorchTPU's is \"tpu\"", nil)
+				al, ok := kit.Arguments(p, call)
 				if ok && !al.Splat && len(al.All) <= 1 {
 					idx := al.KwValue("n")
 					if idx == nil {
@@ -98,8 +97,8 @@ var Device = &rule.Rule{
 						idx = al.Positional[0]
 					}
 					if len(al.All) == 0 || idx != nil && (p.Text(idx) == "0" || p.Text(idx) == "None") {
-						f.Fix = devkit.TorchFix(`Use torch.device("tpu")`, rule.Safe,
-							rule.Edit{Start: pyq.Start(call), End: pyq.End(call), New: `torch.device("tpu")`})
+						f.Fix = kit.TorchFix(`Use torch.device("tpu")`, rule.Safe,
+							rule.Edit{Start: kit.Start(call), End: kit.End(call), New: `torch.device("tpu")`})
 					} else {
 						f.Message += "; with an index: TorchTPU has one chip per process, tpu:0"
 					}
@@ -131,7 +130,7 @@ var Sync = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"mark_step", "sync"},
 	Example: syncExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.mark_step()` / `torch_xla.sync()` cut a lazy-tensor graph",
 		What: "TPU: a statement that only calls `xm.mark_step()` or `torch_xla.sync()` (deprecated mark_step's " +
 			"replacement in torch-xla 2.9) is removed (`pass` where it was a block's only statement). A call used " +
@@ -144,9 +143,9 @@ var Sync = &rule.Rule{
 	Run: func(p *rule.Pass) {
 		xlaCalls(p, map[string]bool{xm + "mark_step": true, "torch_xla.sync": true, "torch_xla.torch_xla.sync": true},
 			func(call *ts.Node, q string) {
-				f := pyq.Finding(call, "`"+p.Text(call.ChildByFieldName("function"))+"()` marks a PyTorch/XLA step; TorchTPU needs none", nil)
-				if stmt := devkit.Statement(call); stmt != nil {
-					if e, ok := devkit.RemoveStatement(p.Src, stmt); ok {
+				f := kit.Finding(call, "`"+p.Text(call.ChildByFieldName("function"))+"()` marks a PyTorch/XLA step; TorchTPU needs none", nil)
+				if stmt := kit.ExprStatement(call); stmt != nil {
+					if e, ok := kit.RemoveStatement(p.Src, stmt); ok {
 						f.Fix = &rule.Fix{Title: "Remove the step marker", Safety: rule.Safe, Edits: []rule.Edit{e}}
 					}
 				}
@@ -174,7 +173,7 @@ var OptimizerStep = &rule.Rule{
 	Safety:  rule.Unsafe,
 	Needles: []string{"optimizer_step"},
 	Example: optimizerStepExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.optimizer_step(opt)` all-reduces gradients, then steps",
 		What: "TPU (unsafe): `xm.optimizer_step(opt)` (also with `barrier=`) becomes `opt.step()`; with " +
 			"`optimizer_args=` it becomes `opt.step(**optimizer_args)`. Calls with `groups=` are only reported. " +
@@ -188,9 +187,9 @@ var OptimizerStep = &rule.Rule{
 	}, optimizerStepExample),
 	Run: func(p *rule.Pass) {
 		xlaCalls(p, map[string]bool{xm + "optimizer_step": true}, func(call *ts.Node, q string) {
-			f := pyq.Finding(call, "`xm.optimizer_step` all-reduces gradients across replicas before `step()`; under TorchTPU, "+
+			f := kit.Finding(call, "`xm.optimizer_step` all-reduces gradients across replicas before `step()`; under TorchTPU, "+
 				"DistributedDataParallel does that", nil)
-			al, ok := devkit.Arguments(p, call)
+			al, ok := kit.Arguments(p, call)
 			if ok && !al.Splat && len(al.Positional) == 1 && al.Keywords["groups"] == nil && al.Keywords["pin_layout"] == nil {
 				opt := p.Text(al.Positional[0])
 				if t := al.Positional[0].Type(); t != "identifier" && t != "attribute" && t != "subscript" && t != "call" {
@@ -201,7 +200,7 @@ var OptimizerStep = &rule.Rule{
 					args = "**" + p.Text(v)
 				}
 				f.Fix = &rule.Fix{Title: "Call the optimizer's step", Safety: rule.Unsafe,
-					Edits: []rule.Edit{{Start: pyq.Start(call), End: pyq.End(call), New: opt + ".step(" + args + ")"}}}
+					Edits: []rule.Edit{{Start: kit.Start(call), End: kit.End(call), New: opt + ".step(" + args + ")"}}}
 			}
 			report(p, f)
 		})
@@ -227,7 +226,7 @@ var ProcessGroup = &rule.Rule{
 	Safety:  rule.Safe,
 	Needles: []string{"xla"},
 	Example: processGroupExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "The \"xla\" process-group backend is PyTorch/XLA's",
 		What: "TPU: `init_process_group(\"xla\")` (first argument or `backend=`) becomes `\"tpu_dist\"`, and " +
 			"`init_method=\"xla://\"` (torch_xla's rendezvous) is dropped, so the process group reads the " +
@@ -240,7 +239,7 @@ var ProcessGroup = &rule.Rule{
 	}, processGroupExample),
 	Run: func(p *rule.Pass) {
 		xlaCalls(p, map[string]bool{"torch.distributed.init_process_group": true}, func(call *ts.Node, q string) {
-			al, ok := devkit.Arguments(p, call)
+			al, ok := kit.Arguments(p, call)
 			if !ok {
 				return
 			}
@@ -248,17 +247,17 @@ var ProcessGroup = &rule.Rule{
 			if len(al.Positional) > 0 {
 				be = al.Positional[0]
 			}
-			if s, lit := pyq.Str(p, be); !lit || s != "xla" {
+			if s, lit := kit.StringValue(p, be); !lit || s != "xla" {
 				return
 			}
 			quote := p.Text(be)[:1]
-			edits := []rule.Edit{{Start: pyq.Start(be), End: pyq.End(be), New: quote + "tpu_dist" + quote}}
+			edits := []rule.Edit{{Start: kit.Start(be), End: kit.End(be), New: quote + "tpu_dist" + quote}}
 			if kw := al.Keywords["init_method"]; kw != nil {
-				if s, lit := pyq.Str(p, kw.ChildByFieldName("value")); lit && s == "xla://" {
+				if s, lit := kit.StringValue(p, kw.ChildByFieldName("value")); lit && s == "xla://" {
 					edits = append(edits, al.Drop(p.Src, kw))
 				}
 			}
-			report(p, pyq.Finding(call, "the \"xla\" backend is PyTorch/XLA's; TorchTPU's is \"tpu_dist\"",
+			report(p, kit.Finding(call, "the \"xla\" backend is PyTorch/XLA's; TorchTPU's is \"tpu_dist\"",
 				&rule.Fix{Title: `Use the "tpu_dist" backend`, Safety: rule.Safe, Edits: edits}))
 		})
 	},
@@ -307,7 +306,7 @@ var Runtime = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"xla"},
 	Example: runtimeExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "PyTorch/XLA launcher, loader and runtime helpers",
 		What: "Reports `xmp.spawn`, `pl.MpDeviceLoader`/`ParallelLoader`, the world-size and ordinal helpers " +
 			"(`xr.world_size`, `xr.global_ordinal`, `xr.local_ordinal`, `xm.get_local_ordinal`, " +
@@ -326,7 +325,7 @@ var Runtime = &rule.Rule{
 		}
 		xlaCalls(p, names, func(call *ts.Node, q string) {
 			short := q[strings.LastIndexByte(q, '.')+1:]
-			p.Report(pyq.Finding(call, "PyTorch/XLA's `"+short+"`: "+runtimeAdvice[q], nil))
+			p.Report(kit.Finding(call, "PyTorch/XLA's `"+short+"`: "+runtimeAdvice[q], nil))
 		})
 	},
 }
@@ -346,7 +345,7 @@ var PallasKernel = &rule.Rule{
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"make_kernel_from_pallas"},
 	Example: pallasKernelExample,
-	Doc: pyq.Doc(pyq.DocSpec{
+	Doc: kit.Doc(kit.DocSpec{
 		Title: "`make_kernel_from_pallas` wraps a Pallas kernel for PyTorch/XLA",
 		What:  "Reports `torch_xla.experimental.custom_kernel.make_kernel_from_pallas(kernel, shape_fn)`.",
 		Why: "Under TorchTPU a Pallas kernel becomes a torch op with `torch.tpu.pallas.jax_op(\"ns::name\", fn)`, " +
@@ -356,7 +355,7 @@ var PallasKernel = &rule.Rule{
 	}, pallasKernelExample),
 	Run: func(p *rule.Pass) {
 		xlaCalls(p, map[string]bool{"torch_xla.experimental.custom_kernel.make_kernel_from_pallas": true}, func(call *ts.Node, q string) {
-			p.Report(pyq.Finding(call, "`make_kernel_from_pallas` is PyTorch/XLA's; under TorchTPU wrap a JAX function that "+
+			p.Report(kit.Finding(call, "`make_kernel_from_pallas` is PyTorch/XLA's; under TorchTPU wrap a JAX function that "+
 				"calls the kernel with pl.pallas_call in `torch.tpu.pallas.jax_op(\"ns::name\", fn)`", nil))
 		})
 	},

@@ -1,8 +1,4 @@
-// Package pyq holds the small syntax queries and edit builders shared by the
-// hf, compile and hazards rule families: qualified call names, keyword
-// arguments, literal values, and edits that add or drop a keyword argument
-// without disturbing the surrounding formatting.
-package pyq
+package kit
 
 import (
 	"strconv"
@@ -11,12 +7,6 @@ import (
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
-
-// Start and End return a node's byte offsets as ints.
-func Start(n *ts.Node) int { return int(n.StartByte()) }
-
-// End returns the end byte of n.
-func End(n *ts.Node) int { return int(n.EndByte()) }
 
 // Calls calls fn for every call node in the tree, in source order. Strings and
 // comments are never entered.
@@ -58,45 +48,16 @@ func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
 	}
 }
 
-// Dotted returns the text of an identifier or attribute chain made only of
-// identifiers ("torch.cuda.Event"), or "" for anything else.
-func Dotted(p *rule.Pass, n *ts.Node) string {
-	return p.Dotted(n)
-}
-
-// Qualified resolves a dotted expression through the module's imports:
-// "nn.Module" -> "torch.nn.Module". A chain whose head is the bare name torch
-// counts as torch even without an import (the module may get it through a
-// star import), as devkit.Qualify does: a fix that adds "import torch" must
-// not change what the next pass resolves. It returns "" when the head of the
-// chain is neither an imported name nor torch.
+// Qualified is Qualify of n's dotted text: "nn.Module" -> "torch.nn.Module",
+// "" when n is not a dotted name or its head is neither imported nor torch.
 func Qualified(p *rule.Pass, n *ts.Node) string {
-	d := Dotted(p, n)
-	if d == "" {
-		return ""
-	}
-	if q := p.Imports.Qualify(d); q != "" {
-		return q
-	}
-	if d == "torch" || strings.HasPrefix(d, "torch.") {
-		return d
-	}
-	return ""
+	return Qualify(p, Dotted(p, n))
 }
 
 // CallName is the qualified name of the function a call invokes ("" when it
 // cannot be resolved through the imports).
 func CallName(p *rule.Pass, call *ts.Node) string {
 	return Qualified(p, call.ChildByFieldName("function"))
-}
-
-// Args returns a call's argument_list, or nil (generator-expression calls).
-func Args(call *ts.Node) *ts.Node {
-	a := call.ChildByFieldName("arguments")
-	if a == nil || a.Type() != "argument_list" {
-		return nil
-	}
-	return a
 }
 
 // Kwarg returns the keyword_argument node called name in args, or nil.
@@ -149,9 +110,9 @@ func HasSplat(args *ts.Node) bool {
 	return false
 }
 
-// Str returns the value of a plain string literal (no f-string
+// StringValue returns the value of a plain string literal (no f-string
 // interpolation, no bytes, no implicit concatenation, no escapes) and true.
-func Str(p *rule.Pass, n *ts.Node) (string, bool) {
+func StringValue(p *rule.Pass, n *ts.Node) (string, bool) {
 	if n == nil || n.Type() != "string" {
 		return "", false
 	}
@@ -304,7 +265,7 @@ func AddKwargs(p *rule.Pass, args *ts.Node, kws []string) []rule.Edit {
 	}
 	// One argument per line, in the last argument's indent, after the line
 	// that holds the last argument (and its comma and comment).
-	indent := lineIndent(src, Start(last))
+	indent := LineIndent(src, Start(last))
 	from := End(last)
 	if comma >= 0 {
 		from += comma
@@ -324,27 +285,6 @@ func AddKwargs(p *rule.Pass, args *ts.Node, kws []string) []rule.Edit {
 	return []rule.Edit{{Start: End(last), End: End(last), New: ","}, ins}
 }
 
-// lineIndent returns the whitespace that starts the line holding off.
-func lineIndent(src []byte, off int) string {
-	ls := LineStart(src, off)
-	i := ls
-	for i < len(src) && (src[i] == ' ' || src[i] == '\t') {
-		i++
-	}
-	return string(src[ls:i])
-}
-
-// LineIndent is the leading whitespace of the line that holds off.
-func LineIndent(src []byte, off int) string { return lineIndent(src, off) }
-
-// LineStart returns the offset of the start of the line holding off.
-func LineStart(src []byte, off int) int {
-	for off > 0 && src[off-1] != '\n' {
-		off--
-	}
-	return off
-}
-
 // LineEnd returns the offset just after the newline ending the line that
 // holds off (or len(src)).
 func LineEnd(src []byte, off int) int {
@@ -357,9 +297,11 @@ func LineEnd(src []byte, off int) int {
 	return off
 }
 
-// Statement returns the simple statement that contains n (the child of a
-// block or module), or nil.
-func Statement(n *ts.Node) *ts.Node {
+// EnclosingStatement returns the statement that contains n: its ancestor (or
+// n itself) that is a child of a block or of the module; nil when there is
+// none. Compare ExprStatement, which is only the expression statement made of
+// exactly n.
+func EnclosingStatement(n *ts.Node) *ts.Node {
 	for x := n; x != nil; x = x.Parent() {
 		p := x.Parent()
 		if p == nil {
@@ -372,8 +314,8 @@ func Statement(n *ts.Node) *ts.Node {
 	return nil
 }
 
-// InsideFunctionOrLambda reports whether n is nested in a lambda or a
-// comprehension, where no statement can be inserted.
+// InsideLambdaOrComprehension reports whether n is nested, below stop, in a
+// lambda or a comprehension, where no statement can be inserted.
 func InsideLambdaOrComprehension(n *ts.Node, stop *ts.Node) bool {
 	for x := n.Parent(); x != nil && !x.Equal(stop); x = x.Parent() {
 		switch x.Type() {

@@ -1,13 +1,4 @@
-// Package devkit holds the syntax helpers the device, cudaapi, amp and
-// distributed rule families share: the module-level DEVICE definition (its
-// name, chosen so it never collides with a binding of the module, and its
-// prelude), the device-index helper device_at(i) that every portable rewrite
-// of an indexed device uses (see AtPrelude), Python string-literal parsing for device strings, call and
-// argument helpers, and edits that add, remove or guard statements.
-//
-// Everything here is a pure function of a rule.Pass; nothing is cached
-// between files.
-package devkit
+package kit
 
 import (
 	"bytes"
@@ -135,7 +126,7 @@ func At(p *rule.Pass, dev string) string {
 		return true
 	})
 	free := func(n string) bool {
-		return taken[n] == 0 || bytes.Contains(p.Src, []byte(strings.TrimSpace(atHelper(n, dev))))
+		return taken[n] == 0 || OwnHelper(p, n, atHelper(n, dev))
 	}
 	for _, n := range atNames {
 		if free(n) {
@@ -160,8 +151,12 @@ type Dev struct {
 // NewDev returns the lazy DEVICE name of p's module.
 func NewDev(p *rule.Pass) *Dev { return &Dev{p: p} }
 
-// Name is the DEVICE name (see Device).
+// Name is the DEVICE name (see Device), or LazyDevice in a library module
+// (see Placement).
 func (d *Dev) Name() string {
+	if d.name == "" && Library(d.p) {
+		d.name = LazyDevice
+	}
 	if d.name == "" {
 		d.name = Device(d.p)
 	}
@@ -186,15 +181,19 @@ func (d *Dev) At(idx string) string { return d.AtName() + "(" + idx + ")" }
 
 // Fix returns a fix whose edits rely on DEVICE (and so on torch).
 func (d *Dev) Fix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
+	pre := DevicePrelude(d.Name())
+	if d.Name() == LazyDevice {
+		pre = LazyDevicePrelude()
+	}
 	return &rule.Fix{Title: title, Safety: safety, Edits: edits,
-		Preludes: []rule.Prelude{DevicePrelude(d.Name())}, Imports: []string{"import torch"}}
+		Preludes: []rule.Prelude{pre}, Imports: []string{"import torch"}}
 }
 
 // AtFix returns a fix whose edits rely on DEVICE and on the device-index
 // helper (see At).
 func (d *Dev) AtFix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 	f := d.Fix(title, safety, edits...)
-	f.Preludes = append(f.Preludes, AtPrelude(d.AtName(), d.Name()))
+	f.Preludes = append(f.Preludes, SharedPrelude(d.p, AtPrelude(d.AtName(), d.Name()), d.AtName()))
 	return f
 }
 
@@ -708,9 +707,10 @@ func DeviceName(name string) bool {
 	return strings.Contains(l, "device") || l == "dev"
 }
 
-// Statement returns the simple statement that n is the whole expression of
-// (an expression_statement holding exactly n), or nil.
-func Statement(n *ts.Node) *ts.Node {
+// ExprStatement returns the expression statement made of exactly n (n is the
+// whole statement: `torch.cuda.synchronize()` on its own), or nil. Compare
+// EnclosingStatement, the statement n is anywhere inside.
+func ExprStatement(n *ts.Node) *ts.Node {
 	par := n.Parent()
 	if par == nil || par.Type() != "expression_statement" || par.NamedChildCount() != 1 {
 		return nil

@@ -1,4 +1,4 @@
-package devkit
+package kit
 
 import (
 	"bytes"
@@ -53,7 +53,7 @@ func TestModule(p *rule.Pass) bool {
 // decorators, its body) nor its class skips on a host without CUDA
 // (is_available, skip). Computed once per file.
 func CrossChecks(p *rule.Pass) []CrossCheck {
-	return p.Memo("devkit.crosschecks", func() any {
+	return p.Memo("kit.crosschecks", func() any {
 		var out []CrossCheck
 		if !Mentions(p.Src, "cuda") || !Mentions(p.Src, "cpu") || !TestModule(p) {
 			return out

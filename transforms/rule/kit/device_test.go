@@ -1,11 +1,11 @@
-package devkit_test
+package kit_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/pallasify/pallasify/transforms/device/devkit"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/kit"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -47,7 +47,7 @@ func TestDeviceString(t *testing.T) {
 	for _, c := range cases {
 		withPass(t, "x = "+c.lit+"\n", func(p *rule.Pass) {
 			n := p.Tree.Root().NamedChild(0).NamedChild(0).ChildByFieldName("right")
-			s, ok := devkit.DeviceString(p, n)
+			s, ok := kit.DeviceString(p, n)
 			if ok != c.ok || (ok && (s.Index != c.index || s.FString != c.fstr)) {
 				t.Errorf("DeviceString(%s) = {Index:%q FString:%v}, %v; want {%q %v}, %v", c.lit, s.Index, s.FString, ok, c.index, c.fstr, c.ok)
 			}
@@ -75,17 +75,17 @@ func TestIndexClassifiers(t *testing.T) {
 		{"device_idx", false, false},
 	}
 	for _, c := range cases {
-		if got := devkit.PerProcessIndex(c.expr); got != c.perProcess {
+		if got := kit.PerProcessIndex(c.expr); got != c.perProcess {
 			t.Errorf("PerProcessIndex(%q) = %v; want %v", c.expr, got, c.perProcess)
 		}
-		if got := devkit.IndexLike(c.expr); got != c.indexish {
+		if got := kit.IndexLike(c.expr); got != c.indexish {
 			t.Errorf("IndexLike(%q) = %v; want %v", c.expr, got, c.indexish)
 		}
 	}
 }
 
 func TestDeviceName(t *testing.T) {
-	own := "DEVICE = " + devkit.DeviceExpr + "\n"
+	own := "DEVICE = " + kit.DeviceExpr + "\n"
 	cases := []struct{ name, src, want string }{
 		{"free", "import torch\nx = 1\n", "DEVICE"},
 		{"ours", "import torch\n" + own, "DEVICE"},
@@ -93,14 +93,14 @@ func TestDeviceName(t *testing.T) {
 		{"parameter", "def f(DEVICE):\n    pass\n", "ACCEL_DEVICE"},
 		{"import alias", "from cfg import dev as DEVICE\n", "ACCEL_DEVICE"},
 		{"for target", "for DEVICE in devs:\n    pass\n", "ACCEL_DEVICE"},
-		{"user and ours", "DEVICE = 'cuda'\nACCEL_DEVICE = " + devkit.DeviceExpr + "\n", "ACCEL_DEVICE"},
+		{"user and ours", "DEVICE = 'cuda'\nACCEL_DEVICE = " + kit.DeviceExpr + "\n", "ACCEL_DEVICE"},
 		{"all taken", "DEVICE = 1\nACCEL_DEVICE = 2\nPALLASIFY_DEVICE = 3\n", "PALLASIFY_DEVICE_2"},
 		{"use is not a binding", "print(DEVICE)\n", "DEVICE"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			withPass(t, c.src, func(p *rule.Pass) {
-				if got := devkit.Device(p); got != c.want {
+				if got := kit.Device(p); got != c.want {
 					t.Errorf("Device() = %q; want %q", got, c.want)
 				}
 			})
@@ -109,7 +109,7 @@ func TestDeviceName(t *testing.T) {
 }
 
 func TestAtName(t *testing.T) {
-	own := func(fn, dev string) string { return devkit.AtPrelude(fn, dev).Text }
+	own := func(fn, dev string) string { return kit.AtPrelude(fn, dev).Text }
 	cases := []struct{ name, src, dev, want string }{
 		{"free", "import torch\nx = 1\n", "DEVICE", "device_at"},
 		{"ours", "import torch\n" + own("device_at", "DEVICE"), "DEVICE", "device_at"},
@@ -125,7 +125,7 @@ func TestAtName(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			withPass(t, c.src, func(p *rule.Pass) {
-				if got := devkit.At(p, c.dev); got != c.want {
+				if got := kit.At(p, c.dev); got != c.want {
 					t.Errorf("At() = %q; want %q", got, c.want)
 				}
 			})
@@ -143,7 +143,7 @@ func TestReportRequotes(t *testing.T) {
 				t.Fatalf("offset of %s is wrong: %q", name, p.Src[off])
 			}
 			f := rule.Finding{Start: off, End: off + 1, Fix: &rule.Fix{Edits: []rule.Edit{{Start: off, End: off + 1, New: `g("k")`}}}}
-			devkit.Report(p, f)
+			kit.Report(p, f)
 			if got := f.Fix.Edits[0].New; got != want[name] {
 				t.Errorf("edit of %s = %s; want %s", name, got, want[name])
 			}
