@@ -48,7 +48,11 @@ func analyzeFeatures(k *item, closure []*item) features {
 			}
 		}
 		body := string(f.masked[it.start:it.end])
-		if it.kind != itemKernel && it.kind != itemDevice {
+		if it.kind == itemMacro {
+			// a kernel-body macro (CUDA_1D_KERNEL_LOOP) the kernel uses
+			// is part of its body once expanded
+			body = macroBody(string(f.src[it.start:it.end]))
+		} else if it.kind != itemKernel && it.kind != itemDevice {
 			continue
 		}
 		ft.barrier = ft.barrier || strings.Contains(body, "__syncthreads") || strings.Contains(body, "__syncwarp")
@@ -64,9 +68,19 @@ func analyzeFeatures(k *item, closure []*item) features {
 		if reShrinkLoop.MatchString(body) {
 			ft.reduceLoop = true
 		}
-		featuresOfTree(it, &ft)
+		if it.kind != itemMacro {
+			featuresOfTree(it, &ft)
+		}
 	}
 	return ft
+}
+
+// macroBody is the replacement text of a #define, continuation lines
+// joined.
+func macroBody(def string) string {
+	def = strings.ReplaceAll(def, "\\\n", " ")
+	def = strings.ReplaceAll(def, "\\\r\n", " ")
+	return def
 }
 
 func featuresOfTree(it *item, ft *features) {

@@ -40,6 +40,10 @@ type item struct {
 	template   *ts.Node // template_parameter_list when templated
 	include    string   // include path for itemInclude
 	system     bool     // <...> include
+	// elseOf is the #if block's key for a local include of its #else
+	// branch: spliced only when no local include of the first branch
+	// resolves in the tree (#ifdef OTHER_BACKEND / #else / the CUDA helper).
+	elseOf     string
 	constexpr  bool
 	launchSpan []Masked // launches inside this item (host functions)
 }
@@ -158,12 +162,33 @@ func (f *cudaFile) collectIf(n *ts.Node, wrappers []wrapper) {
 	for i := 0; i < int(n.NamedChildCount()); i++ {
 		c := n.NamedChild(i)
 		if c.Type() == "preproc_else" || c.Type() == "preproc_elif" || c.Type() == "preproc_elifdef" {
+			f.collectElseIncludes(c, wrappers)
 			break
 		}
 		if i == 0 && (c.Type() == "identifier" || strings.HasSuffix(c.Type(), "expression")) {
 			continue // the condition
 		}
 		f.collectNode(c, wrappers)
+	}
+}
+
+// collectElseIncludes keeps the local includes of an #else branch as
+// fallbacks of the block's first branch (flatten decides).
+func (f *cudaFile) collectElseIncludes(n *ts.Node, wrappers []wrapper) {
+	if len(wrappers) == 0 {
+		return
+	}
+	key := wrappers[len(wrappers)-1].key
+	outer := wrappers[:len(wrappers)-1]
+	for i := 0; i < int(n.NamedChildCount()); i++ {
+		c := n.NamedChild(i)
+		if c.Type() != "preproc_include" {
+			continue
+		}
+		if it := f.classify(c, outer); it != nil && it.kind == itemInclude && !it.system {
+			it.elseOf = key
+			f.items = append(f.items, it)
+		}
 	}
 }
 

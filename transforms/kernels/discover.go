@@ -133,6 +133,11 @@ type discoverer struct {
 	parsed  map[string]*cudaFile // headers by path
 	probs   []Problem
 	sources []*source
+	// headerDirs are where an include that resolves neither beside its
+	// file nor from the root is looked for (the extension builds pass every
+	// header folder as -I); found caches the answers.
+	headerDirs []string
+	found      map[string]string
 }
 
 // Discover finds the kernels under root among files (repo-relative paths the
@@ -150,6 +155,7 @@ func Discover(ctx context.Context, root string, files []string) (*Inventory, []P
 	}
 	sorted := append([]string(nil), files...)
 	sort.Strings(sorted)
+	d.headerDirs, d.found = headerDirs(sorted), map[string]string{}
 	byPath := map[string]*source{}
 	var tritons []*Kernel
 	// Python first: it refines origins of .cu files and adds inline sources.
@@ -337,9 +343,15 @@ func (d *discoverer) analyze() []*Kernel {
 // flatten returns f's items with local includes spliced in.
 func (d *discoverer) flatten(f *cudaFile, dir string, seen map[string]bool, depth int) []*item {
 	var out []*item
+	resolvedIf := map[string]bool{} // #if blocks whose first branch included a tree file
 	for _, it := range f.items {
 		if it.kind != itemInclude || it.system || depth > 8 {
-			out = append(out, it)
+			if it.elseOf == "" {
+				out = append(out, it)
+			}
+			continue
+		}
+		if it.elseOf != "" && resolvedIf[it.elseOf] {
 			continue
 		}
 		rel := ""
@@ -350,8 +362,16 @@ func (d *discoverer) flatten(f *cudaFile, dir string, seen map[string]bool, dept
 			}
 		}
 		if rel == "" {
-			out = append(out, it)
+			rel = d.headerByName(it.include)
+		}
+		if rel == "" {
+			if it.elseOf == "" {
+				out = append(out, it)
+			}
 			continue
+		}
+		if n := len(it.wrappers); n > 0 && it.elseOf == "" {
+			resolvedIf[it.wrappers[n-1].key] = true
 		}
 		if seen[rel] {
 			continue
@@ -372,6 +392,47 @@ func (d *discoverer) flatten(f *cudaFile, dir string, seen map[string]bool, dept
 		out = append(out, d.flatten(hf, path.Dir(rel), seen, depth+1)...)
 	}
 	return out
+}
+
+// headerDirs are the folders of the sources among files and every folder
+// above them: where an extension build's -I flags point.
+func headerDirs(files []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range files {
+		for dir := path.Dir(filepath.ToSlash(f)); dir != "." && dir != "/" && !seen[dir]; dir = path.Dir(dir) {
+			seen[dir] = true
+			out = append(out, dir)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// headerByName is the one file named inc under the tree's source folders
+// (headerDirs), or "" when none or several are.
+func (d *discoverer) headerByName(inc string) string {
+	inc = path.Clean(filepath.ToSlash(inc))
+	if strings.HasPrefix(inc, "../") || path.IsAbs(inc) {
+		return ""
+	}
+	if p, ok := d.found[inc]; ok {
+		return p
+	}
+	var found string
+	for _, dir := range d.headerDirs {
+		cand := path.Join(dir, inc)
+		if st, err := os.Stat(filepath.Join(d.root, filepath.FromSlash(cand))); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if found != "" {
+			found = ""
+			break
+		}
+		found = cand
+	}
+	d.found[inc] = found
+	return found
 }
 
 // kernel isolates one __global__ function and finds its spec.
