@@ -15,6 +15,10 @@ func ReasonCodes() []pipeline.CodeDoc {
 		{Code: "V-SPEC", Name: "bad-spec", Severity: pipeline.SevError, Title: "The kernel spec (or its captured launches) is malformed",
 			Doc: "The KernelSpec does not parse or is inconsistent (unknown dtype, an expression over unknown symbols, no " +
 				"sweep inside the constraints), or the captured-launch file does not match it. Nothing ran; fix the spec."},
+		{Code: "V-WIDE-INT", Name: "wide-integer", Severity: pipeline.SevError, Title: "The spec has a 64-bit unsigned buffer JAX cannot hold",
+			Doc: "A parameter is uint64 (an NMS-style bit mask of unsigned long long). JAX keeps 64-bit integers only with " +
+				"jax_enable_x64, which the harness leaves off (a TPU Pallas kernel has no 64-bit integers), and comparing " +
+				"through uint32 would drop the high bits. The captured spec stays as it is; the draft cannot be validated."},
 		{Code: "V-BANNED", Name: "banned-call", Severity: pipeline.SevError, Title: "The candidate makes a forbidden call or keeps state across calls",
 			Doc: "Found statically before the candidate runs: imports of os, subprocess, socket, ctypes, importlib, file " +
 				"access, dynamic code, caches of results across calls, or a call of the op being replaced (jax.nn.softmax " +

@@ -56,14 +56,16 @@ type LaunchArg struct {
 	// Decl is the kernel parameter's declared type ("int"), where CType is
 	// the type of the value passed ("long int": numel() converted at the
 	// call); a scalar's spec dtype is the declared one.
-	Decl        string          `json:"decl,omitempty"`
-	Value       json.RawMessage `json:"value,omitempty"`
-	Alloc       *LaunchAlloc    `json:"alloc,omitempty"`
-	OffsetBytes int64           `json:"offset_bytes"`
-	ExtentBytes int64           `json:"extent_bytes"`
-	ShapeHint   []int64         `json:"shape_hint,omitempty"`
-	Read        bool            `json:"read"`
-	Written     bool            `json:"written"`
+	Decl  string          `json:"decl,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+	// Address is the pointer's value as passed ("0x0": NULL).
+	Address     string       `json:"address,omitempty"`
+	Alloc       *LaunchAlloc `json:"alloc,omitempty"`
+	OffsetBytes int64        `json:"offset_bytes"`
+	ExtentBytes int64        `json:"extent_bytes"`
+	ShapeHint   []int64      `json:"shape_hint,omitempty"`
+	Read        bool         `json:"read"`
+	Written     bool         `json:"written"`
 	// ReadKnown is false when the role comes from comparing the buffer
 	// before and after (a write is seen, a read is not); Role is the
 	// recorder's own conclusion (input, output, inout) when it gives one.
@@ -153,7 +155,17 @@ type Capture struct {
 }
 
 var dtypeSize = map[string]int64{"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8,
-	"uint32": 4, "uint8": 1, "int8": 1, "int16": 2, "bool": 1}
+	"uint32": 4, "uint8": 1, "int8": 1, "int16": 2, "uint16": 2, "uint64": 8, "bool": 1}
+
+// isNull reports a pointer argument passed as NULL (an empty tensor's
+// data_ptr(), or nullptr): it points into no allocation and has no extent.
+func isNull(a LaunchArg) bool {
+	if a.Kind != "pointer" || a.Alloc != nil || a.ExtentBytes != 0 {
+		return false
+	}
+	v, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(strings.TrimSpace(a.Address)), "0x"), 16, 64)
+	return err == nil && v == 0
+}
 
 // maxCaseBytes bounds the buffers of one kernel's captured cases (the
 // validator reads them as one JSON file).
@@ -407,6 +419,11 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 		if a.Kind != "pointer" {
 			continue
 		}
+		if isNull(a) {
+			// a NULL pointer the kernel tests for: an empty input
+			sh.dims[i] = []*Expr{Lit(0)}
+			continue
+		}
 		if a.Captured != nil && !*a.Captured {
 			return nil, fmt.Errorf("argument %s: contents not recorded (over the capture byte budget)", argName(k, a, i))
 		}
@@ -526,6 +543,12 @@ func (sh *shaper) fit(l CapturedLaunch) (map[string]int64, bool) {
 		if a.Kind != "pointer" {
 			continue
 		}
+		if isNull(a) != isNull(sh.first.Args[i]) {
+			return nil, false
+		}
+		if isNull(a) {
+			continue
+		}
 		n, ok := elems(a)
 		if !ok {
 			return nil, false
@@ -592,6 +615,8 @@ func (sh *shaper) spec() *Spec {
 			p.CType, p.DType = declaredScalar(k, a, i, p.CType, p.DType)
 		}
 		switch {
+		case isNull(a):
+			p.Role, p.Null, p.Shape = "input", true, []string{"0"}
 		case a.Kind == "pointer":
 			p.Role = roleOf(a)
 			for _, d := range sh.dims[i] {
@@ -662,6 +687,10 @@ func (sh *shaper) captured(l CapturedLaunch, sizes map[string]int64) (CapturedCa
 			} else {
 				return c, 0, fmt.Errorf("argument %s: value %s is not a number", name, a.Value)
 			}
+			continue
+		}
+		if isNull(a) {
+			c.Args[name] = &CapturedBuffer{DType: a.DType, Shape: []int64{0}, Data: []byte{}}
 			continue
 		}
 		shape := make([]int64, len(sh.dims[i]))

@@ -325,3 +325,131 @@ func TestSpecFromLaunchesSkipsAnEmptyFirstLaunch(t *testing.T) {
 		t.Errorf("used %d launches, sweep %v: want the 1000-element launch", cp.Used, spec.Domain.Sweep)
 	}
 }
+
+// Real code passes an empty tensor for an optional argument the kernel tests
+// (`weight != NULL`) and keeps bit masks in unsigned long long: the capture
+// gives the first a NULL input of shape [0], the second dtype uint64.
+var nullMaskRepo = map[string]string{
+	"csrc/ops.cu": `
+__global__ void weighted_kernel(const int n, const float* input, const float* weight, float* out) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = weight != NULL ? input[i] * weight[i] : input[i];
+}
+__global__ void mask_kernel(const int n, const float* boxes, unsigned long long* mask) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) mask[i] = boxes[i] > 0 ? 1ULL << 40 : 0ULL;
+}
+void launch(int n, const float* in, const float* w, float* out, const float* b, unsigned long long* m) {
+  weighted_kernel<<<(n + 127) / 128, 128>>>(n, in, w, out);
+  mask_kernel<<<(n + 127) / 128, 128>>>(n, b, m);
+}
+`,
+}
+
+func TestSpecFromLaunchesNullAndUint64(t *testing.T) {
+	root := writeRepo(t, nullMaskRepo)
+	inv, _ := Discover(context.Background(), root, nil)
+	byName := map[string]*Kernel{}
+	for _, k := range inv.Kernels {
+		byName[k.Name] = k
+	}
+	if byName["weighted_kernel"] == nil || byName["mask_kernel"] == nil {
+		t.Fatalf("kernels not discovered: %+v", inv.Kernels)
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	f32 := func(vals ...float32) []byte {
+		b := make([]byte, 4*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+		}
+		return b
+	}
+	u64 := func(vals ...uint64) []byte {
+		b := make([]byte, 8*len(vals))
+		for i, v := range vals {
+			binary.LittleEndian.PutUint64(b[8*i:], v)
+		}
+		return b
+	}
+	ptr := func(idx int, name, dtype string, bytes int, role, before, after string) map[string]any {
+		return map[string]any{"index": idx, "name": name, "kind": "pointer", "ctype": "float*", "dtype": dtype,
+			"address": fmt.Sprintf("0x%x", 0x1000*(idx+1)), "alloc": map[string]any{"id": idx, "bytes": bytes, "origin": "torch"},
+			"offset_bytes": 0, "extent_bytes": bytes, "read": role != "output", "written": role != "input", "read_known": true,
+			"role": role, "before": before, "after": after}
+	}
+	in := write("1_in.bin", f32(1, -2, 3))
+	out0, out1 := write("1_out0.bin", f32(0, 0, 0)), write("1_out1.bin", f32(1, -2, 3))
+	weighted := map[string]any{"schema": CaptureSchema, "seq": 1, "kernel": "weighted_kernel", "instance": "weighted_kernel",
+		"grid": []int{1, 1, 1}, "block": []int{128, 1, 1}, "shared_bytes": 0, "roles_from": "replay",
+		"args": []any{
+			map[string]any{"index": 0, "name": "n", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": 3},
+			ptr(1, "input", "float32", 12, "input", in, in),
+			// an empty tensor's data_ptr(): NULL, in no allocation
+			map[string]any{"index": 2, "name": "weight", "kind": "pointer", "ctype": "float*", "dtype": "float32",
+				"address": "0x0", "alloc": nil, "origin": "unknown"},
+			ptr(3, "out", "float32", 12, "output", out0, out1)}}
+	boxes := write("2_boxes.bin", f32(1, -1, 2))
+	m0, m1 := write("2_m0.bin", u64(7, 7, 7)), write("2_m1.bin", u64(1<<40, 0, 1<<40))
+	mask := map[string]any{"schema": CaptureSchema, "seq": 2, "kernel": "mask_kernel", "instance": "mask_kernel",
+		"grid": []int{1, 1, 1}, "block": []int{128, 1, 1}, "shared_bytes": 0, "roles_from": "replay",
+		"args": []any{
+			map[string]any{"index": 0, "name": "n", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": 3},
+			ptr(1, "boxes", "float32", 12, "input", boxes, boxes),
+			ptr(2, "mask", "uint64", 24, "output", m0, m1)}}
+	var lines []string
+	for _, l := range []any{weighted, mask} {
+		b, _ := json.Marshal(l)
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, cp, err := SpecFromLaunches(byName["weighted_kernel"], ls)
+	if err != nil {
+		t.Fatalf("weighted_kernel: %v", err)
+	}
+	w := spec.Params[2]
+	if w.Name != "weight" || !w.Null || w.Role != "input" || w.DType != "float32" || !reflect.DeepEqual(w.Shape, []string{"0"}) {
+		t.Errorf("weight = %+v, want a NULL float32 input of shape [0]", w)
+	}
+	if spec.Params[1].Null || spec.Params[3].Null || spec.Params[3].Role != "output" {
+		t.Errorf("only weight is NULL: %+v", spec.Params)
+	}
+	if probs := ValidateSpec(spec, byName["weighted_kernel"]); len(probs) > 0 {
+		t.Errorf("ValidateSpec: %v", probs)
+	}
+	if len(cp.Cases) != 1 {
+		t.Fatalf("cases = %d, want 1", len(cp.Cases))
+	}
+	if b, ok := cp.Cases[0].Args["weight"].(*CapturedBuffer); !ok || len(b.Data) != 0 || !reflect.DeepEqual(b.Shape, []int64{0}) {
+		t.Errorf("case weight = %+v, want an empty buffer", cp.Cases[0].Args["weight"])
+	}
+	js, err := CapturedCasesJSON("weighted", cp.Cases)
+	if err != nil || !strings.Contains(string(js), `"weight":{"dtype":"float32","shape":[0],"data":""}`) {
+		t.Errorf("captured cases JSON: %v %s", err, js)
+	}
+	spec, cp, err = SpecFromLaunches(byName["mask_kernel"], ls)
+	if err != nil {
+		t.Fatalf("mask_kernel: %v", err)
+	}
+	m := spec.Params[2]
+	if m.DType != "uint64" || m.Role != "output" || !reflect.DeepEqual(m.Shape, []string{"n"}) {
+		t.Errorf("mask = %+v, want a uint64 output of shape [n]", m)
+	}
+	if got := cp.Cases[0].Expected["mask"]; got.DType != "uint64" || binary.LittleEndian.Uint64(got.Data[0:]) != 1<<40 {
+		t.Errorf("expected mask = %+v", got)
+	}
+	if probs := ValidateSpec(spec, byName["mask_kernel"]); len(probs) > 0 {
+		t.Errorf("ValidateSpec: %v", probs)
+	}
+}

@@ -69,6 +69,9 @@ var dtypes = map[string]string{
 	"int": "int32", "int32_t": "int32", "signed int": "int32", "long long": "int64", "int64_t": "int64", "long": "int64",
 	"long long int": "int64", "size_t": "int64", "unsigned": "uint32", "unsigned int": "uint32", "uint32_t": "uint32",
 	"uint8_t": "uint8", "unsigned char": "uint8", "bool": "bool",
+	"int8_t": "int8", "signed char": "int8", "int16_t": "int16", "short": "int16", "uint16_t": "uint16",
+	"unsigned short": "uint16", "uint64_t": "uint64", "unsigned long long": "uint64", "unsigned long": "uint64",
+	"unsigned long long int": "uint64", "unsigned long int": "uint64",
 }
 
 func dtypeOf(base string) (string, bool) {

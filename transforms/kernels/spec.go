@@ -60,7 +60,8 @@ type Param struct {
 	// CType is the declared C type, e.g. "const float*", "int", "float".
 	CType string `json:"ctype" yaml:"ctype"`
 	// DType is the element (pointer) or value (scalar) dtype: float32,
-	// float16, bfloat16, float64, int32, int64, uint32, uint8, bool.
+	// float16, bfloat16, float64, int8, int16, int32, int64, uint8, uint16,
+	// uint32, uint64, bool.
 	DType string `json:"dtype" yaml:"dtype"`
 	// Role: input, output, inout, scalar, size.
 	Role string `json:"role" yaml:"role"`
@@ -73,6 +74,12 @@ type Param struct {
 	Value *float64  `json:"value,omitempty" yaml:"value,omitempty"`
 	// Values bounds integer input data to [lo, hi) (e.g. bin indices).
 	IntRange []int64 `json:"int_range,omitempty" yaml:"int_range,omitempty"`
+	// Null marks a pointer that is NULL in every captured launch (an empty
+	// tensor's data_ptr(), or nullptr): role input, shape ["0"]. The
+	// kernel's `p != NULL` / `p != nullptr` branches are decided by it (not
+	// taken); the reference is launched with a NULL pointer and a draft gets
+	// an empty array.
+	Null bool `json:"null,omitempty" yaml:"null,omitempty"`
 }
 
 // Launch is the launch configuration as expressions of the symbols.

@@ -97,8 +97,9 @@ func yamlLine(err error) int {
 }
 
 var (
-	validRoles   = map[string]bool{"input": true, "output": true, "inout": true, "scalar": true, "size": true}
-	validDTypes  = map[string]bool{"float32": true, "float16": true, "bfloat16": true, "float64": true, "int32": true, "int64": true, "uint32": true, "uint8": true, "bool": true}
+	validRoles  = map[string]bool{"input": true, "output": true, "inout": true, "scalar": true, "size": true}
+	validDTypes = map[string]bool{"float32": true, "float16": true, "bfloat16": true, "float64": true, "int32": true, "int64": true, "uint32": true, "uint8": true, "bool": true,
+		"int8": true, "int16": true, "uint16": true, "uint64": true}
 	validClasses = map[string]bool{ClassElementwise: true, ClassRowReduction: true, ClassMatmulTile: true, ClassTranspose: true, ClassScan: true, ClassHistogram: true, ClassStencil: true, ClassOther: true}
 )
 
@@ -164,7 +165,7 @@ func ValidateSpec(s *Spec, k *Kernel) []string {
 		}
 		names[p.Name] = true
 		if !validDTypes[p.DType] {
-			bad("%s.dtype: %q is not one of float32, float16, bfloat16, float64, int32, int64, uint32, uint8, bool", f, p.DType)
+			bad("%s.dtype: %q is not one of float32, float16, bfloat16, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool", f, p.DType)
 		}
 		if !validRoles[p.Role] {
 			bad("%s.role: %q is not one of input, output, inout, scalar, size", f, p.Role)
@@ -183,6 +184,9 @@ func ValidateSpec(s *Spec, k *Kernel) []string {
 			if p.Role == "output" || p.Role == "inout" {
 				outputs++
 			}
+			if p.Null && (p.Role != "input" || len(p.Shape) != 1 || strings.TrimSpace(p.Shape[0]) != "0") {
+				bad("%s.null: a NULL pointer is an input of shape [\"0\"]", f)
+			}
 		case "scalar":
 			if p.Role != "scalar" && p.Role != "size" {
 				bad("%s.role: a scalar is scalar or size, not %q", f, p.Role)
@@ -196,6 +200,9 @@ func ValidateSpec(s *Spec, k *Kernel) []string {
 			}
 			if len(p.Range) != 0 && (len(p.Range) != 2 || p.Range[0] > p.Range[1]) {
 				bad("%s.range: want [lo, hi] with lo <= hi", f)
+			}
+			if p.Null {
+				bad("%s.null: only a pointer can be NULL", f)
 			}
 		default:
 			bad("%s.kind: %q is not pointer or scalar", f, p.Kind)

@@ -27,7 +27,7 @@ from .astban import check_source, mentions_pallas_call
 from .compare import compare, degenerate, passes, tolerance
 from .gen import DISTRIBUTIONS, SPECIAL, make_case
 from .refworker import recv, send
-from .spec import SpecError, load_spec, shape_sweep
+from .spec import X64_DTYPES, SpecError, load_spec, shape_sweep
 
 EXIT = {"proven": 0, "rejected": 1, "error": 2}
 # When shapes fail for different reasons, the most specific one is reported.
@@ -257,6 +257,11 @@ def run_protocol(a, v: Verdict):
     except SpecError as e:
         raise error("V-SPEC", str(e)) from None
     v.d["kernel"] = a.kernel or spec.id
+    wide = [f"{p.name} ({p.dtype})" for p in spec.params if p.dtype in X64_DTYPES]
+    if wide:
+        raise error("V-WIDE-INT", f"{', '.join(wide)}: JAX holds 64-bit unsigned integers only with jax_enable_x64, "
+                    "which the harness leaves off (a TPU Pallas kernel has no 64-bit integers); comparing through "
+                    "uint32 would drop the high bits")
     v.d["deterministic"] = spec.deterministic
     try:
         a.chips = tpu.parse_chips(a.tpu_chips)

@@ -86,7 +86,8 @@ class SoReference:
             if p.role in ("input", "inout"):
                 a = np.ascontiguousarray(np.array(args[p.name], dtype=p.np_dtype, copy=True))
                 bufs[p.name] = a
-                ptrs.append(a.ctypes.data_as(ctypes.c_void_p).value or 0)
+                # a NULL parameter is launched as NULL, as the original was
+                ptrs.append(0 if p.null else (a.ctypes.data_as(ctypes.c_void_p).value or 0))
             elif p.role == "output":
                 a = poisoned(p, shapes[p.name])
                 bufs[p.name] = a

@@ -25,8 +25,14 @@ DTYPES = {
     "uint8": np.dtype(np.uint8),
     "int8": np.dtype(np.int8),
     "int16": np.dtype(np.int16),
+    "uint16": np.dtype(np.uint16),
+    "uint64": np.dtype(np.uint64),
     "bool": np.dtype(np.bool_),
 }
+# Dtypes JAX holds only with jax_enable_x64 (off in the harness: a TPU Pallas
+# kernel has no 64-bit integers); a spec with a uint64 buffer is refused
+# (V-WIDE-INT) rather than compared through a silent truncation to uint32.
+X64_DTYPES = {"uint64"}
 FLOAT_DTYPES = {"float32", "float16", "bfloat16", "float64"}
 
 # C value types for scalar parameters (the ABI passes their addresses).
@@ -39,6 +45,8 @@ CTYPES = {
     "uint8": ctypes.c_uint8,
     "int8": ctypes.c_int8,
     "int16": ctypes.c_int16,
+    "uint16": ctypes.c_uint16,
+    "uint64": ctypes.c_uint64,
     "bool": ctypes.c_bool,
     "float16": ctypes.c_uint16,  # raw bits
     "bfloat16": ctypes.c_uint16,  # raw bits
@@ -63,6 +71,9 @@ class Param:
     range: list | None = None
     value: float | None = None
     int_range: list | None = None
+    # NULL in every captured launch (an empty tensor's data_ptr()): an empty
+    # input for the candidate, a NULL pointer for the reference.
+    null: bool = False
     _shape_fns: list = field(default_factory=list, repr=False)
     _expr_fn: object = None
 
@@ -159,7 +170,9 @@ def parse_spec(raw: dict) -> Spec:
         kind = rp.get("kind") or ("pointer" if role in ("input", "output", "inout") else "scalar")
         p = Param(name=name, kind=kind, ctype=rp.get("ctype", ""), dtype=dtype, role=role,
                   shape=list(rp.get("shape") or []), expr=rp.get("expr"), range=rp.get("range"),
-                  value=rp.get("value"), int_range=rp.get("int_range"))
+                  value=rp.get("value"), int_range=rp.get("int_range"), null=bool(rp.get("null", False)))
+        if p.null and (role != "input" or len(p.shape) != 1 or str(p.shape[0]).strip() != "0"):
+            raise SpecError(f"param {name}: a NULL pointer is an input of shape [\"0\"]")
         if role in ("input", "output", "inout"):
             if kind != "pointer":
                 raise SpecError(f"param {name}: role {role} needs kind pointer")

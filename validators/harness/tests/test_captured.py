@@ -71,3 +71,53 @@ def test_malformed_capture_is_a_spec_error(tmp_path, refs, edit, why):
     cap.write_text(json.dumps(doc))
     v = run_harness(tmp_path, "axpy", "good.py", "--quick", "--seeds", "2", "--captured", str(cap), reference=refs["axpy"])
     assert v["verdict"] == "error" and code(v) == "V-SPEC" and why in v["reason"], v["reason"]
+
+
+@pytest.fixture(scope="module")
+def weighted_ref(tmp_path_factory):
+    import subprocess
+
+    from conftest import DATA
+
+    so = tmp_path_factory.mktemp("weighted") / "weighted.so"
+    subprocess.run(["g++", "-O2", "-shared", "-fPIC", "-o", str(so), str(DATA / "weighted" / "ref.cc")], check=True)
+    return str(so)
+
+
+def test_null_pointer_reaches_the_reference_as_null(tmp_path, weighted_ref):
+    # weight is NULL in every captured launch: the reference is launched with
+    # NULL (its weight != NULL branch not taken) and the candidate gets an
+    # empty array; a non-NULL empty buffer would send the reference into the
+    # weighted branch, reading past the buffer.
+    n = 300
+    x = np.random.default_rng(3).standard_normal(n).astype(np.float32)
+    case = {"label": "launch 12 (weighted_kernel)", "sizes": {"n": n}, "launch": [3, 1, 1, 128, 1, 1, 0],
+            "args": {"n": n, "x": buf(x), "weight": {"dtype": "float32", "shape": [0], "data": ""}},
+            "expected": {"out": buf((2 * x).astype(np.float32))}}
+    cap = tmp_path / "captured.json"
+    cap.write_text(json.dumps({"schema": "pallasify.captured/v1", "kernel": "weighted", "cases": [case]}))
+    v = run_harness(tmp_path, "weighted", "good.py", "--quick", "--seeds", "2", "--captured", str(cap), reference=weighted_ref)
+    assert v["verdict"] == "proven", v["reason"]
+    assert v["captured_cases"] == 1
+
+
+def test_null_must_be_an_empty_input(tmp_path, weighted_ref):
+    from conftest import DATA
+
+    spec = json.loads((DATA / "weighted" / "spec.json").read_text())
+    spec["params"][2]["shape"] = ["n"]
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    v = run_harness(tmp_path, "weighted", "good.py", "--quick", reference=weighted_ref, spec=path)
+    assert v["verdict"] == "error" and code(v) == "V-SPEC" and "NULL pointer" in v["reason"], v["reason"]
+
+
+def test_uint64_buffer_is_refused_not_truncated(tmp_path, weighted_ref):
+    from conftest import DATA
+
+    spec = json.loads((DATA / "weighted" / "spec.json").read_text())
+    spec["params"][3]["dtype"] = "uint64"
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec))
+    v = run_harness(tmp_path, "weighted", "good.py", "--quick", reference=weighted_ref, spec=path)
+    assert v["verdict"] == "error" and code(v) == "V-WIDE-INT" and "out (uint64)" in v["reason"], v["reason"]
