@@ -89,11 +89,10 @@ func TestRegistryDocs(t *testing.T) {
 	}
 }
 
-// TestRegistryExamples runs every rule's Example through the engine, alone,
-// for both targets, and compares with the documented output. Examples show
-// what a rule does, so unsafe fixes are applied; DisplayOnly findings never
-// change code.
-func TestRegistryExamples(t *testing.T) { ruletest.CheckExamples(t, transforms.All()) }
+// TestRegistryExamples runs the one doc and example check (ruletest.Docs) over
+// the whole registry: codes unique across families, every Example run alone
+// for both targets with unsafe fixes, its output shown in the doc.
+func TestRegistryExamples(t *testing.T) { ruletest.Docs(t, transforms.All()) }
 
 func TestLookup(t *testing.T) {
 	for _, r := range transforms.All() {

@@ -12,4 +12,4 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestGolden(t *testing.T) { ruletest.Golden(t, amp.Rules, "testdata", *update, ruletest.Device) }
 
-func TestExamples(t *testing.T) { ruletest.CheckExamples(t, amp.Rules) }
+func TestDocs(t *testing.T) { ruletest.Docs(t, amp.Rules) }

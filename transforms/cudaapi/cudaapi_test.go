@@ -14,4 +14,4 @@ func TestGolden(t *testing.T) {
 	ruletest.Golden(t, cudaapi.Rules, "testdata", *update, ruletest.Device)
 }
 
-func TestExamples(t *testing.T) { ruletest.CheckExamples(t, cudaapi.Rules) }
+func TestDocs(t *testing.T) { ruletest.Docs(t, cudaapi.Rules) }

@@ -1,7 +1,6 @@
 package cudaapi
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/rule"

@@ -12,4 +12,4 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestGolden(t *testing.T) { ruletest.Golden(t, device.Rules, "testdata", *update, ruletest.Device) }
 
-func TestExamples(t *testing.T) { ruletest.CheckExamples(t, device.Rules) }
+func TestDocs(t *testing.T) { ruletest.Docs(t, device.Rules) }

@@ -12,4 +12,4 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestGolden(t *testing.T) { ruletest.Golden(t, xla.Rules, "testdata", *update, ruletest.Hazards) }
 
-func TestExamples(t *testing.T) { ruletest.CheckExamples(t, xla.Rules) }
+func TestDocs(t *testing.T) { ruletest.Docs(t, xla.Rules) }

@@ -1,7 +1,10 @@
 // Package ruletest runs the golden tests of every rule family (device,
-// cudaapi, amp, distributed, hf, compile, hazards).
+// cudaapi, amp, distributed, hf, compile, hazards, xla) and checks every
+// rule's documented example (Docs).
 //
-// Each directory under testdata/ is a case: input.py plus, per target,
+// Each directory under testdata/ is a case, named <rule> or <rule>.<variant>
+// (that rule runs alone) or family.<variant> (the whole family runs); a
+// <rule>.nochange case must come out as it went in. A case holds input.py plus, per target,
 // want.<target>.py (the output with safe fixes; missing = no change) and
 // want.<target>.unsafe.py (the output with --unsafe-fixes; missing = same as
 // the safe output). For every case and target the harness checks that the
@@ -203,36 +206,28 @@ type Style struct {
 	// Prefixes runs the case's rules over every prefix of the input (whole
 	// lines) that parses.
 	Prefixes bool
-	// RuleFor picks the rule a case directory runs alone; nil (or a nil
-	// result) runs the whole family.
-	RuleFor func(family []*rule.Rule, caseName string) *rule.Rule
 }
 
 // Device is the style of the device, cudaapi, amp and distributed families:
-// a case named <rule> or <rule>-<anything> runs that rule alone (longest
-// rule name wins); needles, --mark and every parsing prefix of the input are
-// checked. Their inputs carry no `# want` comments.
-var Device = Style{Needles: true, Mark: true, Prefixes: true, RuleFor: ByPrefix}
+// needles, --mark and every parsing prefix of the input are checked. Their
+// inputs carry no `# want` comments.
+var Device = Style{Needles: true, Mark: true, Prefixes: true}
 
-// Hazards is the style of the hazards, hf and compile families: a case named
-// <rule> or <rule>.<anything> runs that rule alone, and every check is on.
-var Hazards = Style{Wants: true, Needles: true, Mark: true, Prefixes: true, RuleFor: ByBase}
+// Hazards is the style of the hazards, hf, compile and xla families: every
+// check is on, `# want` comments included.
+var Hazards = Style{Wants: true, Needles: true, Mark: true, Prefixes: true}
 
-// ByPrefix returns the rule whose name is the longest prefix of a case name,
-// followed by "-" or nothing.
-func ByPrefix(family []*rule.Rule, name string) *rule.Rule {
-	var best *rule.Rule
-	for _, r := range family {
-		if (name == r.Name || strings.HasPrefix(name, r.Name+"-")) && (best == nil || len(r.Name) > len(best.Name)) {
-			best = r
-		}
-	}
-	return best
-}
+// NoChange is the variant of a case whose input must come out unchanged for
+// every target, safe and unsafe: <rule>.nochange (or family.<what>.nochange).
+// Such a case may hold no want files.
+const NoChange = "nochange"
 
-// ByBase returns the rule named like the case up to its first ".".
-func ByBase(family []*rule.Rule, name string) *rule.Rule {
-	base := strings.SplitN(name, ".", 2)[0]
+// RuleFor returns the rule a case runs alone: the rule named like the case
+// up to its first "." (a case is named <rule> or <rule>.<variant>); nil for
+// any other name (by convention family.<variant>), which runs the whole
+// family.
+func RuleFor(family []*rule.Rule, caseName string) *rule.Rule {
+	base, _, _ := strings.Cut(caseName, ".")
 	for _, r := range family {
 		if r.Name == base {
 			return r
@@ -241,8 +236,16 @@ func ByBase(family []*rule.Rule, name string) *rule.Rule {
 	return nil
 }
 
+// noChange reports whether a case name's last variant is NoChange.
+func noChange(caseName string) bool {
+	_, variant, ok := strings.Cut(caseName, ".")
+	return ok && (variant == NoChange || strings.HasSuffix(variant, "."+NoChange))
+}
+
 // Golden walks dir (a testdata directory) and checks every case against its
-// golden files in the given style; with update it rewrites them instead.
+// golden files in the given style; with update it rewrites them instead. A
+// case runs the rule RuleFor names, else the whole family; a NoChange case
+// must leave its input as it is.
 func Golden(t *testing.T, family []*rule.Rule, dir string, update bool, style Style) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -259,10 +262,8 @@ func Golden(t *testing.T, family []*rule.Rule, dir string, update bool, style St
 		name := ent.Name()
 		caseDir := filepath.Join(dir, name)
 		rules := family
-		if style.RuleFor != nil {
-			if r := style.RuleFor(family, name); r != nil {
-				rules = []*rule.Rule{r}
-			}
+		if r := RuleFor(family, name); r != nil {
+			rules = []*rule.Rule{r}
 		}
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join(caseDir, "input.py"))
@@ -273,6 +274,11 @@ func Golden(t *testing.T, family []*rule.Rule, dir string, update bool, style St
 				t.Fatalf("input.py has %d parse errors", n)
 			}
 			comp.Add(t, name+"/input.py", src)
+			if noChange(name) {
+				if wants, _ := filepath.Glob(filepath.Join(caseDir, "want.*")); len(wants) > 0 && !update {
+					t.Fatalf("a %s case holds want files: %v", NoChange, wants)
+				}
+			}
 			if style.Prefixes {
 				checkPrefixes(t, rules, src)
 			}
@@ -299,6 +305,9 @@ func checkTarget(t *testing.T, rules []*rule.Rule, caseDir string, src []byte, t
 	}
 	if unsafeRes.Output != nil {
 		comp.Add(t, name+"/"+string(tg)+".unsafe", unsafe)
+	}
+	if noChange(name) && (!bytes.Equal(safe, src) || !bytes.Equal(unsafe, src)) {
+		t.Errorf("%s: a %s case changed:\n%s", tg, NoChange, Diff(src, unsafe))
 	}
 	if style.Needles {
 		checkNeedles(t, safeLabel, rules, src, safeRes.Findings)
@@ -501,40 +510,20 @@ func exampleWant(r *rule.Rule, tg rule.Target) string {
 	return want
 }
 
-// CheckExamples runs every rule's documented Example through the engine, as
-// the only rule, for both targets (with unsafe fixes, since the example shows
-// what the rule does) and compares with the documented output; every output
-// must also hold Check's invariants and compile.
-func CheckExamples(t *testing.T, rules []*rule.Rule) {
-	t.Helper()
-	comp := NewCompiler(t)
-	for _, r := range rules {
-		t.Run(r.Code, func(t *testing.T) {
-			if strings.TrimSpace(r.Example.Before) == "" {
-				t.Fatalf("%s has no Example.Before", r.Code)
-			}
-			for _, tg := range rule.Targets {
-				want := exampleWant(r, tg)
-				out := Check(t, []*rule.Rule{r}, rule.Options{Target: tg, UnsafeFixes: true}, []byte(r.Example.Before))
-				if string(out) != want {
-					t.Errorf("%s example, %s: got\n%s\nwant\n%s", r.Code, tg, out, want)
-				}
-				comp.Add(t, r.Code+"."+string(tg)+".py", out)
-			}
-		})
-	}
-	comp.Check(t)
-}
-
-// Docs checks each rule's documentation and runs its Example for both
-// targets (with unsafe fixes enabled, as the example shows the fix): the
-// output must match, appear in the doc, and come with a finding of the rule.
-func Docs(t *testing.T, family []*rule.Rule) {
+// Docs is the one check of the rules' documentation, for a family or for
+// the whole registry. For every rule: a unique code of a family prefix plus
+// three digits, a kebab-case name, a title, a family and Run; a doc with the
+// sections kit.Doc renders ("## Fix safety" unless the rule is Safe); and
+// its Example, run as the only rule for both targets with unsafe fixes (the
+// example shows the fix): the output must match the documented one, appear
+// in the doc, come with a finding of the rule, raise no engine problem,
+// parse, compile, and be a fixed point of a second pass.
+func Docs(t *testing.T, rules []*rule.Rule) {
 	t.Helper()
 	comp := NewCompiler(t)
 	seen := map[string]bool{}
-	for _, r := range family {
-		t.Run(r.Name, func(t *testing.T) {
+	for _, r := range rules {
+		t.Run(r.Code+"-"+r.Name, func(t *testing.T) {
 			if seen[r.Code] {
 				t.Errorf("duplicate code %s", r.Code)
 			}
@@ -557,27 +546,28 @@ func Docs(t *testing.T, family []*rule.Rule) {
 					t.Errorf("doc lacks %q", s)
 				}
 			}
-			if r.Example.Before == "" {
+			if strings.TrimSpace(r.Example.Before) == "" {
 				t.Fatalf("no example")
 			}
 			in := []byte(r.Example.Before)
-			path := "example.py"
-			if strings.HasPrefix(r.Example.Before, "{") {
+			path, notebook := "example.py", strings.HasPrefix(r.Example.Before, "{")
+			if notebook {
 				path = "example.ipynb" // a notebook example is notebook JSON
 			} else {
-				comp.Add(t, r.Name+"/example", in)
+				comp.Add(t, r.Code+"/example.py", in)
 			}
 			for _, target := range rule.Targets {
 				want := exampleWant(r, target)
-				res := RunPath(t, []*rule.Rule{r}, rule.Options{Target: target, UnsafeFixes: true}, path, in)
-				got := string(Output(res, in))
-				if got != want {
-					t.Errorf("%s: example output\n%s\nwant\n%s", target, got, want)
+				opts := rule.Options{Target: target, UnsafeFixes: true}
+				res := RunPath(t, []*rule.Rule{r}, opts, path, in)
+				out := Output(res, in)
+				if string(out) != want {
+					t.Errorf("%s: example output\n%s\nwant\n%s", target, out, want)
 				}
 				if !strings.Contains(r.Doc, strings.TrimSpace(want)) {
 					t.Errorf("%s: the doc does not show the example output", target)
 				}
-				var own int
+				own := 0
 				for _, f := range res.Findings {
 					if f.Code == r.Code {
 						own++
@@ -585,6 +575,21 @@ func Docs(t *testing.T, family []*rule.Rule) {
 				}
 				if own == 0 {
 					t.Errorf("%s: the example raises no %s finding", target, r.Code)
+				}
+				for _, pr := range res.Problems {
+					t.Errorf("%s: engine problem %s at line %d: %s", target, pr.Code, pr.Line, pr.Message)
+				}
+				if res.Output == nil {
+					continue
+				}
+				if again := RunPath(t, []*rule.Rule{r}, opts, path, out); again.Output != nil {
+					t.Errorf("%s: second pass changed the example output:\n%s", target, Diff(out, again.Output))
+				}
+				if !notebook {
+					if n := ParseErrors(t, out); n > 0 {
+						t.Errorf("%s: example output has %d parse errors", target, n)
+					}
+					comp.Add(t, r.Code+"/"+string(target)+".py", out)
 				}
 			}
 		})
