@@ -127,7 +127,7 @@ func settingsFinding(p *rule.Pass, dev *kit.Dev, call, args *ts.Node) {
 		} else {
 			add = append(add, `backend="tpu"`)
 		}
-	} else if s, lit := kit.StringValue(p, v); lit && debugBackends[s] {
+	} else if s, lit := kit.PlainString(p, v); lit && debugBackends[s] {
 		// kept
 	} else if !isPortableChoice(p, v) {
 		if portable {
@@ -166,7 +166,7 @@ func settingsFinding(p *rule.Pass, dev *kit.Dev, call, args *ts.Node) {
 		if v == nil {
 			continue
 		}
-		if s, lit := kit.StringValue(p, v); kit.IsNone(v) || (lit && s == "default") || isPortableChoice(p, v) {
+		if s, lit := kit.PlainString(p, v); kit.IsNone(v) || (lit && s == "default") || isPortableChoice(p, v) {
 			continue
 		}
 		if portable {

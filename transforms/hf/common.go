@@ -25,7 +25,7 @@ var strategies = map[string]bool{"auto": true, "balanced": true, "balanced_low_0
 // "cuda:N", an int N >= 0, or a dict mapping "" or every module to the same
 // one) or a placement strategy. index is the CUDA index (-1: none given).
 func classify(p *rule.Pass, v *ts.Node, allowDict bool) (placement, int) {
-	if s, ok := kit.StringValue(p, v); ok {
+	if s, ok := kit.PlainString(p, v); ok {
 		if i, ok := kit.CudaDevice(s); ok {
 			return placeDevice, i
 		}

@@ -247,13 +247,13 @@ var ProcessGroup = &rule.Rule{
 			if len(al.Positional) > 0 {
 				be = al.Positional[0]
 			}
-			if s, lit := kit.StringValue(p, be); !lit || s != "xla" {
+			if s, lit := kit.PlainString(p, be); !lit || s != "xla" {
 				return
 			}
 			quote := p.Text(be)[:1]
 			edits := []rule.Edit{{Start: kit.Start(be), End: kit.End(be), New: quote + "tpu_dist" + quote}}
 			if kw := al.Keywords["init_method"]; kw != nil {
-				if s, lit := kit.StringValue(p, kw.ChildByFieldName("value")); lit && s == "xla://" {
+				if s, lit := kit.PlainString(p, kw.ChildByFieldName("value")); lit && s == "xla://" {
 					edits = append(edits, al.Drop(p.Src, kw))
 				}
 			}

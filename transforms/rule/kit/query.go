@@ -110,30 +110,6 @@ func HasSplat(args *ts.Node) bool {
 	return false
 }
 
-// StringValue returns the value of a plain string literal (no f-string
-// interpolation, no bytes, no implicit concatenation, no escapes) and true.
-func StringValue(p *rule.Pass, n *ts.Node) (string, bool) {
-	if n == nil || n.Type() != "string" {
-		return "", false
-	}
-	var b strings.Builder
-	for _, c := range ts.Children(n) {
-		switch c.Type() {
-		case "string_start":
-			pre := strings.ToLower(strings.TrimRight(p.Text(c), `'"`))
-			if strings.ContainsAny(pre, "fb") {
-				return "", false
-			}
-		case "string_content":
-			b.WriteString(p.Text(c))
-		case "string_end":
-		default: // interpolation, escape_sequence
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
 // Int returns the value of an integer literal, allowing a leading minus.
 func Int(p *rule.Pass, n *ts.Node) (int, bool) {
 	if n == nil {
