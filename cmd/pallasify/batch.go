@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/pallasify/pallasify/pipeline/batch"
@@ -146,7 +145,7 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		bopts.GitHub = client
 	}
 	var bars *batch.Bars
-	if ttyWriter(o.IO.ErrOut) {
+	if isTerminal(o.IO.ErrOut) {
 		bars = batch.NewBars(o.IO.ErrOut)
 		bopts.Progress = bars
 	} else {
@@ -191,10 +190,4 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		return &exitError{code: 1, err: fmt.Errorf("%d repositories did not finish; run the same command again to resume", sum.Interrupted)}
 	}
 	return nil
-}
-
-// ttyWriter reports whether w is a terminal (progress bars only there).
-func ttyWriter(w any) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }

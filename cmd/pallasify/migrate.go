@@ -5,14 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/mattn/go-isatty"
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/pallasify/pallasify/pipeline"
@@ -87,29 +85,26 @@ func (f *treeFlags) rules() []*rule.Rule {
 // failures to exit code 2.
 func runPipeline(ctx context.Context, io *streams, opts pipeline.Options,
 	fn func(context.Context, pipeline.Options) (*pipeline.Run, error)) (*pipeline.Run, error) {
-	var bar *progressbar.ProgressBar
+	var bar *fileBar
 	if isTerminal(io.ErrOut) {
 		start := time.Now()
 		opts.Progress = func(done, total int) {
 			// Only long runs get a bar: it appears after half a second.
 			if bar == nil && time.Since(start) > 500*time.Millisecond && done < total {
-				bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(io.ErrOut),
-					progressbar.OptionSetDescription("files"), progressbar.OptionShowCount(),
-					progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond),
-					progressbar.OptionSetPredictTime(true))
+				bar = newFileBar(io.ErrOut, total)
 			}
 			if bar != nil {
-				bar.Set(done)
+				bar.set(done)
 			}
 		}
 	}
 	run, err := fn(ctx, opts)
 	if bar != nil {
 		if ctx.Err() != nil {
-			bar.Exit() // leave the line as it is; no 100%
+			bar.abort() // leave the line as it is; no 100%
 			fmt.Fprintln(io.ErrOut)
 		} else {
-			bar.Finish()
+			bar.finish()
 		}
 	}
 	if err != nil {
@@ -129,15 +124,6 @@ func runErr(ctx context.Context, err error) error {
 		return &exitError{code: 130, err: errInterrupted}
 	}
 	return usageErr(err)
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
 // migrateOptions are migrate's parsed flags and dependencies.
