@@ -39,10 +39,22 @@ $(VPY): validators/harness/requirements.txt validators/harness/constraints.txt
 
 venv: $(VPY)
 
-lint:
+# staticcheck, pinned, built into bin/ the first time lint runs (from the Go module proxy).
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
+
+$(STATICCHECK):
+	@mkdir -p bin/.staticcheck
+	GOBIN=$(CURDIR)/bin/.staticcheck GOFLAGS= $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/.staticcheck/staticcheck $@
+
+# vet + gofmt + staticcheck + `go mod tidy` is a no-op.
+lint: $(STATICCHECK)
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.venv/*')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	./$(STATICCHECK) ./...
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy (go mod tidy -diff):"; $(GO) mod tidy -diff; exit 1; }
 
 test: deps venv lint
 	$(GO) test -count=1 -timeout=60m -skip='^TestFixtureKernels$$' ./...

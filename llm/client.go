@@ -195,7 +195,10 @@ func (c *Client) Request(msgs []Message, sp Sampling, structured bool) openai.Ch
 		if strings.Contains(c.s.BaseURL, "api.openai.com") {
 			req.MaxCompletionTokens = sp.MaxTokens
 		} else {
-			req.MaxTokens = sp.MaxTokens // what vLLM, Ollama and llama.cpp read
+			// vLLM, Ollama and llama.cpp read max_tokens; the OpenAI API alone
+			// wants max_completion_tokens (above).
+			//lint:ignore SA1019 the deprecated field is the one these servers read
+			req.MaxTokens = sp.MaxTokens
 		}
 	}
 	if structured {

@@ -130,11 +130,15 @@ func ForClass(class string) []Exemplar {
 }
 
 // Hash is the version of the prompts: Version plus every embedded file.
-func Hash() string {
+func Hash() string { return hashFS(Version, files) }
+
+// hashFS hashes version and every file of fsys (sorted paths, each with its
+// length and bytes).
+func hashFS(version string, fsys fs.FS) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n", Version)
+	fmt.Fprintf(h, "%s\n", version)
 	var names []string
-	_ = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			names = append(names, p)
 		}
@@ -142,7 +146,7 @@ func Hash() string {
 	})
 	sort.Strings(names)
 	for _, n := range names {
-		b, _ := files.ReadFile(n)
+		b, _ := fs.ReadFile(fsys, n)
 		fmt.Fprintf(h, "%s %d\n", n, len(b))
 		h.Write(b)
 	}

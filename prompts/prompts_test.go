@@ -2,12 +2,16 @@ package prompts
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/validators"
@@ -147,9 +151,37 @@ func TestSchemaIsStrict(t *testing.T) {
 	}
 }
 
-func TestHashStable(t *testing.T) {
-	if Hash() != Hash() || len(Hash()) != 64 {
-		t.Error("hash unstable")
+// TestHash: the prompt hash (a cache key) is the SHA-256 of the version and
+// every embedded file, and changes with any of them.
+func TestHash(t *testing.T) {
+	base := fstest.MapFS{"templates/a.tmpl": {Data: []byte("hi")}, "exemplars/b.py": {Data: []byte("x = 1\n")}}
+	want := sha256.Sum256([]byte("v1\nexemplars/b.py 6\nx = 1\ntemplates/a.tmpl 2\nhi"))
+	if got := hashFS("v1", base); got != hex.EncodeToString(want[:]) {
+		t.Errorf("hashFS = %s, want %x", got, want)
+	}
+	h0 := hashFS("v1", base)
+	edited := fstest.MapFS{"templates/a.tmpl": {Data: []byte("ho")}, "exemplars/b.py": base["exemplars/b.py"]}
+	renamed := fstest.MapFS{"templates/c.tmpl": base["templates/a.tmpl"], "exemplars/b.py": base["exemplars/b.py"]}
+	added := fstest.MapFS{"templates/a.tmpl": base["templates/a.tmpl"], "exemplars/b.py": base["exemplars/b.py"],
+		"exemplars/d.py": {Data: []byte("")}}
+	for name, h := range map[string]string{"version": hashFS("v2", base), "edited file": hashFS("v1", edited),
+		"renamed file": hashFS("v1", renamed), "added file": hashFS("v1", added)} {
+		if h == h0 {
+			t.Errorf("%s: hash unchanged", name)
+		}
+	}
+	if Hash() != hashFS(Version, files) {
+		t.Error("Hash is not the hash of the embedded prompt files")
+	}
+	n := 0
+	_ = fs.WalkDir(files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return nil
+	})
+	if n < 2 {
+		t.Errorf("%d embedded prompt files: the templates and exemplars are not embedded", n)
 	}
 }
 

@@ -60,6 +60,9 @@ func TestMigrateGitURLPushPR(t *testing.T) {
 	if code := run([]string{"migrate", "--target", "tpu", "--pr", "--config", ops, url}, io); code != 0 {
 		t.Fatalf("second run exit %d: %s", code, errOut.String())
 	}
+	if strings.Contains(out.String(), token) {
+		t.Fatal("token leaked in the second run")
+	}
 	if len(api.PRs()) != 1 || !strings.Contains(errOut.String(), "already holds this change") {
 		t.Errorf("second run: %s", errOut.String())
 	}
