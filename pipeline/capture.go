@@ -180,6 +180,9 @@ func (c *CaptureStage) Run(ctx context.Context, root string, files []string, inv
 			k.Unit.SetPreprocessed(src)
 			kc.Preprocessed = true
 		}
+		if k.Captured != nil {
+			kernels.ClassifyCaptured(k) // the access pattern the launches showed
+		}
 	}
 	return out
 }
@@ -242,18 +245,19 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 	}
 	var launches []kernels.CapturedLaunch
 	var passed, failed int
-	var runErrs []string
+	var runs []entryRun
 	for _, e := range entries {
 		ls, res, err := c.capture(ctx, root, files, built, e, shims)
 		if err != nil {
-			runErrs = append(runErrs, oneLine(err.Error()))
+			runs = append(runs, entryRun{entryLabel(e), oneLine(err.Error())})
 			continue
 		}
 		if res.ExitCode == 0 && res.Failed == 0 {
 			passed++
+			runs = append(runs, entryRun{label: entryLabel(e)})
 		} else {
 			failed++
-			runErrs = append(runErrs, entryLabel(e)+" failed: "+lastErrorLine(res.Output))
+			runs = append(runs, entryRun{entryLabel(e), entryLabel(e) + " failed: " + lastErrorLine(res.Output)})
 		}
 		launches = append(launches, ls...)
 	}
@@ -267,14 +271,60 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 			k.UseCapture(spec, cp)
 		case cp.Launches == 0:
 			why := fmt.Sprintf("%d test entr%s ran, none launched %s", len(entries), plural(len(entries), "y", "ies"), k.Name)
-			if len(runErrs) > 0 {
-				why += " (" + runErrs[0] + ")"
+			if w := notLaunchedWhy(k, runs); w != "" {
+				why += " (" + w + ")"
 			}
 			kc.BuildReason = &BuildReason{Code: CodeCaptureNotLaunched, Text: why}
 		default:
 			kc.BuildReason = &BuildReason{Code: CodeCaptureUnreadable, Text: oneLine(err.Error())}
 		}
 	}
+}
+
+// entryRun is how one test entry ended: failure is "" when it passed.
+type entryRun struct {
+	label, failure string
+}
+
+// notLaunchedWhy names the entry that explains why k was never launched:
+// the test of k's own op (its file stem, letters and digits only, is part of
+// the kernel's file or name: test_psa_mask.py for psamask_cuda_kernel.cuh),
+// failed or passed without reaching the kernel; else the first failure.
+func notLaunchedWhy(k *kernels.Kernel, runs []entryRun) string {
+	subject := alnum(path.Base(k.Path)) + " " + alnum(k.Name)
+	first := ""
+	var passedOwn string
+	for _, r := range runs {
+		if first == "" && r.failure != "" {
+			first = r.failure
+		}
+		op := alnum(strings.TrimSuffix(strings.TrimPrefix(path.Base(r.label), "test_"), ".py"))
+		op = strings.TrimSuffix(op, "test")
+		if len(op) < 3 || !strings.Contains(subject, op) {
+			continue
+		}
+		if r.failure != "" {
+			return r.failure
+		}
+		if passedOwn == "" {
+			passedOwn = r.label + " passed without launching it"
+		}
+	}
+	if passedOwn != "" {
+		return passedOwn
+	}
+	return first
+}
+
+// alnum lowercases s and keeps its letters and digits.
+func alnum(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func plural(n int, one, many string) string {

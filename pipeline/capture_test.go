@@ -362,3 +362,24 @@ func TestCaptureTestEntries(t *testing.T) {
 		t.Errorf("kernel %+v", r.Kernels[0])
 	}
 }
+
+// A kernel no test launched is explained by its own op's test (the one whose
+// stem is part of the kernel's file or name), not by the first failure.
+func TestNotLaunchedNamesTheOpsTest(t *testing.T) {
+	runs := []entryRun{
+		{"tests/test_ops/test_carafe.py", "tests/test_ops/test_carafe.py failed: E FileNotFoundError: carafe_feat.bin"},
+		{"tests/test_ops/test_gather_points.py", ""},
+		{"tests/test_ops/test_psa_mask.py", "tests/test_ops/test_psa_mask.py failed: E FileNotFoundError: psa_input.bin"},
+	}
+	for _, c := range []struct{ path, name, want string }{
+		{"mmcv/ops/csrc/common/cuda/psamask_cuda_kernel.cuh", "psamask_collect_forward_cuda", "psa_input.bin"},
+		{"mmcv/ops/csrc/common/cuda/gather_points_cuda_kernel.cuh", "gather_points_backward_cuda_kernel",
+			"tests/test_ops/test_gather_points.py passed without launching it"},
+		{"mmcv/ops/csrc/common/cuda/nms_cuda_kernel.cuh", "nms_cuda", "carafe_feat.bin"}, // no test of its own: the first failure
+	} {
+		k := &kernels.Kernel{Path: c.path, Name: c.name}
+		if got := notLaunchedWhy(k, runs); !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want it to name %q", c.name, got, c.want)
+		}
+	}
+}
