@@ -1,42 +1,97 @@
 package pipeline
 
-import "github.com/pallasify/pallasify/transforms/rule"
+import (
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+)
 
 // prefilter decides, in one pass over a file's bytes, which rules can report
 // anything on it. A rule with Needles can only report on a file containing at
 // least one of them; a rule without Needles always runs. The scan is an
 // Aho-Corasick automaton compiled to a dense byte DFA, so its cost does not
 // grow with the number of needles.
+//
+// A needle may need several strings, all somewhere in the file, joined by
+// " & ": `\bpipeline\b & \bdevice` passes a file that calls pipeline(...)
+// and names a device. Each part may be anchored at a word boundary with `\b`
+// at its start, its end or both (`\bflash_attn\b`): the byte before (after)
+// the match must not be an ASCII letter, digit or underscore, or the match
+// must start (end) the file. So `\bcuda\b` matches `torch.cuda` and
+// `"cuda:0"`, not `is_cuda` or `cudaMalloc`.
+//
+// Besides the rules, the prefilter answers for extra needle sets (the kernel
+// discovery's, see kernelNeedles): Select's second result says which of them
+// the file contains.
 type prefilter struct {
 	rules  []*rule.Rule
-	always []bool  // rule i has no needles
-	delta  []int32 // state*256 + byte -> state
-	out    [][]int // state -> rule indexes whose needle ends here (including via suffix links)
-	any    bool    // some rule has needles
+	always []bool   // rule i has no needles
+	delta  []int32  // state*256 + byte -> state
+	out    [][]hit  // state -> needle parts that end here (including via suffix links)
+	owner  []int    // needle -> its rule's index, or len(rules)+k for extra set k
+	full   []uint64 // needle -> the mask of all its parts
+	any    bool     // some rule has needles
+	sets   int      // extra needle sets
 }
 
-func newPrefilter(rules []*rule.Rule) *prefilter {
-	pf := &prefilter{rules: rules, always: make([]bool, len(rules))}
+// hit is one part of a needle ending at a DFA state: which needle, which
+// part (a bit of the needle's mask), its length and its boundary anchors.
+type hit struct {
+	needle        int
+	bit           uint64
+	n             int
+	before, after bool // needs a word boundary before / after the match
+}
+
+// needleParts splits a needle into the strings that must all occur: parts
+// are joined by " & " (`\bpipeline\b & \bdevice`); at most 64.
+func needleParts(nd string) []string {
+	var parts []string
+	for _, p := range strings.Split(nd, " & ") {
+		if text, _, _ := parseNeedle(p); text != "" {
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) > 64 {
+		parts = parts[:64]
+	}
+	return parts
+}
+
+// parseNeedle splits `\b` anchors off a needle part.
+func parseNeedle(nd string) (text string, before, after bool) {
+	text = nd
+	if t, ok := strings.CutPrefix(text, `\b`); ok {
+		text, before = t, true
+	}
+	if t, ok := strings.CutSuffix(text, `\b`); ok && t != "" {
+		text, after = t, true
+	}
+	return text, before, after
+}
+
+func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
+	pf := &prefilter{rules: rules, always: make([]bool, len(rules)), sets: len(sets)}
 	type node struct {
 		next map[byte]int32
 		fail int32
-		out  []int
+		out  []hit
 	}
 	nodes := []node{{next: map[byte]int32{}}}
-	for i, r := range rules {
-		if len(r.Needles) == 0 {
-			pf.always[i] = true
-			continue
+	// add enters the parts of one needle; false when it has none.
+	add := func(owner int, nd string) bool {
+		parts := needleParts(nd)
+		if len(parts) == 0 {
+			return false
 		}
-		for _, nd := range r.Needles {
-			if nd == "" {
-				pf.always[i] = true
-				continue
-			}
-			pf.any = true
+		id := len(pf.owner)
+		pf.owner = append(pf.owner, owner)
+		pf.full = append(pf.full, 1<<len(parts)-1)
+		for b, part := range parts {
+			text, before, after := parseNeedle(part)
 			s := int32(0)
-			for j := 0; j < len(nd); j++ {
-				c := nd[j]
+			for j := 0; j < len(text); j++ {
+				c := text[j]
 				nx, ok := nodes[s].next[c]
 				if !ok {
 					nodes = append(nodes, node{next: map[byte]int32{}})
@@ -45,12 +100,31 @@ func newPrefilter(rules []*rule.Rule) *prefilter {
 				}
 				s = nx
 			}
-			nodes[s].out = append(nodes[s].out, i)
+			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after})
+		}
+		return true
+	}
+	for i, r := range rules {
+		if len(r.Needles) == 0 {
+			pf.always[i] = true
+			continue
+		}
+		for _, nd := range r.Needles {
+			if !add(i, nd) {
+				pf.always[i] = true // an empty needle: always run
+				continue
+			}
+			pf.any = true
+		}
+	}
+	for k, set := range sets {
+		for _, nd := range set {
+			add(len(rules)+k, nd)
 		}
 	}
 	n := len(nodes)
 	pf.delta = make([]int32, n*256)
-	pf.out = make([][]int, n)
+	pf.out = make([][]hit, n)
 	// Breadth-first construction of failure links and the dense table.
 	queue := make([]int32, 0, n)
 	for c := 0; c < 256; c++ {
@@ -65,7 +139,7 @@ func newPrefilter(rules []*rule.Rule) *prefilter {
 		s := queue[0]
 		queue = queue[1:]
 		f := nodes[s].fail
-		pf.out[s] = append(append([]int(nil), nodes[s].out...), pf.out[f]...)
+		pf.out[s] = append(append([]hit(nil), nodes[s].out...), pf.out[f]...)
 		for c := 0; c < 256; c++ {
 			if nx, ok := nodes[s].next[byte(c)]; ok {
 				nodes[nx].fail = pf.delta[int(f)*256+c]
@@ -79,41 +153,65 @@ func newPrefilter(rules []*rule.Rule) *prefilter {
 	return pf
 }
 
-// select returns the rules that may report on src, in their original order;
-// nil when none can.
+// wordByte reports whether c can continue an identifier (ASCII only: a
+// non-ASCII byte counts as a boundary, which can only let more files through).
+func wordByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// selectRules returns the rules that may report on src, in their original
+// order; nil when none can.
 func (pf *prefilter) selectRules(src []byte) []*rule.Rule {
-	if !pf.any {
-		return pf.rules
-	}
-	hit := make([]bool, len(pf.rules))
-	copy(hit, pf.always)
+	sel, _ := pf.Select(src)
+	return sel
+}
+
+// Select returns the rules that may report on src (in their original order;
+// nil when none can) and, for each extra needle set, whether src contains one
+// of its needles.
+func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
+	owners := len(pf.rules) + pf.sets
+	found := make([]bool, owners)
+	copy(found, pf.always)
 	remaining := 0
-	for i := range pf.rules {
-		if !hit[i] {
+	for i := range found {
+		if !found[i] && (i >= len(pf.rules) || pf.any) {
 			remaining++
 		}
 	}
+	if !pf.any {
+		// No rule has needles: every rule runs; only the sets are scanned.
+		for i := range pf.rules {
+			found[i] = true
+		}
+	}
+	mask := make([]uint64, len(pf.owner))
 	s := int32(0)
 	delta := pf.delta
-	for _, c := range src {
-		s = delta[int(s)<<8|int(c)]
-		if o := pf.out[s]; o != nil {
-			for _, i := range o {
-				if !hit[i] {
-					hit[i] = true
-					remaining--
-				}
+	for pos := 0; pos < len(src) && remaining > 0; pos++ {
+		s = delta[int(s)<<8|int(src[pos])]
+		for _, h := range pf.out[s] {
+			o := pf.owner[h.needle]
+			if found[o] || mask[h.needle]&h.bit != 0 {
+				continue
 			}
-			if remaining == 0 {
-				break
+			if h.before && pos+1-h.n > 0 && wordByte(src[pos-h.n]) {
+				continue
+			}
+			if h.after && pos+1 < len(src) && wordByte(src[pos+1]) {
+				continue
+			}
+			if mask[h.needle] |= h.bit; mask[h.needle] == pf.full[h.needle] {
+				found[o] = true
+				remaining--
 			}
 		}
 	}
 	var sel []*rule.Rule
 	for i, r := range pf.rules {
-		if hit[i] {
+		if found[i] {
 			sel = append(sel, r)
 		}
 	}
-	return sel
+	return sel, found[len(pf.rules):]
 }
