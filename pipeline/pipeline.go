@@ -161,7 +161,9 @@ type state struct {
 	opts    Options
 	rewrite bool
 	entries []entry
-	pending map[int][2][]byte // file index -> original, updated
+	pending map[int][2][]byte        // file index -> original, updated
+	pkgs    map[string]bool          // directories holding an __init__.py
+	shared  map[string][]rule.Shared // helper module path -> definitions imported from it
 }
 
 func (st *state) acquire(ctx context.Context, r *Run) error {
@@ -198,6 +200,7 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 	}
 	st.entries = entries
 	st.pending = map[int][2][]byte{}
+	st.pkgs, st.shared = packageDirs(entries), map[string][]rule.Shared{}
 	pf := newPrefilter(st.opts.Rules)
 	parsers := ts.NewPool(ts.Python)
 	defer parsers.Close()
@@ -209,11 +212,15 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			out, orig := st.processFile(ctx, parsers, pf, entries[i], r.Files[i])
+			out, orig, shared := st.processFile(ctx, parsers, pf, entries[i], r.Files[i])
 			mu.Lock()
 			defer mu.Unlock()
 			if out != nil && st.rewrite {
 				st.pending[i] = [2][]byte{orig, out}
+				if len(shared) > 0 {
+					_, helper := layoutOf(entries[i].rel, st.pkgs)
+					st.shared[helper] = append(st.shared[helper], shared...)
+				}
 			}
 			done++
 			if st.opts.Progress != nil {
@@ -229,20 +236,21 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 }
 
 // processFile fills f and returns the rewritten contents (and the original)
-// when the file changes.
-func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilter, e entry, f *File) (out, orig []byte) {
+// when the file changes, with the shared definitions the rewrite imports from
+// its package's helper module (helpers.go).
+func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilter, e entry, f *File) (out, orig []byte, shared []rule.Shared) {
 	skip := func(code string, sev Severity, msg string) {
 		f.Skipped = code
 		f.Diagnostics = append(f.Diagnostics, Diagnostic{Code: code, Severity: sev, Path: f.Path, Message: msg})
 	}
 	if e.size > st.opts.MaxFileBytes {
 		skip(CodeTooLarge, SevWarning, fmt.Sprintf("file is %d bytes, over the %d-byte limit; not read, left untouched", e.size, st.opts.MaxFileBytes))
-		return nil, nil
+		return nil, nil, nil
 	}
 	src, err := readLimited(e.abs, st.opts.MaxFileBytes)
 	if err != nil {
 		skip(CodeUnreadable, SevError, "file could not be read: "+err.Error())
-		return nil, nil
+		return nil, nil, nil
 	}
 	f.Bytes = int64(len(src))
 	f.Lines = countLines(src)
@@ -252,33 +260,35 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	}
 	if bytes.IndexByte(head, 0) >= 0 {
 		skip(CodeBinary, SevWarning, "file holds a NUL byte (binary); left untouched")
-		return nil, nil
+		return nil, nil, nil
 	}
 	if !utf8.Valid(src) {
 		skip(CodeNotUTF8, SevWarning, "file is not valid UTF-8; left untouched")
-		return nil, nil
+		return nil, nil, nil
 	}
 	if f.Lang == LangNotebook {
 		if st.opts.Notebook != nil {
 			f.Diagnostics = append(f.Diagnostics, st.opts.Notebook(f.Path, src)...)
-			return nil, nil
+			return nil, nil, nil
 		}
 		if out = st.processNotebook(ctx, parsers, pf, f, src); out != nil {
-			return out, src
+			return out, src, nil
 		}
-		return nil, nil
+		return nil, nil, nil
 	}
 	rules := pf.selectRules(src)
 	if len(rules) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark}}
+	layout, _ := layoutOf(e.rel, st.pkgs)
+	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
+		Layout: layout}}
 	parser := parsers.Get()
 	res, err := eng.Run(ctx, parser, f.Path, src)
 	parsers.Put(parser)
 	if err != nil {
 		skip(CodeInternal, SevError, "engine could not run: "+err.Error())
-		return nil, nil
+		return nil, nil, nil
 	}
 	for _, fd := range res.Findings {
 		f.Diagnostics = append(f.Diagnostics, findingDiag(f.Path, fd))
@@ -291,9 +301,9 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		}
 	}
 	if !res.Changed() {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return res.Output, src
+	return res.Output, src, res.Shared
 }
 
 func findingDiag(path string, fd rule.Finding) Diagnostic {
@@ -318,6 +328,7 @@ func (st *state) applyRewrites(ctx context.Context, r *Run) error {
 		r.Files[i].Original, r.Files[i].Updated = pr[0], pr[1]
 	}
 	st.pending = nil
+	st.addHelperModules(r)
 	return nil
 }
 

@@ -85,6 +85,7 @@ func runCudaDeviceDefault(p *rule.Pass) {
 			return
 		}
 		f, note := fix(p, dv, st)
+		f = lazyDefault(p, st, f)
 		kit.Report(p, rule.Finding{Start: kit.Start(st.s.Node), End: kit.End(st.s.Node),
 			Message: "CUDA device as " + st.context + note, Fix: f})
 	})

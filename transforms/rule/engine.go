@@ -25,6 +25,7 @@ type Options struct {
 	Target      Target
 	UnsafeFixes bool // also apply Unsafe fixes
 	Mark        bool // insert a "# pallasify: CODE ..." comment above DisplayOnly findings
+	Layout      Layout
 }
 
 // Engine runs a fixed list of rules over files.
@@ -43,6 +44,9 @@ type Result struct {
 	// failure), reported with the same Finding shape.
 	Problems    []Finding
 	InputErrors int
+	// Shared are the definitions the output imports from its package's
+	// helper module (Layout.Package), which the driver must write.
+	Shared []Shared
 }
 
 // Changed reports whether the file would be rewritten.
@@ -73,7 +77,7 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 	for i, r := range e.Rules {
 		order[r.Code] = i
 		var got []Finding
-		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Imports: im, rule: r, out: &got, memo: memo}
+		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Layout: e.Opts.Layout, Imports: im, rule: r, out: &got, memo: memo}
 		if perr := runRule(r, pass); perr != nil {
 			res.Problems = append(res.Problems, Finding{Code: CodeRulePanic, Rule: r.Name, Line: 1, Col: 1,
 				Message: fmt.Sprintf("rule %s (%s) failed on this file and was skipped: %v", r.Code, r.Name, perr)})
@@ -96,6 +100,7 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 	})
 	out, problem := e.apply(ctx, p, src, im, res)
 	if problem != nil {
+		res.Shared = nil
 		res.Problems = append(res.Problems, *problem)
 		for i := range res.Findings {
 			res.Findings[i].Applied = false
@@ -129,6 +134,8 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 	var accepted []placed
 	var imports []string
 	preludes := map[string]Prelude{}
+	shared := map[string]bool{}
+	res.Shared = nil
 	seq := 0
 	overlaps := func(x Edit) (bool, int) {
 		for _, a := range accepted {
@@ -190,6 +197,19 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 		f.Applied = true
 		imports = append(imports, f.Fix.Imports...)
 		for _, pr := range f.Fix.Preludes {
+			if pr.Share != "" && e.Opts.Layout.Package != "" {
+				// A shared definition: imported from the package's helper
+				// module when the file's new text names it (device_at needs
+				// pallasify_device in the helper module, not in the file).
+				if usesName(f.Fix.Edits, pr.Share) {
+					imports = append(imports, "from "+e.Opts.Layout.Package+HelperModule+" import "+pr.Share)
+				}
+				if !shared[pr.Share] {
+					shared[pr.Share] = true
+					res.Shared = append(res.Shared, Shared{Key: pr.Key, Name: pr.Share, Text: pr.Text, Imports: pr.Imports})
+				}
+				continue
+			}
 			if _, ok := preludes[pr.Key]; !ok {
 				preludes[pr.Key] = pr
 			}
@@ -282,6 +302,7 @@ func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]
 		seen[l] = true
 		missing = append(missing, l)
 	}
+	missing = mergeHelperImports(missing)
 	keys := make([]string, 0, len(preludes))
 	for k := range preludes {
 		keys = append(keys, k)
@@ -328,6 +349,56 @@ func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]
 		}
 	}
 	return b.String()
+}
+
+// usesName reports whether the new text of edits names the identifier name.
+func usesName(edits []Edit, name string) bool {
+	for _, e := range edits {
+		for t := e.New; ; {
+			i := strings.Index(t, name)
+			if i < 0 {
+				break
+			}
+			before := i == 0 || !isIdentByte(t[i-1])
+			after := i+len(name) == len(t) || !isIdentByte(t[i+len(name)])
+			if before && after {
+				return true
+			}
+			t = t[i+len(name):]
+		}
+	}
+	return false
+}
+
+func isIdentByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// mergeHelperImports joins the from-imports of the helper module (see
+// Prelude.Share) into one line, at the place of the first, names sorted.
+func mergeHelperImports(lines []string) []string {
+	var out []string
+	var names []string
+	at, prefix := -1, ""
+	for _, l := range lines {
+		head, name, ok := strings.Cut(l, " import ")
+		if ok && strings.HasPrefix(head, "from .") && strings.HasSuffix(head, HelperModule) && !strings.Contains(name, ",") {
+			if at < 0 {
+				at, prefix = len(out), head+" import "
+				out = append(out, "")
+			}
+			if head+" import " == prefix {
+				names = append(names, name)
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	if at >= 0 {
+		sort.Strings(names)
+		out[at] = prefix + strings.Join(names, ", ")
+	}
+	return out
 }
 
 // definesTopLevel reports whether a prelude block defines a function or a

@@ -112,6 +112,37 @@ type Prelude struct {
 	Text    string // the lines to insert, newline-terminated
 	Marker  string // a prefix that proves the prelude is already there
 	Imports []string
+	// Share, when set, is the one name Text defines, and Text may be shared:
+	// in a file of a package (Layout.Package set) it goes to the package's
+	// helper module (HelperModule) and the file imports Share from there;
+	// elsewhere Text is inserted as usual.
+	Share string
+}
+
+// HelperModule is the module name of a package's shared helper definitions
+// (see Prelude.Share); the file sits next to the package's top __init__.py.
+const HelperModule = "_pallasify_device"
+
+// Layout is where a file sits in its tree, as the driver knows it. The zero
+// value (no tree known: a single file, a notebook, a rule's example) places
+// every definition in the file at module level.
+type Layout struct {
+	// Tree is set when the driver walked a tree and knows the file's place:
+	// the device rules may then treat a library module (a file that is not
+	// an entry script) lazily (kit.Library).
+	Tree bool
+	// Package is the relative import prefix of the package's helper module
+	// ("." for a file next to the top __init__.py, ".." one level below),
+	// or "" when the file is in no package (shared definitions stay inline).
+	Package string
+}
+
+// Shared is one definition a file needs from its package's helper module.
+type Shared struct {
+	Key     string // the prelude's key, the sort key in the helper module
+	Name    string // the name it defines
+	Text    string
+	Imports []string // import lines the definition relies on
 }
 
 // Fix is one suggested change: an imperative title, a safety level and edits
@@ -144,6 +175,7 @@ type Pass struct {
 	Src     []byte
 	Tree    *ts.Tree
 	Target  Target
+	Layout  Layout
 	Imports *Imports
 	rule    *Rule
 	out     *[]Finding

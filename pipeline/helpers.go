@@ -1,0 +1,196 @@
+package pipeline
+
+import (
+	"bytes"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+)
+
+// Shared device helpers (rule.Prelude.Share): the device rules write the
+// definitions a package's library modules need (pallasify_device, device_at,
+// the memory helper) once, into <top package>/_pallasify_device.py, and each
+// module imports them from there. A file in no package (a loose script or
+// module) keeps its definitions inline: no import path to a shared module
+// works for every way such a file is run.
+
+// helperFile is the file name of a package's helper module.
+const helperFile = rule.HelperModule + ".py"
+
+// packageDirs is the set of directories (slash-separated, "." for the root)
+// that hold an __init__.py among the walked files.
+func packageDirs(entries []entry) map[string]bool {
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		if path.Base(e.rel) == "__init__.py" {
+			dirs[path.Dir(e.rel)] = true
+		}
+	}
+	return dirs
+}
+
+// layoutOf is where rel sits for the rules, and the path of the helper module
+// its shared definitions go to ("" for a file in no package). The package is
+// the highest directory above rel reached through directories that all hold
+// an __init__.py; the import prefix climbs from rel's directory to it.
+func layoutOf(rel string, pkgs map[string]bool) (rule.Layout, string) {
+	dir := path.Dir(rel)
+	if !pkgs[dir] {
+		return rule.Layout{Tree: true}, ""
+	}
+	top, up := dir, 0
+	for top != "." && pkgs[path.Dir(top)] {
+		top = path.Dir(top)
+		up++
+	}
+	return rule.Layout{Tree: true, Package: strings.Repeat(".", up+1)}, path.Join(top, helperFile)
+}
+
+// helperDoc opens a helper module pallasify writes.
+const helperDoc = `"""pallasify: device helpers shared by the modules of this package (written by ` + "`pallasify migrate`" + `).
+
+Each finds the device on first use, so importing a module of the package does not initialise the accelerator.
+"""
+`
+
+// helperSource returns the helper module holding defs: old (the module as
+// the tree has it, nil when absent) with the definitions and imports it
+// lacks appended, or nil when it lacks none.
+func helperSource(old []byte, defs []rule.Shared) []byte {
+	sort.SliceStable(defs, func(i, j int) bool {
+		if defs[i].Key != defs[j].Key {
+			return defs[i].Key < defs[j].Key
+		}
+		return defs[i].Name < defs[j].Name
+	})
+	var imports, blocks []string
+	seenImport := map[string]bool{}
+	seenDef := map[string]bool{}
+	for _, d := range defs {
+		text := strings.TrimRight(d.Text, "\n") + "\n"
+		if seenDef[d.Name] || (old != nil && bytes.Contains(old, []byte(strings.TrimSpace(text)))) {
+			continue
+		}
+		seenDef[d.Name] = true
+		blocks = append(blocks, text)
+		for _, im := range d.Imports {
+			if !seenImport[im] && !hasLine(old, im) {
+				seenImport[im] = true
+				imports = append(imports, im)
+			}
+		}
+	}
+	if len(blocks) == 0 {
+		return nil
+	}
+	sort.Strings(imports)
+	body := strings.Join(blocks, "\n\n")
+	if old == nil {
+		return []byte(helperDoc + "\n" + importGroups(imports) + "\n\n" + body)
+	}
+	out := append([]byte(nil), old...)
+	if len(imports) > 0 {
+		at := afterLastImport(out)
+		out = append(out[:at:at], append([]byte(strings.Join(imports, "\n")+"\n"), out[at:]...)...)
+	}
+	out = append(bytes.TrimRight(out, "\n"), []byte("\n\n\n"+body)...)
+	return out
+}
+
+// importGroups joins import lines as isort would: the standard library's
+// first, then a blank line and the others (torch).
+func importGroups(lines []string) string {
+	var std, other []string
+	for _, l := range lines {
+		mod := strings.Fields(l)
+		if len(mod) > 1 && stdlib[strings.SplitN(mod[1], ".", 2)[0]] {
+			std = append(std, l)
+		} else {
+			other = append(other, l)
+		}
+	}
+	var groups []string
+	for _, g := range [][]string{std, other} {
+		if len(g) > 0 {
+			groups = append(groups, strings.Join(g, "\n")+"\n")
+		}
+	}
+	return strings.Join(groups, "\n")
+}
+
+// stdlib are the standard-library modules shared definitions import.
+var stdlib = map[string]bool{"contextlib": true, "dataclasses": true, "functools": true, "os": true}
+
+// hasLine reports whether src holds line as one whole line.
+func hasLine(src []byte, line string) bool {
+	for _, l := range bytes.Split(src, []byte("\n")) {
+		if string(bytes.TrimSpace(l)) == line {
+			return true
+		}
+	}
+	return false
+}
+
+// afterLastImport is the offset just after the last top-level import line of
+// src (0 when it has none).
+func afterLastImport(src []byte) int {
+	at, off := 0, 0
+	for _, l := range bytes.SplitAfter(src, []byte("\n")) {
+		off += len(l)
+		if bytes.HasPrefix(l, []byte("import ")) || bytes.HasPrefix(l, []byte("from ")) {
+			at = off
+		}
+	}
+	return at
+}
+
+// addHelperModules writes the shared definitions the rewritten files import
+// (st.shared, by helper path) into the run: a new generated file, or the
+// tree's own helper module with what it lacks appended.
+func (st *state) addHelperModules(r *Run) {
+	if len(st.shared) == 0 {
+		return
+	}
+	byPath := map[string]*File{}
+	for _, f := range r.Files {
+		byPath[f.Path] = f
+	}
+	paths := make([]string, 0, len(st.shared))
+	for p := range st.shared {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		f := byPath[p]
+		var old []byte
+		if f != nil {
+			old = f.Updated
+			if old == nil {
+				b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(p)), DefaultMaxFileBytes)
+				if err != nil {
+					f.Diagnostics = append(f.Diagnostics, Diagnostic{Code: CodeUnreadable, Severity: SevError, Path: p,
+						Message: "the package's helper module could not be read, so the definitions its modules import are missing: " + err.Error()})
+					continue
+				}
+				old = b
+			}
+		}
+		content := helperSource(old, st.shared[p])
+		if content == nil {
+			continue
+		}
+		if f != nil {
+			if f.Original == nil {
+				f.Original = old
+			}
+			f.Updated = content
+			continue
+		}
+		r.Files = append(r.Files, &File{Path: p, Lang: LangPython, Generated: true, Updated: content, Mode: 0o644,
+			Bytes: int64(len(content)), Lines: countLines(content)})
+	}
+	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
+}
