@@ -193,6 +193,9 @@ func TestExemplarsProven(t *testing.T) {
 		py, _ = filepath.Abs(filepath.Join("..", ".venv", "bin", "python"))
 	}
 	if _, err := os.Stat(py); err != nil {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
+			t.Fatalf("PALLASIFY_REQUIRE_STACK is set but there is no Python venv (make venv)")
+		}
 		t.Skip("no Python venv (make venv)")
 	}
 	exs, err := Exemplars()

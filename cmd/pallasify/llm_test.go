@@ -58,6 +58,9 @@ func needVenv(t *testing.T) {
 		t.Setenv("PALLASIFY_PYTHON", py)
 	}
 	if _, err := os.Stat(py); err != nil {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
+			t.Fatalf("PALLASIFY_REQUIRE_STACK is set but there is no Python venv (make venv)")
+		}
 		t.Skip("no Python venv (make venv)")
 	}
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // verdict and LLM caches of this test only

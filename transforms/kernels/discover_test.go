@@ -26,7 +26,7 @@ func TestDiscoveryFixture(t *testing.T) {
 	root := filepath.Join(repoRoot, "fixtures/kernels")
 	b, err := os.ReadFile(filepath.Join(root, "_discovery/expected.json"))
 	if err != nil {
-		t.Skipf("no expected.json: %v", err)
+		t.Fatalf("fixture missing: %v", err)
 	}
 	var exp struct {
 		Kernels []struct {

@@ -21,6 +21,9 @@ func testPython(t *testing.T) string {
 	}
 	p, _ := filepath.Abs("../../.venv/bin/python")
 	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
+			t.Fatalf("PALLASIFY_REQUIRE_STACK is set but there is no Python venv (make venv)")
+		}
 		t.Skip("no Python venv (make venv)")
 	}
 	return p

@@ -380,7 +380,7 @@ func TestABI(t *testing.T) {
 			py = filepath.Join("..", "..", ".venv", "bin", "python")
 		}
 		if _, err := os.Stat(py); err != nil {
-			t.Skip("no Python venv")
+			skipNoStack(t, py)
 		}
 		syncSo, log, err := Compile(ctx, sb, t.TempDir(), abiKernel, Kernel{Name: "sync_kernel"})
 		if err != nil {
@@ -463,21 +463,19 @@ func TestInstantiate(t *testing.T) {
 
 var globalRe = regexp.MustCompile(`(?s)(template\s*<[^{};]*>\s*)?__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(\w+)\s*\(`)
 
-// TestFixtureKernels compiles every fixture kernel without a spec.json
-// (fixtures/kernels/*/kernel.cu, host code stripped) into a reference
-// library; fixtures with a spec are run by TestFixtureReferences.
+// TestFixtureKernels compiles every fixture kernel (fixtures/kernels/*/
+// kernel.cu, host code stripped; every __global__, templates instantiated
+// with float and 128) into a reference library; TestFixtureReferences then
+// runs those with a spec.json through the ABI.
 func TestFixtureKernels(t *testing.T) {
 	needGXX(t)
 	files, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "kernels", "*", "kernel.cu"))
 	if len(files) == 0 {
-		t.Skip("no fixture kernels yet")
+		t.Fatal("no fixture kernels under fixtures/kernels/*/kernel.cu")
 	}
 	sb := testSandbox(t)
 	for _, f := range files {
 		name := filepath.Base(filepath.Dir(f))
-		if _, err := os.Stat(filepath.Join(filepath.Dir(f), "spec.json")); err == nil {
-			continue
-		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			raw, err := os.ReadFile(f)
@@ -569,6 +567,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
 	}
 }
 
+// skipNoStack skips a test that needs the venv's Python, or fails it under
+// PALLASIFY_REQUIRE_STACK (make test).
+func skipNoStack(t *testing.T, py string) {
+	t.Helper()
+	if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
+		t.Fatalf("PALLASIFY_REQUIRE_STACK is set but there is no Python at %s (make venv)", py)
+	}
+	t.Skip("no Python venv (make venv)")
+}
+
 func venvPython(t *testing.T) string {
 	t.Helper()
 	py := os.Getenv("PALLASIFY_PYTHON")
@@ -576,7 +584,7 @@ func venvPython(t *testing.T) string {
 		py = filepath.Join("..", "..", ".venv", "bin", "python")
 	}
 	if _, err := os.Stat(py); err != nil {
-		t.Skip("no Python venv (make venv)")
+		skipNoStack(t, py)
 	}
 	abs, err := filepath.Abs(py)
 	if err != nil {
@@ -594,7 +602,7 @@ func TestFixtureReferences(t *testing.T) {
 	py := venvPython(t)
 	specs, _ := filepath.Glob(filepath.Join("..", "..", "fixtures", "kernels", "*", "spec.json"))
 	if len(specs) == 0 {
-		t.Skip("no fixture specs yet")
+		t.Fatal("no fixtures/kernels/*/spec.json")
 	}
 	sb := testSandbox(t)
 	check, err := filepath.Abs(filepath.Join("testdata", "fixture_check.py"))
