@@ -3,6 +3,7 @@ package pipeline
 import (
 	"sync"
 
+	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -41,7 +42,9 @@ const (
 	CodeInternal = "PIO901"
 )
 
-// CodeDoc documents one PIO code.
+// CodeDoc documents one code of the driver's tables; init registers each
+// table once in the code registry (transforms/codes), whose Code has the same
+// fields.
 type CodeDoc struct {
 	Code     string
 	Name     string
@@ -103,6 +106,26 @@ func IOCode(code string) (CodeDoc, bool) {
 type CodeFamily struct {
 	Label string
 	Codes []CodeDoc
+}
+
+// About is what each driver family's codes are, printed with a code's doc.
+var about = map[string]string{
+	"input":   "input or engine problem",
+	"kernel":  "kernel discovery",
+	"capture": "launch capture",
+	"draft":   "kernel draft",
+	"triton":  "Triton translation",
+}
+
+// The driver's code tables are registered once, here, where the driver
+// raises them (PPL and PTR, raised by the drafters' refusals, come in through
+// DraftCodes and TritonCodes, which the draft stage turns into diagnostics).
+func init() {
+	for _, f := range CodeFamilies() {
+		for _, c := range f.Codes {
+			codes.Register(f.Label, about[f.Label], codes.Code(c))
+		}
+	}
 }
 
 // CodeFamilies returns every driver code table — PIO (input and engine

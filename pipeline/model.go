@@ -8,6 +8,8 @@ import (
 	"context"
 	"io/fs"
 	"time"
+
+	"github.com/pallasify/pallasify/transforms/codes"
 )
 
 // Stage names, in pipeline order.
@@ -27,13 +29,13 @@ type Stage interface {
 	Run(ctx context.Context, r *Run) error
 }
 
-// Severity of a diagnostic.
-type Severity string
+// Severity of a diagnostic (the code registry's, transforms/codes).
+type Severity = codes.Severity
 
 const (
-	SevError   Severity = "error"
-	SevWarning Severity = "warning"
-	SevInfo    Severity = "info"
+	SevError   = codes.Error
+	SevWarning = codes.Warning
+	SevInfo    = codes.Info
 )
 
 // Diagnostic is one coded message about a place in the tree (or the run).

@@ -14,7 +14,8 @@
 //	xla          PXL  PyTorch/XLA (torch_xla) to TorchTPU
 //
 // A family package exports `var Rules = []*rule.Rule{...}` and is added to
-// All with one line. Rules are plain values; nothing registers itself.
+// All with one line. Rules are plain values; this package registers their
+// codes, with their docs, in the code registry (transforms/codes) once.
 package transforms
 
 import (
@@ -22,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/amp"
+	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/compile"
 	"github.com/pallasify/pallasify/transforms/cudaapi"
 	"github.com/pallasify/pallasify/transforms/device"
@@ -44,6 +46,17 @@ func families() [][]*rule.Rule {
 		compile.Rules,
 		hazards.Rules,
 		xla.Rules,
+	}
+}
+
+// Every rule's code is in the code registry, with the rule's page as its doc.
+func init() {
+	for _, r := range All() {
+		sev := codes.Info
+		if r.Safety == rule.DisplayOnly {
+			sev = codes.Warning
+		}
+		codes.RegisterRule(codes.Code{Code: r.Code, Name: r.Name, Severity: sev, Title: r.Title(), Doc: r.Doc}, r.Safety.String())
 	}
 }
 

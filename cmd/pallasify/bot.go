@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/bot"
 	"github.com/pallasify/pallasify/pipeline/config"
 	"github.com/pallasify/pallasify/pipeline/gh"
 	"github.com/pallasify/pallasify/pipeline/queue"
 	"github.com/pallasify/pallasify/pipeline/redact"
+	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -157,20 +157,21 @@ func botRun(ctx context.Context, o *botOptions) error {
 	return nil
 }
 
-// explainer documents rule codes (from the registry) and PIO codes.
+// explainer documents every code of the registry (transforms/codes): a
+// rule's page from rules (the registry's rules when nil), any other code's doc.
 func explainer(rules func() []*rule.Rule) func(string) (string, bool) {
 	return func(code string) (string, bool) {
-		if doc, ok := pipeline.IOCode(code); ok {
-			return fmt.Sprintf("**%s** (%s, %s)\n\n%s", doc.Title, doc.Name, doc.Severity, doc.Doc), true
-		}
-		if rules == nil {
+		e, ok := codes.Lookup(code)
+		if !ok {
 			return "", false
 		}
-		for _, r := range rules() {
-			if strings.EqualFold(r.Code, code) {
-				return fmt.Sprintf("**%s** (`%s`, fix safety: %s)\n\n%s", r.Title(), r.Name, r.Safety, r.Doc), true
+		if e.Rule && rules != nil {
+			for _, r := range rules() {
+				if strings.EqualFold(r.Code, e.Code.Code) {
+					return fmt.Sprintf("**%s** (`%s`, fix safety: %s)\n\n%s", r.Title(), r.Name, r.Safety, r.Doc), true
+				}
 			}
 		}
-		return "", false
+		return fmt.Sprintf("**%s** (`%s`, %s, %s)\n\n%s", e.Title, e.Name, e.About, e.Severity, e.Doc), true
 	}
 }

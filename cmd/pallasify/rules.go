@@ -8,10 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/transforms"
+	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/rule"
-	"github.com/pallasify/pallasify/validators"
 )
 
 // rulesOptions are the rules command's arguments and dependencies.
@@ -25,12 +24,14 @@ func newRulesCmd(io *streams, runF func(context.Context, *rulesOptions) error) *
 	opts := &rulesOptions{IO: io}
 	return &cobra.Command{
 		Use:   "rules [CODE]",
-		Short: "List the rules (code, safety, one-line doc) or print one rule's full doc",
-		Long: `Without an argument, list every rule: code, fix safety (safe, unsafe,
-diagnostic), name and title, then the PIO codes for input problems. With a code,
-print that rule's full documentation and its before/after example for both
-targets.`,
-		Example: "  pallasify rules\n  pallasify rules PDV001",
+		Short: "List every diagnostic code (rules first) or print one code's full doc",
+		Long: `Without an argument, list every code of the code registry: the rules (code,
+fix safety: safe, unsafe, diagnostic; name and title), then every other family
+(input problems PIO, kernels PKN, capture CAP-, emulator EMU-, sandbox SBX-,
+drafts PPL/PTR/PDR, the LLM drafter L-, verdict reasons V-) with its group.
+With a code, print its full documentation: for a rule, its page and its
+before/after example for both targets.`,
+		Example: "  pallasify rules\n  pallasify rules PDV001\n  pallasify rules V-MISMATCH",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr(fmt.Errorf("rules takes at most one CODE (got %d)", len(args)))
@@ -64,13 +65,10 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Code, r.Safety, r.Name, title)
 		}
-		for _, f := range pipeline.CodeFamilies() {
-			for _, c := range f.Codes {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, f.Label, c.Name, c.Title)
+		for _, e := range codes.All() {
+			if !e.Rule {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Code.Code, e.Group, e.Name, e.Title)
 			}
-		}
-		for _, c := range validators.ReasonCodes() {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Code, "verdict", c.Name, c.Title)
 		}
 		return tw.Flush()
 	}
@@ -81,15 +79,11 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 			return nil
 		}
 	}
-	if c, ok := pipeline.CodeInfo(code); ok {
-		fmt.Fprintf(o.IO.Out, "%s %s (%s)\n\n%s\n\n%s\n", c.Code, c.Name, c.Severity, c.Title, c.Doc)
+	if e, ok := codes.Lookup(code); ok && !e.Rule {
+		fmt.Fprintf(o.IO.Out, "%s %s (%s, %s)\n\n%s\n\n%s\n", e.Code.Code, e.Name, e.About, e.Severity, e.Title, e.Doc)
 		return nil
 	}
-	if c, ok := validators.ReasonCode(code); ok {
-		fmt.Fprintf(o.IO.Out, "%s %s (validator verdict reason, %s)\n\n%s\n\n%s\n", c.Code, c.Name, c.Severity, c.Title, c.Doc)
-		return nil
-	}
-	return usageErr(fmt.Errorf("no rule with code %q (run `pallasify rules` for the list)", o.Code))
+	return usageErr(fmt.Errorf("no diagnostic code %q (run `pallasify rules` for the list)", o.Code))
 }
 
 func printRule(io *streams, r *rule.Rule) {

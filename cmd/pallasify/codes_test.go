@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/codes"
+)
+
+// codeLiteral is a Go string literal that is a code, or starts with one
+// followed by ": " (a reason such as "L-GATE: " + detail).
+var codeLiteral = regexp.MustCompile(`^(P[A-Z]{2}\d{3}|[A-Z]{1,4}-[A-Z][A-Z0-9-]+)(: .*)?$`)
+
+// notCodes are literals of that shape that are not diagnostic codes, with
+// why (none today: add one only for a literal that is no code).
+var notCodes = map[string]string{}
+
+// TestEveryRaisedCodeIsRegistered scans every non-test Go file of the module
+// (go/parser, string literals) for literals that look like codes and fails
+// for any that the code registry, as this binary links it, does not hold.
+func TestEveryRaisedCodeIsRegistered(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	seen := map[string]string{}
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", ".venv", "testdata", "node_modules", "bin":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		files++
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err != nil {
+				return true
+			}
+			if m := codeLiteral.FindStringSubmatch(s); m != nil {
+				if _, ok := seen[m[1]]; !ok {
+					seen[m[1]] = fset.Position(lit.Pos()).String()
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 100 || len(seen) < 100 {
+		t.Fatalf("scanned %d files, %d code literals: the walk missed the module", files, len(seen))
+	}
+	var missing []string
+	for code, where := range seen {
+		if _, ok := notCodes[code]; ok {
+			continue
+		}
+		if _, ok := codes.Lookup(code); !ok {
+			missing = append(missing, code+" ("+where+")")
+		}
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("code %s is raised but not in the code registry (transforms/codes)", m)
+	}
+	for code := range notCodes {
+		if _, ok := codes.Lookup(code); ok {
+			t.Errorf("%s is on the not-a-code list but registered", code)
+		}
+	}
+}
+
+// TestEveryCodeDocumented: every registered code has a name, a title and a
+// doc, `pallasify rules` lists it and `pallasify rules CODE` prints its doc,
+// as does the bot's explain.
+func TestEveryCodeDocumented(t *testing.T) {
+	all := codes.All()
+	io, list, _ := testStreams()
+	if err := rulesRun(context.Background(), &rulesOptions{IO: io}); err != nil {
+		t.Fatal(err)
+	}
+	explain := explainer(nil)
+	families := map[string]int{}
+	for _, e := range all {
+		families[e.Family()]++
+		id := e.Code.Code
+		if strings.TrimSpace(e.Name) == "" || strings.TrimSpace(e.Title) == "" || strings.TrimSpace(e.Doc) == "" {
+			t.Errorf("%s: empty name, title or doc", id)
+		}
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + `\s`).MatchString(list.String()) {
+			t.Errorf("`pallasify rules` does not list %s", id)
+		}
+		io, out, _ := testStreams()
+		if err := rulesRun(context.Background(), &rulesOptions{IO: io, Code: strings.ToLower(id)}); err != nil {
+			t.Errorf("rules %s: %v", id, err)
+			continue
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(e.Doc), "\n")
+		if e.Rule {
+			first = e.Title // a rule's page prints the title in its header line
+		}
+		if !strings.HasPrefix(out.String(), id+" ") || !strings.Contains(out.String(), first) {
+			t.Errorf("rules %s prints %q, not its doc", id, strings.SplitN(out.String(), "\n", 2)[0])
+		}
+		if doc, ok := explain(id); !ok || !strings.Contains(doc, first) {
+			t.Errorf("explain %s: %q", id, doc)
+		}
+	}
+	for _, f := range []string{"PDV", "PIO", "PKN", "PPL", "PTR", "PDR", "CAP-", "EMU-", "SBX-", "L-", "V-"} {
+		if families[f] == 0 {
+			t.Errorf("no %s code registered", f)
+		}
+	}
+	t.Logf("%d codes: %v", len(all), families)
+}
