@@ -561,7 +561,8 @@ func FormattedDevice(p *rule.Pass, n *ts.Node) (Str, bool) {
 var cudaColonRE = regexp.MustCompile(`^cuda:$`)
 
 // PlainString returns the content of a simple (non-f, non-bytes,
-// single-part) string literal.
+// single-part) string literal: its source text between the quotes, escapes
+// not decoded ("" and true for an empty literal).
 func PlainString(p *rule.Pass, n *ts.Node) (string, bool) {
 	if n == nil || n.Type() != "string" {
 		return "", false
