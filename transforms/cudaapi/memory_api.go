@@ -121,7 +121,7 @@ var MemoryAPI = &rule.Rule{
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.cuda memory statistics and `empty_cache()`",
 		What: "Rewrites `torch.cuda.` " + strings.Join(memoryNames, ", ") + " to a call of a small helper defined once " +
-			"after the imports, which returns the real value where the backend has one and a neutral value " +
+			"after the imports (for a package's library modules once per package, in `_pallasify_device.py`), which returns the real value where the backend has one and a neutral value " +
 			"(0, `{}`, `\"\"`, `(0, 0)`, or `None` for `empty_cache`/`reset_*`) where it has none.\n\n" +
 			"Portable (`_accelerator_memory`): DEVICE's backend module (`torch.cuda` on a CUDA machine), then " +
 			"`torch.accelerator.memory` (PyTorch 2.9+), else neutral; never called on the CPU. " +

@@ -57,13 +57,13 @@ var CudaDeviceString = &rule.Rule{
 			"the argument of `torch.device(...)`, the first argument of `.to(...)`, `device=` of any call " +
 			"(tensor factories, `torch.Generator`, `x.new_zeros`, your own functions), `map_location=` and " +
 			"`torch.load(f, \"cuda\")`, and `torch.set_default_device(...)`.\n\n" +
-			"Portable: `torch.device(\"cuda\")` and torch-API arguments become the module-level `DEVICE` " +
-			"(defined once after the imports: `torch.accelerator.current_accelerator()` when an accelerator " +
-			"is present, else the CPU; named `ACCEL_DEVICE` or `PALLASIFY_DEVICE` if the module already binds " +
-			"`DEVICE`). Arguments of functions that are not torch's get the string `DEVICE.type`, so their type " +
+			"Portable: `torch.device(\"cuda\")` and torch-API arguments become `DEVICE` (the CUDA or TPU " +
+			"device `torch.accelerator` reports, else the CPU; named `ACCEL_DEVICE` or `PALLASIFY_DEVICE` if the " +
+			"module already binds `DEVICE`; `pallasify_device()` in a library module, see \"Where DEVICE is " +
+			"defined\"). Arguments of functions that are not torch's get the string `DEVICE.type`, so their type " +
 			"stays `str`.\n\n" +
 			"A device with an index (`\"cuda:1\"`, `f\"cuda:{rank}\"`, `torch.device(\"cuda\", i)`, " +
-			"`torch.device(\"cuda\", index=i)`) becomes `device_at(i)`, a helper defined once after `DEVICE`: " +
+			"`torch.device(\"cuda\", index=i)`) becomes `device_at(i)`, a helper defined once next to `DEVICE`: " +
 			"`torch.device(DEVICE.type, i)` when `DEVICE` is CUDA, where one process may drive several GPUs and the " +
 			"index picks one, and `DEVICE` itself everywhere else: a TPU process sees its one chip as `tpu:0` " +
 			"whatever its rank (torchtpu.md §1), so `tpu:<rank>` would not exist, and the CPU has no indices. " +

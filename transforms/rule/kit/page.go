@@ -45,6 +45,9 @@ func Doc(d DocSpec, ex rule.Example) string {
 	if d.Safety != "" {
 		b.WriteString("## Fix safety\n\n" + strings.TrimSpace(d.Safety) + "\n\n")
 	}
+	if strings.Contains(ex.Portable, "DEVICE = torch.device(") {
+		b.WriteString("## Where DEVICE is defined\n\n" + PlacementDoc + "\n\n")
+	}
 	if d.Refs != "" {
 		b.WriteString("## References\n\n" + strings.TrimSpace(d.Refs) + "\n")
 	}

@@ -22,6 +22,20 @@ import (
 // __init__.py) and imported by each library module, or defined inline, at
 // module level, in a library module that is in no package.
 
+// PlacementDoc is the section of every rule page whose portable fix uses
+// DEVICE (see Doc).
+const PlacementDoc = "The example is an entry script (a file with `if __name__ == \"__main__\":`, a module-level " +
+	"`parse_args()` or training loop, or no function or class definition), a test module (`test_*.py`, `conftest.py`, " +
+	"`tests/`) or a notebook: there `DEVICE` is defined once, at module level, after the imports, and so are the " +
+	"helpers (`device_at`, the memory helper). A library module of a migrated tree — any other `.py` file, imported " +
+	"rather than run — must not look for the accelerator when it is imported (on CUDA that poisons fork), so there " +
+	"`DEVICE` is `pallasify_device()`, a cached function that finds the device on its first call. In a package it and " +
+	"the helpers are written once, into `_pallasify_device.py` next to the top `__init__.py`, and each library module " +
+	"imports what it uses (`from .._pallasify_device import device_at`); a library module in no package defines them " +
+	"inline. A parameter default of a library function becomes `None` and is resolved in the body (`if device is None: " +
+	"device = pallasify_device().type`), a dataclass field a `default_factory`; other module-level uses (a class " +
+	"attribute, a decorator argument) still call `pallasify_device()` when the module is imported."
+
 // LazyDevice is the expression library modules use for DEVICE.
 const LazyDevice = lazyDeviceFn + "()"
 
