@@ -19,8 +19,9 @@ const (
 	notebookName = "jupyter-notebook"
 )
 
-// JupyterNotebook documents the file-level notebook finding; the pipeline
-// calls Notebook for .ipynb files rather than running the engine on them.
+// JupyterNotebook documents the file-level finding for a notebook the
+// pipeline cannot rewrite (its cells are rewritten otherwise); the pipeline
+// calls Notebook for such a .ipynb file.
 var JupyterNotebook = &rule.Rule{
 	Code:    notebookCode,
 	Name:    notebookName,
@@ -29,13 +30,17 @@ var JupyterNotebook = &rule.Rule{
 	Needles: []string{"cells"},
 	Example: notebookExample,
 	Doc: kit.Doc(kit.DocSpec{
-		Title: "Jupyter notebook not migrated",
-		What: "Reports each `.ipynb` file once, at line 1, with the number of code cells that mention CUDA. The " +
-			"notebook itself is never edited (a marker comment would corrupt its JSON).",
-		Why: "Notebook cells are JSON strings, not a Python module, so the rewrite rules do not run on them yet. " +
-			"Convert the notebook to a script (`jupytext --to py:percent nb.ipynb`), run `pallasify migrate` on the " +
-			"script, and convert back.",
-		Safety: "Diagnostic only: nothing is rewritten in notebooks.",
+		Title: "Jupyter notebook that cannot be read as a notebook",
+		What: "Code cells of `.ipynb` files are rewritten with the same rules as `.py` files, cell by cell, outputs " +
+			"and metadata untouched (see the README's Notebooks section). This rule reports, once at line 1, a " +
+			"`.ipynb` file that cannot be read that way: its JSON does not parse, or a cell's `source` is neither " +
+			"a string nor a list of strings. Such a file is left untouched; the message counts the code cells that " +
+			"mention CUDA when the JSON parses.",
+		Why: "The notebook rewrite replaces `source` strings inside the file's own bytes and never rewrites JSON it " +
+			"cannot read, so a damaged or unusual notebook is reported rather than guessed at. Repair it (open and " +
+			"save it in Jupyter), or convert it to a script (`jupytext --to py:percent nb.ipynb`), run " +
+			"`pallasify migrate` on the script, and convert back.",
+		Safety: "Diagnostic only: a notebook this rule reports is not edited (a marker comment would corrupt its JSON).",
 	}, notebookExample),
 	Run: func(p *rule.Pass) {
 		if strings.HasSuffix(p.Path, ".ipynb") {
@@ -77,7 +82,8 @@ func Notebook(path string, src []byte) rule.Finding {
 			cuda++
 		}
 	}
-	f.Message = fmt.Sprintf("Jupyter notebook not migrated (%d of %d code cells mention CUDA): convert it with "+
-		"`jupytext --to py:percent`, run pallasify on the script, and convert back", cuda, code)
+	f.Message = fmt.Sprintf("Jupyter notebook cells could not be read, so it is not migrated (%d of %d code cells "+
+		"mention CUDA): repair it, or convert it with `jupytext --to py:percent`, run pallasify on the script, and "+
+		"convert back", cuda, code)
 	return f
 }
