@@ -45,10 +45,10 @@ type hit struct {
 
 // needleParts splits a needle into the strings that must all occur: parts
 // are joined by " & " (`\bpipeline\b & \bdevice`); at most 64.
-func needleParts(nd string) []string {
+func needleParts(nd string) []string { // the language is rule.NeedleMatch's
 	var parts []string
 	for _, p := range strings.Split(nd, " & ") {
-		if text, _, _ := parseNeedle(p); text != "" {
+		if text, _, _ := rule.NeedlePart(p); text != "" {
 			parts = append(parts, p)
 		}
 	}
@@ -56,18 +56,6 @@ func needleParts(nd string) []string {
 		parts = parts[:64]
 	}
 	return parts
-}
-
-// parseNeedle splits `\b` anchors off a needle part.
-func parseNeedle(nd string) (text string, before, after bool) {
-	text = nd
-	if t, ok := strings.CutPrefix(text, `\b`); ok {
-		text, before = t, true
-	}
-	if t, ok := strings.CutSuffix(text, `\b`); ok && t != "" {
-		text, after = t, true
-	}
-	return text, before, after
 }
 
 func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
@@ -88,7 +76,7 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 		pf.owner = append(pf.owner, owner)
 		pf.full = append(pf.full, 1<<len(parts)-1)
 		for b, part := range parts {
-			text, before, after := parseNeedle(part)
+			text, before, after := rule.NeedlePart(part)
 			s := int32(0)
 			for j := 0; j < len(text); j++ {
 				c := text[j]
@@ -153,12 +141,6 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 	return pf
 }
 
-// wordByte reports whether c can continue an identifier (ASCII only: a
-// non-ASCII byte counts as a boundary, which can only let more files through).
-func wordByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
 // selectRules returns the rules that may report on src, in their original
 // order; nil when none can.
 func (pf *prefilter) selectRules(src []byte) []*rule.Rule {
@@ -195,10 +177,10 @@ func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
 			if found[o] || mask[h.needle]&h.bit != 0 {
 				continue
 			}
-			if h.before && pos+1-h.n > 0 && wordByte(src[pos-h.n]) {
+			if h.before && pos+1-h.n > 0 && rule.WordByte(src[pos-h.n]) {
 				continue
 			}
-			if h.after && pos+1 < len(src) && wordByte(src[pos+1]) {
+			if h.after && pos+1 < len(src) && rule.WordByte(src[pos+1]) {
 				continue
 			}
 			if mask[h.needle] |= h.bit; mask[h.needle] == pf.full[h.needle] {

@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +54,53 @@ func TestPrefilterSets(t *testing.T) {
 	sel, sets = pf.Select([]byte("x.cuda()  # jitter\n"))
 	if len(sel) != 1 || sets[0] || sets[1] {
 		t.Errorf("Select = %d rules, sets %v; want 1 rule, [false false]", len(sel), sets)
+	}
+}
+
+// TestPrefilterMatchesReference checks the automaton against the plain
+// reference (rule.Rule.MayReport) for every rule on every example and golden
+// input, and on random texts spliced from the rules' needles.
+func TestPrefilterMatchesReference(t *testing.T) {
+	rules := defaultRules()
+	pf := newPrefilter(rules)
+	var inputs [][]byte
+	for _, r := range rules {
+		inputs = append(inputs, []byte(r.Example.Before))
+	}
+	goldens, _ := filepath.Glob(filepath.Join("..", "transforms", "*", "testdata", "*", "input.py"))
+	for _, g := range goldens {
+		if b, err := os.ReadFile(g); err == nil {
+			inputs = append(inputs, b)
+		}
+	}
+	var pieces []string
+	for _, r := range rules {
+		for _, nd := range r.Needles {
+			for _, part := range strings.Split(nd, " & ") {
+				text, _, _ := rule.NeedlePart(part)
+				pieces = append(pieces, text, text[:len(text)/2])
+			}
+		}
+	}
+	pieces = append(pieces, "_", "x", " ", ".", "\n", "(", "\"")
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(12); n >= 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		inputs = append(inputs, []byte(b.String()))
+	}
+	for _, in := range inputs {
+		sel, _ := pf.Select(in)
+		got := map[string]bool{}
+		for _, r := range sel {
+			got[r.Code] = true
+		}
+		for _, r := range rules {
+			if want := r.MayReport(in); got[r.Code] != want {
+				t.Fatalf("%s on %q: automaton %v, reference %v", r.Code, in, got[r.Code], want)
+			}
+		}
 	}
 }

@@ -36,7 +36,7 @@ var TPUSettings = &rule.Rule{
 	Name:    "compile-tpu-settings",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"compile"},
+	Needles: []string{`\bcompile\b`},
 	Example: tpuSettingsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.compile without backend=\"tpu\" and dynamic=False",

@@ -39,13 +39,19 @@ var cudaOnlyModules = map[string]string{
 		"rewrite make_kernel_from_pallas kernels to jax_op",
 }
 
+// cudaDepNeedles are the module names as whole words: an import names the
+// module itself (is_flash_attn_available does not).
+var cudaDepNeedles = []string{`\bbitsandbytes\b`, `\bapex\b`, `\bflash_attn\b`, `\bxformers\b`, `\btriton\b`, `\bcupy\b`,
+	`\bpycuda\b`, `\btransformer_engine\b`, `\btensorrt\b`, `\btorch_tensorrt\b`, `\bpynvml\b`, `\bnvidia_smi\b`, `\btorch_xla\b`,
+	`\bnccl\b`}
+
 // CudaOnlyDependency reports imports of CUDA-only packages.
 var CudaOnlyDependency = &rule.Rule{
 	Code:    "PDX007",
 	Name:    "cuda-only-dependency",
 	Family:  Family,
 	Safety:  rule.DisplayOnly,
-	Needles: []string{"bitsandbytes", "apex", "flash_attn", "xformers", "triton", "cupy", "pycuda", "transformer_engine", "tensorrt", "pynvml", "nvidia_smi", "torch_xla", "nccl"},
+	Needles: cudaDepNeedles,
 	Example: cudaDepExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Import of a CUDA-only dependency (bitsandbytes, apex, flash_attn, triton, torch_xla, ...)",

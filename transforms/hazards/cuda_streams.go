@@ -34,7 +34,7 @@ var CudaStreams = &rule.Rule{
 	Name:    "cuda-streams",
 	Family:  Family,
 	Safety:  rule.DisplayOnly,
-	Needles: []string{"tream", "wait_event"},
+	Needles: []string{`\bcuda\b`, `\bwait_stream\b`, `\bwait_event\b`, `\brecord_stream\b`},
 	Example: cudaStreamsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA streams and stream synchronisation",

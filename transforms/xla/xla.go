@@ -70,7 +70,7 @@ var Device = &rule.Rule{
 	Name:    "xla-device",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"xla"},
+	Needles: []string{`\btorch_xla\b`},
 	Example: deviceExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.xla_device()` / `torch_xla.device()` name the PyTorch/XLA device",
@@ -128,7 +128,7 @@ var Sync = &rule.Rule{
 	Name:    "xla-sync",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"mark_step", "sync"},
+	Needles: []string{`\btorch_xla\b & \bmark_step\b`, `\btorch_xla\b & \bsync\b`},
 	Example: syncExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.mark_step()` / `torch_xla.sync()` cut a lazy-tensor graph",
@@ -171,7 +171,7 @@ var OptimizerStep = &rule.Rule{
 	Name:    "xla-optimizer-step",
 	Family:  Family,
 	Safety:  rule.Unsafe,
-	Needles: []string{"optimizer_step"},
+	Needles: []string{`\btorch_xla\b & \boptimizer_step\b`},
 	Example: optimizerStepExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.optimizer_step(opt)` all-reduces gradients, then steps",
@@ -224,7 +224,7 @@ var ProcessGroup = &rule.Rule{
 	Name:    "xla-process-group",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"xla"},
+	Needles: []string{`\bxla\b & \binit_process_group\b`},
 	Example: processGroupExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "The \"xla\" process-group backend is PyTorch/XLA's",
@@ -304,7 +304,7 @@ var Runtime = &rule.Rule{
 	Name:    "xla-runtime",
 	Family:  Family,
 	Safety:  rule.DisplayOnly,
-	Needles: []string{"xla"},
+	Needles: []string{`\btorch_xla\b`},
 	Example: runtimeExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "PyTorch/XLA launcher, loader and runtime helpers",
