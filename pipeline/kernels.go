@@ -66,7 +66,7 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 			files = append(files, f.Path)
 		}
 	}
-	inv, probs := kernels.Discover(ctx, r.Root, files)
+	inv, probs := kernels.DiscoverScan(ctx, r.Root, files, func(rel string) bool { return byPath[rel].mayHoldKernels() })
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("kernel discovery: %w", err)
 	}

@@ -65,6 +65,33 @@ type File struct {
 	Generated   bool         `json:"generated,omitempty"` // a file the run created
 	Skipped     string       `json:"skipped,omitempty"`   // diagnostic code when the file was not processed
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+
+	// kernelScan is what the analyze stage's prefilter found of the kernel
+	// discovery's needles (kernels.PythonNeedles) in a Python file, so the
+	// kernel stage does not read the file again to find out.
+	kernelScan scanState
+}
+
+// scanState is a prefilter answer about one file: unknown (the analyze
+// stage did not scan it), or known with or without a hit.
+type scanState uint8
+
+const (
+	scanKnown scanState = 1 << iota
+	scanHit
+)
+
+func scanOf(hit bool) scanState {
+	if hit {
+		return scanHit
+	}
+	return 0
+}
+
+// mayHoldKernels reports whether the kernel stage must read f: unless the
+// analyze stage scanned it and found none of the needles.
+func (f *File) mayHoldKernels() bool {
+	return f == nil || f.kernelScan&scanKnown == 0 || f.kernelScan&scanHit != 0
 }
 
 // Changed reports whether the run rewrites or creates the file.

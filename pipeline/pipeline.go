@@ -15,6 +15,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
@@ -201,7 +202,7 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 	st.entries = entries
 	st.pending = map[int][2][]byte{}
 	st.pkgs, st.shared = packageDirs(entries), map[string][]rule.Shared{}
-	pf := newPrefilter(st.opts.Rules)
+	pf := newPrefilter(st.opts.Rules, kernels.PythonNeedles)
 	parsers := ts.NewPool(ts.Python)
 	defer parsers.Close()
 	var mu sync.Mutex // guards pending and progress
@@ -276,7 +277,8 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		}
 		return nil, nil, nil
 	}
-	rules := pf.selectRules(src)
+	rules, sets := pf.Select(src)
+	f.kernelScan = scanKnown | scanOf(sets[0])
 	if len(rules) == 0 {
 		return nil, nil, nil
 	}

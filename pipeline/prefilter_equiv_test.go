@@ -18,7 +18,8 @@ import (
 // every rule's example, every golden input and every fixture project (and,
 // with PALLASIFY_REALTREE=DIR, a real tree such as the bench's transformers
 // and diffusers sources) is migrated twice, with the rules' needles and with
-// every needle removed (each rule runs on each file), for both targets, with
+// every needle removed (each rule runs on each file, and the kernel stage
+// reads every Python file itself), for both targets, with
 // and without unsafe fixes; the findings, the skipped files, the rewritten
 // files, the kernels and the patch must be identical. The one difference
 // allowed is the documented one: a file that no rule can report on is not
@@ -58,7 +59,8 @@ func TestPrefilterEquivalence(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", label, err)
 				}
-				without, err := Migrate(context.Background(), Options{Root: root, Target: tg, UnsafeFixes: unsafe, Rules: bare})
+				without, err := Migrate(context.Background(), Options{Root: root, Target: tg, UnsafeFixes: unsafe, Rules: bare,
+					Discover: unhintedKernels{NewKernelStage()}})
 				if err != nil {
 					t.Fatalf("%s: %v", label, err)
 				}
@@ -71,6 +73,17 @@ func TestPrefilterEquivalence(t *testing.T) {
 		}
 	}
 	t.Logf("compared %d runs over %d trees", compared, len(trees))
+}
+
+// unhintedKernels is the kernel stage reading every Python file itself, as
+// if the analyze stage had not scanned for its needles.
+type unhintedKernels struct{ *KernelStage }
+
+func (u unhintedKernels) Run(ctx context.Context, r *Run) error {
+	for _, f := range r.Files {
+		f.kernelScan = 0
+	}
+	return u.KernelStage.Run(ctx, r)
 }
 
 // bareRules copies rules with their needles removed.

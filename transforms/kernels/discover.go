@@ -144,6 +144,14 @@ type discoverer struct {
 // caller's walk found; nil walks root with ListFiles). Problems never stop
 // discovery; only a cancelled context does, returning what was found so far.
 func Discover(ctx context.Context, root string, files []string) (*Inventory, []Problem) {
+	return DiscoverScan(ctx, root, files, nil)
+}
+
+// DiscoverScan is Discover for a caller that has already read the files and
+// knows which Python files hold one of PythonNeedles: a Python file for which
+// scan returns false is skipped unread (Discover reads it only to find that
+// out). A nil scan reads every Python file.
+func DiscoverScan(ctx context.Context, root string, files []string, scan func(rel string) bool) (*Inventory, []Problem) {
 	d := &discoverer{ctx: ctx, root: root, p: ts.NewParser(ts.Cpp), parsed: map[string]*cudaFile{}}
 	defer d.p.Close()
 	inv := &Inventory{Root: root}
@@ -166,7 +174,7 @@ func Discover(ctx context.Context, root string, files []string) (*Inventory, []P
 		if ctx.Err() != nil {
 			break
 		}
-		if !strings.HasSuffix(rel, ".py") {
+		if !strings.HasSuffix(rel, ".py") || scan != nil && !scan(rel) {
 			continue
 		}
 		res := d.safePython(py, filepath.ToSlash(rel))

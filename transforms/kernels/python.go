@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -26,7 +27,9 @@ type pyResult struct {
 	triton   []*Kernel
 }
 
-var pyNeedles = []string{"load_inline", "cpp_extension", "CUDAExtension", "RawKernel", "RawModule", "triton", "jit"}
+// PythonNeedles are the strings of which a Python file must hold one for
+// discovery to parse it: a file with none holds no kernel (DiscoverScan).
+var PythonNeedles = []string{"load_inline", "cpp_extension", "CUDAExtension", "RawKernel", "RawModule", "triton", "jit"}
 
 // python scans one Python file for CUDA sources and Triton kernels.
 func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
@@ -36,10 +39,8 @@ func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
 		return res
 	}
 	hit := false
-	for _, n := range pyNeedles {
-		if strings.Contains(string(text), n) {
-			hit = true
-		}
+	for _, n := range PythonNeedles {
+		hit = hit || bytes.Contains(text, []byte(n))
 	}
 	if !hit {
 		return res
