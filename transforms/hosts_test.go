@@ -55,7 +55,10 @@ func TestNoBehaviourChangeOffTPU(t *testing.T) {
 			if len(hosts) == 0 {
 				t.Fatal(`no "# hosts:" line`)
 			}
-			out := migratePortable(t, src)
+			out := migratePortable(t, src, caseLayout(src))
+			if caseLayout(src).Tree && !bytes.Contains(out, []byte("def pallasify_device():")) {
+				t.Fatalf("a library case is not migrated as a library module:\n%s", out)
+			}
 			dir := t.TempDir()
 			orig, mig := filepath.Join(dir, "original.py"), filepath.Join(dir, "migrated.py")
 			if err := os.WriteFile(orig, src, 0o644); err != nil {
@@ -99,12 +102,24 @@ func caseHosts(src []byte) []string {
 	return nil
 }
 
+// caseLayout reads a case's "# layout: library" line: the case is migrated
+// as a library module of a walked tree in no package (kit.Library), so the
+// device is found on first use and its helpers are defined inline.
+func caseLayout(src []byte) rule.Layout {
+	for _, l := range strings.Split(string(src), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "# layout:"); ok && strings.TrimSpace(rest) == "library" {
+			return rule.Layout{Tree: true}
+		}
+	}
+	return rule.Layout{}
+}
+
 // migratePortable applies every rule's safe fixes for the portable target.
-func migratePortable(t *testing.T, src []byte) []byte {
+func migratePortable(t *testing.T, src []byte, layout rule.Layout) []byte {
 	t.Helper()
 	p := ts.NewParser(ts.Python)
 	defer p.Close()
-	eng := &rule.Engine{Rules: transforms.All(), Opts: rule.Options{Target: rule.Portable}}
+	eng := &rule.Engine{Rules: transforms.All(), Opts: rule.Options{Target: rule.Portable, Layout: layout}}
 	res, err := eng.Run(context.Background(), p, "case.py", src)
 	if err != nil {
 		t.Fatal(err)
