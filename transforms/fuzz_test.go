@@ -59,7 +59,7 @@ func fuzzSeeds(t testing.TB) [][]byte {
 }
 
 // FuzzEngine runs the full rule set, for both targets, with and without
-// unsafe fixes and markers. Input that parses must yield output that parses,
+// unsafe fixes and markers, and as a library module. Input that parses must yield output that parses,
 // and a second pass over the output must change nothing.
 func FuzzEngine(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
@@ -70,6 +70,12 @@ func FuzzEngine(f *testing.F) {
 	for _, tg := range rule.Targets {
 		configs = append(configs, rule.Options{Target: tg}, rule.Options{Target: tg, UnsafeFixes: true, Mark: true})
 	}
+	// A library module of a walked tree (kit.Library): in no package, the
+	// lazy device helpers inline; in a package, imported from its helper
+	// module.
+	configs = append(configs,
+		rule.Options{Target: rule.Portable, UnsafeFixes: true, Mark: true, Layout: rule.Layout{Tree: true}},
+		rule.Options{Target: rule.Portable, Layout: rule.Layout{Tree: true, Package: "."}})
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if len(src) > 1<<16 || !utf8.Valid(src) {
 			return
