@@ -197,6 +197,8 @@ func (s draftStage) Run(ctx context.Context, r *Run) error {
 		switch {
 		case k == nil:
 			pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, "kernel analysis did not keep this kernel"
+		case k.Origin == kernels.OriginTriton && w.Kernels.Triton != nil:
+			w.draftTriton(pk, k, st)
 		case k.Origin == kernels.OriginTriton:
 			pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, "Triton kernels are listed only (inventory)"
 		case k.Spec == nil:
@@ -271,6 +273,10 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 			continue
 		}
 		k := w.Kernels.Lookup(pk.ID)
+		if k.Origin == kernels.OriginTriton {
+			p.Go(func(ctx context.Context) error { return w.validateTriton(ctx, k, pk, st) })
+			continue
+		}
 		p.Go(func(ctx context.Context) error {
 			return w.validateKernel(ctx, k, pk, st)
 		})
@@ -280,6 +286,9 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 	}
 	if w.Wire {
 		if err := w.wire(ctx, r); err != nil {
+			return err
+		}
+		if err := w.wireTriton(ctx, r); err != nil {
 			return err
 		}
 	}

@@ -33,13 +33,16 @@ type KernelStage struct {
 	// runs its tests with every launch captured and takes the specs of the
 	// kernels they launched from the captures (capture.go).
 	Capture *CaptureStage
+	// Triton drafts the launched Triton kernels (triton.go); nil leaves them
+	// inventory-only.
+	Triton *TritonStage
 
 	// Inventory is what the last Run found.
 	Inventory *kernels.Inventory
 }
 
 // NewKernelStage returns the kernel inventory stage.
-func NewKernelStage() *KernelStage { return &KernelStage{} }
+func NewKernelStage() *KernelStage { return &KernelStage{Triton: NewTritonStage()} }
 
 // Name implements Stage.
 func (s *KernelStage) Name() string { return StageKernels }
@@ -71,6 +74,9 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		return fmt.Errorf("kernel discovery: %w", err)
 	}
 	s.Inventory = inv
+	if s.Triton != nil {
+		s.Triton.run(ctx, r, inv)
+	}
 	var caps map[string]*KernelCapture
 	if s.Capture != nil {
 		caps = s.Capture.Run(ctx, r.Root, files, inv)
@@ -89,6 +95,8 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 			pk.TestsPassed, pk.TestsFailed = kc.TestsPassed, kc.TestsFailed
 		}
 		switch {
+		case k.Origin == kernels.OriginTriton && s.Triton != nil:
+			pk.SpecSource, pk.EmuStatus = specSourceOf(k), tritonEmuStatus(k)
 		case k.Origin == kernels.OriginTriton:
 			pk.EmuStatus = "unsupported: triton (inventory only)"
 		case k.Unit != nil && len(k.Unit.Unsupported) > 0:
@@ -106,6 +114,10 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		pk.Emulated = pk.EmuStatus == "compiled" || pk.Captured > 0
 	}
 	for _, p := range probs {
+		p, keep := s.Triton.inventoryNote(p, inv)
+		if !keep {
+			continue
+		}
 		d := Diagnostic{Code: p.Code, Severity: Severity(p.Severity), Path: p.Path, Line: p.Line, Message: p.Message, Safety: "diagnostic"}
 		if f := byPath[p.Path]; f != nil {
 			f.Diagnostics = append(f.Diagnostics, d)

@@ -150,7 +150,9 @@ func mergeOne(folder string, a, m *kernelJSON) Kernel {
 		if k.Built == Unknown {
 			k.Built = builtOf(r.BuiltCPU, k.BuildCode != "" || k.BuildText != "")
 		}
-		if k.Captured == nil && r.Captured != nil {
+		// launches captured in either run (a Triton kernel's are recorded by
+		// migrate's interpreter run, after analyze)
+		if r.Captured != nil && (k.Captured == nil || *r.Captured > *k.Captured) {
 			c := *r.Captured
 			k.Captured = &c
 		}

@@ -14,7 +14,10 @@ const (
 	CodeConstexpr = "PTR004" // a constexpr whose value neither the launch nor the module gives
 	CodeNoLaunch  = "PTR005" // no kernel[grid](...) launch found
 	CodeRace      = "PTR006" // programs write the same element (a store every row makes to a shared vector, atomics)
-	CodeInternal  = "PTR900" // the translator failed (a bug: please report)
+	// CodeInterpreter: Triton's interpreter did not run the original kernel
+	// (the reference), so nothing can be proven against it.
+	CodeInterpreter = "PTR007"
+	CodeInternal    = "PTR900" // the translator failed (a bug: please report)
 )
 
 // Refusal is a coded reason not to draft a Triton kernel.
@@ -64,6 +67,20 @@ func Codes() []CodeDoc {
 		{CodeRace, "triton-race", "Programs write the same element",
 			"Every row program stores to the same vector (ptr + cols without the row), or the kernel uses atomics: the " +
 				"result depends on the order of programs."},
+		{CodeInterpreter, "triton-interpreter", "Triton's interpreter did not run the original kernel",
+			"The reference is the original kernel run by Triton's interpreter (TRITON_INTERPRET=1) on CPU tensors in the " +
+				"sandbox. It raised or timed out on the spec's first case (a construct the interpreter of triton 3.9 lacks, " +
+				"a launch the spec does not fit); the message gives its last line. Without a reference nothing is proven."},
+		{CodeWireLaunch, "triton-wire-launch", "A proven Triton kernel's launch cannot take a TPU branch",
+			"Wiring puts `if <input>.device.type == \"tpu\": <the Pallas op>` `else: <the launch, unchanged>` around the " +
+				"kernel[grid](...) statement. A launch that shares its line with other code, is part of an expression, or " +
+				"passes no input tensor by a plain name is left as it is; call the generated JAX function yourself."},
+		{CodeWireSpec, "triton-wire-spec", "A size of the proven spec cannot be read at the launch",
+			"The TPU branch reads every size symbol of the proven spec from the launch (a size parameter, or the grid " +
+				"axis of the rows) and checks the others (strides equal to the row length). A symbol neither gives is refused."},
+		{CodeWireFound, "triton-wire-found", "The launch is not in the current source",
+			"The launch found at discovery could not be matched again (same grid, same arguments) in the file as the " +
+				"rewrite stage left it."},
 		{CodeInternal, "triton-internal", "The Triton translator failed on the kernel",
 			"A bug in pallasify: please report it with the kernel."},
 	}

@@ -1,0 +1,326 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/transforms/triton"
+)
+
+// The Triton kernel stages. The kernel inventory lists every @triton.jit
+// function; TritonStage (run by KernelStage) finds each one's launches,
+// wrapper and autograd.Function (transforms/triton), and drafts the launched
+// ones by the Triton rules with the spec the translation infers from the
+// kernel's accesses. The validate stage then runs the original under
+// Triton's interpreter in the sandbox (the recorded launches are the
+// kernel's captures), proves the draft against it with the numeric protocol
+// and the TPU compile gate, and the wiring gives every launch of a proven
+// kernel a TPU branch (transforms/triton/wire.go). PKN007 stays only on the
+// kernels none of this applies to: @triton.jit functions no launch reaches.
+
+// DrafterTritonRules names the Triton rule translator in reports.
+const DrafterTritonRules = "triton-rules"
+
+// TritonValidator is what the Triton stages need from the run's validator
+// (validators.StageValidator implements it): run the original kernel under
+// Triton's interpreter, and prove a candidate against it.
+type TritonValidator interface {
+	ProbeTriton(ctx context.Context, k *kernels.Kernel, call triton.Call) (*TritonRun, error)
+	ValidateTriton(ctx context.Context, k *kernels.Kernel, call triton.Call, module []byte) (*DraftVerdict, error)
+}
+
+// TritonRun is what Triton's interpreter did with the original kernel on one
+// case of its spec: whether it ran, why not, and how many launches of the
+// kernel it recorded (grid, constexprs, argument shapes, dtypes, strides).
+type TritonRun struct {
+	OK       bool
+	Error    string
+	Launches int
+}
+
+// TritonDraft is one launched Triton kernel through the rule translator: the
+// inferred spec, the kernel-mode call that runs the original (isolated from
+// its file) under the interpreter and the candidate, or the refusal.
+type TritonDraft struct {
+	Kernel    *triton.Kernel
+	Spec      *kernels.Spec
+	Call      triton.Call
+	Candidate []byte
+	Refusal   error
+	// Mode and Block are the translation's shape (row or flat) and the
+	// constexpr of its arange width.
+	Mode, Block string
+}
+
+// TritonStage holds the Triton side of the kernel stages for one run.
+type TritonStage struct {
+	// Inventory is the last run's Triton discovery (nil before).
+	Inventory *triton.Inventory
+
+	mu     sync.Mutex
+	drafts map[string]*TritonDraft // by kernel id
+	proven []tritonProof
+}
+
+type tritonProof struct {
+	id      string
+	draft   *TritonDraft
+	verdict *DraftVerdict
+}
+
+// NewTritonStage returns the Triton stage state.
+func NewTritonStage() *TritonStage { return &TritonStage{drafts: map[string]*TritonDraft{}} }
+
+// Draft returns the kernel's Triton draft (nil for a kernel never launched).
+func (s *TritonStage) Draft(id string) *TritonDraft {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.drafts[id]
+}
+
+// run discovers the Triton launches of the walked Python files and drafts
+// every launched kernel of inv; a kernel gets its inferred spec, or the
+// translator's refusal as its reason.
+func (s *TritonStage) run(ctx context.Context, r *Run, inv *kernels.Inventory) {
+	s.mu.Lock()
+	s.drafts = map[string]*TritonDraft{}
+	s.proven = nil
+	s.mu.Unlock()
+	any := false
+	for _, k := range inv.Kernels {
+		any = any || k.Origin == kernels.OriginTriton
+	}
+	if !any {
+		return
+	}
+	files := map[string][]byte{}
+	for _, f := range r.Files {
+		if f.Generated || f.Skipped != "" || !strings.HasSuffix(f.Path, ".py") {
+			continue
+		}
+		if b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(f.Path)), DefaultMaxFileBytes); err == nil {
+			files[f.Path] = b
+		}
+	}
+	tinv, err := triton.DiscoverFiles(ctx, files)
+	if err != nil {
+		return
+	}
+	s.Inventory = tinv
+	for _, k := range inv.Kernels {
+		if k.Origin != kernels.OriginTriton {
+			continue
+		}
+		tk := tinv.Kernel(k.Path, k.Name)
+		if tk == nil || len(tk.Launches) == 0 {
+			k.Reason = "never launched: no kernel[grid](...) call reaches it"
+			if tk != nil && tinv.CalledFromKernels(tk) {
+				k.Reason = "never launched: a @triton.jit helper, inlined into the kernels that call it"
+			}
+			continue
+		}
+		k.Launches = len(tk.Launches)
+		d := &TritonDraft{Kernel: tk}
+		a, src, err := triton.Translate(ctx, tinv, tk)
+		if err == nil {
+			d.Spec, d.Call, err = triton.Spec(a)
+		}
+		if err != nil {
+			d.Refusal = err
+			k.Reason = err.Error()
+		} else {
+			d.Call.Files = triton.Isolate(tinv, tk)
+			d.Candidate, d.Mode, d.Block = src, a.Mode, a.Block
+			k.Spec, k.SpecStatus, k.Reason = d.Spec, kernels.SpecInferred, ""
+		}
+		s.mu.Lock()
+		s.drafts[k.ID] = d
+		s.mu.Unlock()
+	}
+}
+
+// inventoryNote keeps PKN007 for the Triton kernels the stages do not take
+// (never launched), saying so, and drops it for the others.
+func (s *TritonStage) inventoryNote(p kernels.Problem, inv *kernels.Inventory) (kernels.Problem, bool) {
+	if s == nil || p.Code != kernels.CodeInventory || s.Inventory == nil {
+		return p, true
+	}
+	if s.Draft(p.Kernel) != nil {
+		return p, false
+	}
+	if k := inv.Lookup(p.Kernel); k != nil && k.Reason != "" {
+		p.Message = fmt.Sprintf("Triton kernel %s listed only: %s", k.Name, k.Reason)
+	}
+	return p, true
+}
+
+// emuStatus is a Triton kernel's emulator status before validation: its
+// reference is Triton's interpreter, run by the validate stage.
+func tritonEmuStatus(k *kernels.Kernel) string {
+	if k.Spec == nil {
+		return "unsupported: triton (" + firstField(k.Reason) + ")"
+	}
+	return "not-run"
+}
+
+func firstField(s string) string {
+	if i := strings.IndexAny(s, ":"); i > 0 {
+		return s[:i]
+	}
+	if s == "" {
+		return "no draft"
+	}
+	return s
+}
+
+// draftTriton is the draft stage for a Triton kernel: the rule draft made
+// at discovery, or the reason there is none.
+func (w *KernelWork) draftTriton(pk *Kernel, k *kernels.Kernel, st *kernelState) {
+	d := w.Kernels.Triton.Draft(k.ID)
+	switch {
+	case d == nil:
+		pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, kernels.CodeInventory+": "+k.Reason
+	case d.Refusal != nil:
+		pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, d.Refusal.Error()
+	default:
+		st.cand = &Candidate{Drafter: DrafterTritonRules, Class: k.Class, Module: string(d.Candidate)}
+		st.next = len(w.drafters()) // the CUDA drafters take no Triton kernel
+		pk.Draft.Drafter, pk.Draft.Rounds = DrafterTritonRules, 1
+	}
+}
+
+// validateTriton runs the original under Triton's interpreter (the launches
+// it records are the kernel's captures), then proves the candidate against
+// it. A proven draft waits for wireTriton.
+func (w *KernelWork) validateTriton(ctx context.Context, k *kernels.Kernel, pk *Kernel, st *kernelState) error {
+	t0 := time.Now()
+	defer func() { pk.Draft.Duration = st.took + time.Since(t0) }()
+	d := w.Kernels.Triton.Draft(k.ID)
+	tv, ok := w.Validator.(TritonValidator)
+	if !ok || d == nil {
+		pk.Draft.Verdict, pk.Draft.Reason = VerdictError, "the validator of this run does not run Triton's interpreter"
+		return nil
+	}
+	pr, err := tv.ProbeTriton(ctx, k, d.Call)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		pk.Draft.Verdict, pk.Draft.Reason = VerdictError, err.Error()
+		return nil
+	}
+	pk.Captured, pk.Emulated = pr.Launches, pr.OK
+	if pr.OK {
+		pk.EmuStatus = "compiled" // run by Triton's interpreter: nothing to build
+	} else {
+		pk.EmuStatus = "unsupported: " + triton.CodeInterpreter
+		pk.Draft.Verdict = VerdictError
+		pk.Draft.Reason = triton.CodeInterpreter + ": Triton's interpreter did not run the original: " + pr.Error
+		return nil
+	}
+	v, err := tv.ValidateTriton(ctx, k, d.Call, []byte(st.cand.Module))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		pk.Draft.Verdict, pk.Draft.Reason = VerdictError, err.Error()
+		return nil
+	}
+	pk.Draft.Verdict, pk.Draft.Reason = v.Verdict, v.Reason
+	stats := v.Stats
+	pk.Draft.Stats = &stats
+	pk.Draft.Shapes = v.Shapes
+	pk.TPUCompiled = v.TPU
+	if v.Verdict == VerdictProven {
+		ts := w.Kernels.Triton
+		ts.mu.Lock()
+		ts.proven = append(ts.proven, tritonProof{id: k.ID, draft: d, verdict: v})
+		ts.mu.Unlock()
+	}
+	return nil
+}
+
+// wireTriton wires every proven Triton kernel at its launches: generated
+// modules next to them, the launches given their TPU branch.
+func (w *KernelWork) wireTriton(ctx context.Context, r *Run) error {
+	ts := w.Kernels.Triton
+	if ts == nil {
+		return nil
+	}
+	ts.mu.Lock()
+	proofs := append([]tritonProof(nil), ts.proven...)
+	ts.mu.Unlock()
+	if len(proofs) == 0 {
+		return nil
+	}
+	sort.Slice(proofs, func(i, j int) bool { return proofs[i].id < proofs[j].id })
+	byPath := map[string]*File{}
+	for _, f := range r.Files {
+		byPath[f.Path] = f
+	}
+	read := func(p string) ([]byte, bool) {
+		if f := byPath[p]; f != nil && f.Updated != nil {
+			return f.Updated, true
+		}
+		if _, ok := byPath[p]; !ok {
+			return nil, false
+		}
+		b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(p)), DefaultMaxFileBytes)
+		return b, err == nil
+	}
+	var wks []triton.WireKernel
+	for _, p := range proofs {
+		wks = append(wks, triton.WireKernel{Kernel: p.draft.Kernel, ID: p.id, Spec: p.draft.Spec, Call: p.draft.Call,
+			Mode: p.draft.Mode, Block: p.draft.Block,
+			Module: string(p.draft.Candidate), Verdict: verdictLine(p.verdict), Cases: p.verdict.Cases, TPU: p.verdict.Chips})
+	}
+	files, wired, probs := triton.Wire(ctx, wks, read)
+	applyWireFiles(r, byPath, read, files)
+	for _, wd := range wired {
+		for _, pk := range r.Kernels {
+			if pk.ID == wd.Kernel && pk.Draft != nil {
+				pk.Draft.Module = wd.Module
+			}
+		}
+	}
+	for _, pr := range probs {
+		d := Diagnostic{Code: CodeNotWired, Severity: SevWarning, Path: pr.Path, Safety: "diagnostic",
+			Message: fmt.Sprintf("kernel %s is proven but not wired in: %s", pr.Kernel, pr.Message)}
+		if f := byPath[pr.Path]; f != nil {
+			f.Diagnostics = append(f.Diagnostics, d)
+		} else {
+			r.Diagnostics = append(r.Diagnostics, d)
+		}
+	}
+	return nil
+}
+
+// applyWireFiles puts wiring's files into the run: rewritten tree files
+// keep their original, new ones are generated.
+func applyWireFiles(r *Run, byPath map[string]*File, read func(string) ([]byte, bool), files []pallas.WireFile) {
+	for _, wf := range files {
+		if f := byPath[wf.Path]; f != nil {
+			if f.Original == nil {
+				orig, _ := read(wf.Path)
+				f.Original = orig
+			}
+			f.Updated = wf.Content
+			continue
+		}
+		f := &File{Path: wf.Path, Lang: langOf(wf.Path), Generated: true, Updated: wf.Content, Mode: 0o644,
+			Bytes: int64(len(wf.Content)), Lines: countLines(wf.Content)}
+		byPath[wf.Path] = f
+		r.Files = append(r.Files, f)
+	}
+	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
+}
