@@ -41,8 +41,14 @@ type CapturedLaunch struct {
 	DurationS    float64     `json:"duration_s"`
 	Site         string      `json:"site,omitempty"`  // file:line of the launch
 	Error        string      `json:"error,omitempty"` // the launch failed on the emulator
-	Dir          string      `json:"-"`               // the capture dir the buffers are in
-	Entry        string      `json:"-"`               // the test entry that made the launch
+	// Probe is set for a launch the runtime's backward probe made ("backward
+	// probe of <Function>"): the test ran the op forward only.
+	Probe string `json:"probe,omitempty"`
+	// StandIns are absent data files the test read (seeded random data of
+	// the shape it asked for) before the launch.
+	StandIns []string `json:"standins,omitempty"`
+	Dir      string   `json:"-"` // the capture dir the buffers are in
+	Entry    string   `json:"-"` // the test entry that made the launch
 }
 
 // LaunchArg is one argument of a captured launch: a scalar's value or a
@@ -599,6 +605,14 @@ func (sh *shaper) spec() *Spec {
 		Deterministic: !strings.Contains(unitSource(k), "atomic"),
 		FastMath:      k.FastMath,
 		Note:          fmt.Sprintf("captured from %s (launch %d of %s)", l.Entry, l.Seq, l.Instance),
+	}
+	if l.Probe != "" {
+		s.Note = fmt.Sprintf("captured from %s (launch %d of %s, made by the %s at the inputs of the test's forward call)",
+			l.Entry, l.Seq, l.Instance, l.Probe)
+	}
+	if len(l.StandIns) > 0 {
+		s.Note += fmt.Sprintf("; the test's data files %s are absent from the tree: their shapes are the test's, "+
+			"their contents seeded random stand-ins", strings.Join(l.StandIns, ", "))
 	}
 	if s.Class == "" {
 		s.Class = ClassOther

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,6 +29,15 @@ type Launch struct {
 	RolesFrom    string   `json:"roles_from"` // replay | diff
 	DurationS    float64  `json:"duration_s"`
 	Error        string   `json:"error,omitempty"`
+	// Probe says the launch came from the runtime's backward probe, not
+	// from the test's own calls: "backward of mmcv.ops.gather_points.GatherPoints"
+	// (the test called the op's autograd Function forward only; the probe
+	// differentiated one copy of that call). From probes.jsonl.
+	Probe string `json:"probe,omitempty"`
+	// StandIns are the absent data files the test had read (as seeded random
+	// data of the shape it asked for) before this launch: the inputs are
+	// not the repository's data, the shapes are the test's. From probes.jsonl.
+	StandIns []string `json:"standins,omitempty"`
 	// Dir is the capture directory the record was read from (for the
 	// before/after files); not part of the record.
 	Dir string `json:"-"`
@@ -163,8 +173,20 @@ func ReadCaptures(dir string) ([]Launch, error) {
 	if err != nil {
 		return nil, err
 	}
+	probes, err := readProbes(filepath.Join(dir, "probes.jsonl"))
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
 		l := &out[i]
+		for _, p := range probes {
+			switch {
+			case p.Probe == "backward" && l.Seq >= p.SeqFrom && l.Seq < p.SeqTo:
+				l.Probe = "backward probe of " + p.Function
+			case p.Probe == "standin" && l.Seq >= p.SeqFrom && !slices.Contains(l.StandIns, p.File):
+				l.StandIns = append(l.StandIns, p.File)
+			}
+		}
 		for _, c := range calls {
 			if l.Seq < c.SeqFrom || l.Seq >= c.SeqTo {
 				continue
@@ -190,6 +212,34 @@ func sameAddress(a, b string) bool {
 	x, err1 := strconv.ParseUint(strings.TrimPrefix(a, "0x"), 16, 64)
 	y, err2 := strconv.ParseUint(strings.TrimPrefix(b, "0x"), 16, 64)
 	return err1 == nil && err2 == nil && x == y
+}
+
+// probe is a line of probes.jsonl: what the runtime did beyond the test's
+// own calls (pyrt: the backward probe, data stand-ins).
+type probe struct {
+	Probe    string `json:"probe"` // backward | standin
+	Function string `json:"function"`
+	File     string `json:"file"`
+	SeqFrom  int    `json:"seq_from"`
+	SeqTo    int    `json:"seq_to"`
+}
+
+func readProbes(path string) ([]probe, error) {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []probe
+	for _, line := range strings.Split(string(b), "\n") {
+		var p probe
+		if json.Unmarshal([]byte(line), &p) == nil && p.Probe != "" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 func readTensorCalls(path string) ([]tensorCall, error) {

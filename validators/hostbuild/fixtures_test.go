@@ -35,6 +35,8 @@ type wantLaunch struct {
 	Shared   *int      `json:"shared_bytes"`
 	Launches int       `json:"launches"` // recorded launches of this instance (0: at least one)
 	Nth      int       `json:"nth"`      // which of the matching launches the checks below apply to
+	Probe    string    `json:"probe"`    // the launch came from the backward probe of this Function
+	StandIns []string  `json:"standins"` // absent data files read (as stand-ins) before the launch
 	Args     []wantArg `json:"args"`
 }
 
@@ -48,6 +50,7 @@ type wantArg struct {
 	Elements int64    `json:"elements"`
 	Shape    []int64  `json:"shape"`
 	Value    *float64 `json:"value"`
+	Null     bool     `json:"null"` // passed as NULL (an empty tensor's data_ptr), in no allocation
 }
 
 func testPython(t *testing.T) string {
@@ -165,6 +168,12 @@ func checkWant(t *testing.T, ls []Launch, w wantLaunch) {
 	if l.Error != "" {
 		t.Errorf("%s: launch error %s", l.Instance, l.Error)
 	}
+	if !slices.Equal(l.StandIns, w.StandIns) {
+		t.Errorf("%s: standins = %v; want %v", l.Instance, l.StandIns, w.StandIns)
+	}
+	if l.Probe != w.Probe {
+		t.Errorf("%s: probe = %q; want %q", l.Instance, l.Probe, w.Probe)
+	}
 	if w.Grid != nil && l.Grid != *w.Grid {
 		t.Errorf("%s: grid = %v; want %v", l.Instance, l.Grid, *w.Grid)
 	}
@@ -195,6 +204,9 @@ func checkWant(t *testing.T, ls []Launch, w wantLaunch) {
 		}
 		if wa.Origin != "" && (a.Alloc == nil || a.Alloc.Origin != wa.Origin) {
 			t.Errorf("%s: alloc = %+v; want origin %s", where, a.Alloc, wa.Origin)
+		}
+		if null := a.Kind == "pointer" && a.Alloc == nil && sameAddress(a.Address, "0x0"); null != wa.Null {
+			t.Errorf("%s: address %s alloc %+v: NULL = %v; want %v", where, a.Address, a.Alloc, null, wa.Null)
 		}
 		if wa.Offset != nil && a.OffsetBytes != *wa.Offset {
 			t.Errorf("%s: offset_bytes = %d; want %d", where, a.OffsetBytes, *wa.Offset)
