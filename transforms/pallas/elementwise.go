@@ -33,6 +33,7 @@ type ewAccess struct {
 	param string
 	idx   val
 	mask  val
+	value val // stores: the value written (in the element's type)
 }
 
 func newEWMode() *ewMode {
@@ -175,6 +176,9 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index", p.base)
 	}
 	if m.stored[p.base] {
+		if st, ok := m.ownStore(t, p.base, idx); ok && exactStorage(prm) {
+			return st.value, nil // the thread reads back what it wrote
+		}
 		return val{}, refuse(CodeUnsupported, "%s is read after this thread wrote it", p.base)
 	}
 	if prm.Role == "output" {
@@ -214,12 +218,44 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 	if err != nil {
 		return err
 	}
+	if st, ok := m.ownStore(t, p.base, idx); ok {
+		// the same element again under the same condition: the last
+		// write wins, through the same block
+		st.value = cv
+		t.emit("%s_ref[...] = %s", st.name, storeValue(st.name+"_ref", cv, blockDType(prm)))
+		return nil
+	}
 	name := fmt.Sprintf("st%d", len(m.stores))
-	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: idx, mask: mask})
+	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: idx, mask: mask, value: cv})
 	m.stored[p.base] = true
 	m.touched = true
 	t.emit("%s_ref[...] = %s", name, storeValue(name+"_ref", cv, blockDType(prm)))
 	return nil
+}
+
+// ownStore is the latest store to param when it wrote the element at idx
+// under the condition the code is under now: a load there reads that value
+// and a store there replaces it.
+func (m *ewMode) ownStore(t *tr, param string, idx val) (*ewAccess, bool) {
+	for i := len(m.stores) - 1; i >= 0; i-- {
+		st := &m.stores[i]
+		if st.param != param {
+			continue
+		}
+		mask := and(t.alive, t.path)
+		return st, st.idx.py == idx.py && st.mask.py == mask.py && st.mask.k == mask.k
+	}
+	return nil, false
+}
+
+// exactStorage: the element type holds a computed value exactly (a thread
+// reading back its own half or bfloat16 store would see it rounded).
+func exactStorage(p *kernels.Param) bool {
+	switch p.DType {
+	case "float32", "int32", "uint32", "bool":
+		return true
+	}
+	return false
 }
 
 func (m *ewMode) call(t *tr, name string, args []*ts.Node) (val, bool, error) {
@@ -343,7 +379,7 @@ func (m *ewMode) gridStride(t *tr, n *ts.Node) (bool, error) {
 	}
 	stride := strings.Join(strings.Fields(t.u.text(stripCasts(upd.ChildByFieldName("right"), t.u))), "")
 	stride = strings.NewReplacer("(", "", ")", "").Replace(stride)
-	if stride != "blockDim.x*gridDim.x" && stride != "gridDim.x*blockDim.x" {
+	if stride != "blockDim.x*gridDim.x" && stride != "gridDim.x*blockDim.x" && !m.isGridStride(t, upd.ChildByFieldName("right")) {
 		return false, nil
 	}
 	if cond.Type() != "binary_expression" || t.u.text(cond.ChildByFieldName("operator")) != "<" || t.u.text(strip(cond.ChildByFieldName("left"))) != name {
@@ -361,6 +397,48 @@ func (m *ewMode) gridStride(t *tr, n *ts.Node) (bool, error) {
 	defer t.env.pop()
 	t.env.declare(name, iv)
 	return true, t.block(n.ChildByFieldName("body"))
+}
+
+// isGridStride: the stride is the grid's thread count however it is
+// spelled (a local such as `const int64_t stride = (int64_t)blockDim.x *
+// gridDim.x`, casts, either order).
+func (m *ewMode) isGridStride(t *tr, n *ts.Node) bool {
+	saved := len(t.lines)
+	defer func() { t.lines = t.lines[:saved] }()
+	sv, err := t.expr(n)
+	if err != nil || sv.k != kUniform || !isInt(sv.ct) {
+		return false
+	}
+	bd, gd := launchVal(t, "block", "x"), launchVal(t, "grid", "x")
+	if sv.poly != nil && bd.poly != nil && gd.poly != nil {
+		return sv.poly.equal(bd.poly.mul(gd.poly))
+	}
+	want, err := t.binop("*", bd, gd)
+	if err != nil {
+		return false
+	}
+	other, err := t.binop("*", gd, bd)
+	return err == nil && (unwrapInt(sv.py) == unwrapInt(want.py) || unwrapInt(sv.py) == unwrapInt(other.py))
+}
+
+// unwrapInt drops the integer conversions a C cast leaves around a
+// uniform value's Python text.
+func unwrapInt(py string) string {
+	for {
+		prev := py
+		for _, f := range []string{"int(", "jnp.int32(", "jnp.uint32(", "jnp.int64(", "jnp.uint64("} {
+			if strings.HasPrefix(py, f) && strings.HasSuffix(py, ")") {
+				py = py[len(f) : len(py)-1]
+			}
+		}
+		py = strings.ReplaceAll(py, " ", "")
+		if strings.HasPrefix(py, "(") && strings.HasSuffix(py, ")") {
+			py = py[1 : len(py)-1]
+		}
+		if py == prev {
+			return py
+		}
+	}
 }
 
 // ---- code generation ----

@@ -2,16 +2,20 @@ package pallas_test
 
 import (
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
 	"github.com/pallasify/pallasify/validators"
+	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
 func testPython(t *testing.T) string {
@@ -65,7 +69,7 @@ func TestFixtureDrafts(t *testing.T) {
 	var mods []string
 	modDir := t.TempDir()
 	for _, f := range fs {
-		if only := os.Getenv("FIXTURE"); only != "" && only != f.Name {
+		if !selected(f.Name) {
 			continue
 		}
 		k := fixtureKernel(t, f)
@@ -111,17 +115,15 @@ func TestFixtureDrafts(t *testing.T) {
 			t.Logf("API check:\n%s", out)
 		}
 	}
-	// A synthetic kernel for C semantics (negative integer division, shifts,
-	// branches, unrolled loops), proven against its emulated reference.
-	for _, name := range []string{"semantics", "layernorm", "rowmean", "half", "add2d"} {
-		if f := os.Getenv("FIXTURE"); f != "" && f != name {
+	// Kernels of our own, each proven against its emulated reference: C
+	// semantics (negative integer division, shifts, branches, unrolled
+	// loops), row reductions, half storage, 2-D launches, and the patterns
+	// real kernels need (drafterPatterns, whose drafts are golden files).
+	for _, name := range append([]string{"semantics", "layernorm", "rowmean", "half", "add2d"}, drafterPatterns...) {
+		if !selected(name) {
 			continue
 		}
-		inv, _ := kernels.Discover(ctx, "testdata/"+name, []string{"kernel.cu"})
-		if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
-			t.Fatalf("%s kernel: %+v", name, inv.Kernels[0])
-		}
-		k := inv.Kernels[0]
+		k := testdataKernel(t, name)
 		res, err := pallas.Draft(ctx, k, pallas.Options{})
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -148,6 +150,83 @@ func TestFixtureDrafts(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS)
+	}
+}
+
+// selected: FIXTURE=a,b limits the test to those fixtures.
+func selected(name string) bool {
+	only := os.Getenv("FIXTURE")
+	return only == "" || slices.Contains(strings.Split(only, ","), name)
+}
+
+// drafterPatterns are testdata kernels with the shapes real extensions
+// have (mmcv, KernelBench): a shared-memory tree bounded by blockDim.x, a
+// two-level reduction writing mean and rstd beside the output, an mmcv
+// CUDA_1D_KERNEL_LOOP body macro (drafted after preprocessing, as the
+// capture stage gives it), M_PI, a grid stride kept in a local, and a
+// focal loss reading target[n] at the element's row and accumulating its
+// output in place.
+var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target"}
+
+// preprocessed are the patterns whose unit goes through the preprocessor
+// first (the capture stage does that for every captured kernel).
+var preprocessed = map[string]bool{"kernel_loop": true}
+
+var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
+
+// testdataKernel discovers testdata/<name>'s one kernel with its spec (a
+// static or a user spec), preprocessed where the pattern needs it.
+func testdataKernel(t *testing.T, name string) *kernels.Kernel {
+	t.Helper()
+	ctx := context.Background()
+	inv, _ := kernels.Discover(ctx, "testdata/"+name, []string{"kernel.cu"})
+	if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+		t.Fatalf("%s kernel: %+v", name, inv.Kernels)
+	}
+	k := inv.Kernels[0]
+	if preprocessed[name] {
+		sb := &sandbox.Sandbox{}
+		sb.Disabled = sb.Check(ctx) != nil
+		src, err := pipeline.Preprocess(ctx, sb, k.Unit.Source)
+		if err != nil {
+			t.Fatalf("%s: preprocess: %v", name, err)
+		}
+		k.Unit.SetPreprocessed(src)
+	}
+	return k
+}
+
+// TestPatternDraftsGolden drafts every pattern (no validation: that is
+// TestFixtureDrafts) and compares the module with its golden file.
+func TestPatternDraftsGolden(t *testing.T) {
+	for _, name := range drafterPatterns {
+		k := testdataKernel(t, name)
+		res, err := pallas.Draft(context.Background(), k, pallas.Options{})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		checkGoldenDraft(t, name, res.Module)
+	}
+}
+
+// checkGoldenDraft compares a pattern's draft with its golden file.
+func checkGoldenDraft(t *testing.T, name, module string) {
+	t.Helper()
+	path := filepath.Join("testdata", name, "draft.golden.py")
+	if *updateDrafts {
+		if err := os.WriteFile(path, []byte(module), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s: %v (go test ./transforms/pallas -run FixtureDrafts -update-drafts)", name, err)
+		return
+	}
+	if string(want) != module {
+		t.Errorf("%s: the draft differs from %s (go test ./transforms/pallas -run FixtureDrafts -update-drafts)", name, path)
 	}
 }
 

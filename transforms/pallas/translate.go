@@ -561,6 +561,9 @@ func (t *tr) ident(name string) (val, error) {
 	case "FLT_EPSILON":
 		return val{py: "jnp.float32(1.1920928955078125e-07)", ct: "float", k: kUniform}, nil
 	}
+	if lit, ok := mathConsts[name]; ok {
+		return numLit(lit)
+	}
 	if d, ok := t.u.consts[name]; ok {
 		ct, err := t.normType(t.u.ctypes[name])
 		if err != nil {
@@ -895,6 +898,21 @@ func (t *tr) subscript(n *ts.Node) (val, error) {
 	return t.loadAt(p, addIdx(p.off, idx))
 }
 
+// mathConsts are <math.h>'s constants (double literals, as glibc spells
+// them) and the CUDA math API's float ones, for units drafted without the
+// preprocessor (after it, they are these literals already).
+var mathConsts = map[string]string{
+	"M_E": "2.7182818284590452354", "M_LOG2E": "1.4426950408889634074", "M_LOG10E": "0.43429448190325182765",
+	"M_LN2": "0.69314718055994530942", "M_LN10": "2.30258509299404568402", "M_PI": "3.14159265358979323846",
+	"M_PI_2": "1.57079632679489661923", "M_PI_4": "0.78539816339744830962", "M_1_PI": "0.31830988618379067154",
+	"M_2_PI": "0.63661977236758134308", "M_2_SQRTPI": "1.12837916709551257390", "M_SQRT2": "1.41421356237309504880",
+	"M_SQRT1_2":   "0.70710678118654752440",
+	"CUDART_PI_F": "3.141592654f", "CUDART_PI": "3.1415926535897931e+0", "CUDART_2_OVER_PI_F": "0.636619772f",
+	"CUDART_PIO2_F": "1.570796327f", "CUDART_SQRT_HALF_F": "0.707106781f", "CUDART_SQRT_2PI_F": "2.506628275f",
+	"CUDART_L2E_F": "1.442695041f", "CUDART_LN2_F": "0.693147181f", "CUDART_ZERO_F": "0.0f", "CUDART_ONE_F": "1.0f",
+	"CUDART_MIN_DENORM_F": "1.40129846e-45f",
+}
+
 // math library, float32 semantics.
 var mathFns = map[string]string{
 	"expf": "jnp.exp", "__expf": "jnp.exp", "exp": "jnp.exp", "exp2f": "jnp.exp2", "expm1f": "jnp.expm1",
@@ -904,11 +922,17 @@ var mathFns = map[string]string{
 	"tanf": "jnp.tan", "erff": "lax.erf", "erf": "lax.erf", "erfcf": "lax.erfc", "fabsf": "jnp.abs", "fabs": "jnp.abs",
 	"floorf": "jnp.floor", "ceilf": "jnp.ceil", "truncf": "jnp.trunc", "sinhf": "jnp.sinh", "coshf": "jnp.cosh",
 	"atanf": "jnp.arctan", "asinf": "jnp.arcsin", "acosf": "jnp.arccos", "isnan": "jnp.isnan", "isinf": "jnp.isinf", "isfinite": "jnp.isfinite",
+	// the C++ overloads a template kernel calls with T = float (CUDA's float
+	// overloads of <cmath>); drafts compute in float32 either way
+	"floor": "jnp.floor", "ceil": "jnp.ceil", "trunc": "jnp.trunc", "sin": "jnp.sin", "cos": "jnp.cos", "tan": "jnp.tan",
+	"log2": "jnp.log2", "log10": "jnp.log10", "log1p": "jnp.log1p", "expm1": "jnp.expm1", "exp2": "jnp.exp2",
+	"sinh": "jnp.sinh", "cosh": "jnp.cosh", "atan": "jnp.arctan", "asin": "jnp.arcsin", "acos": "jnp.arccos",
 }
 
 var math2Fns = map[string]string{
 	"fmaxf": "jnp.fmax", "fmax": "jnp.fmax", "fminf": "jnp.fmin", "fmin": "jnp.fmin", "powf": "jnp.power", "__powf": "jnp.power",
 	"fmodf": "jnp.fmod", "copysignf": "jnp.copysign", "atan2f": "jnp.arctan2", "__fdividef": "/", "hypotf": "jnp.hypot",
+	"pow": "jnp.power", "fmod": "jnp.fmod", "atan2": "jnp.arctan2", "hypot": "jnp.hypot", "copysign": "jnp.copysign",
 }
 
 func (t *tr) callExpr(n *ts.Node) (val, error) {

@@ -105,7 +105,7 @@ func TestRefusals(t *testing.T) {
 		{"conditional store", "if (x[i] > 0.0f) y[i] = 1.0f;", CodeUnsupported, "data-dependent condition"},
 		{"loop without constant trip count", "float s = 0.0f; for (int j = 0; j < n; ++j) s += x[j]; y[i] = s;", CodeUnsupported, "constant trip count"},
 		{"float modulo", "y[i] = x[i] % 2.0f;", CodeUnsupported, ""},
-		{"read after write", "y[i] = x[i]; y[i] = y[i] * 2.0f;", CodeUnsupported, "read after this thread wrote it"},
+		{"read after write elsewhere", "y[i] = x[i]; y[i] = y[i ^ 1] * 2.0f;", CodeUnsupported, "read after this thread wrote it"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
