@@ -56,7 +56,7 @@ func migrateKernels(t *testing.T, root string, drafters ...pipeline.KernelDrafte
 	return run
 }
 
-// TestE2EFixtures migrates the two end-to-end projects with drafting,
+// TestE2EFixtures migrates the end-to-end projects with drafting,
 // validation and wiring: every kernel must be proven and wired, the patch
 // must equal want.patch, a second migrate over the migrated tree (kernels
 // included) must change nothing and report nothing new, and check_e2e.py must accept the migrated tree
@@ -71,7 +71,7 @@ func TestE2EFixtures(t *testing.T) {
 		t.Skip("integration test (-short)")
 	}
 	py := e2ePython(t)
-	for _, name := range []string{"inline_act", "method_ext", "torchlib_act"} {
+	for _, name := range []string{"inline_act", "method_ext", "torchlib_act", "chain_gelu", "torchlib_split"} {
 		t.Run(name, func(t *testing.T) {
 			root := filepath.Join("..", "fixtures", "e2e", name)
 			run := migrateKernels(t, root)

@@ -87,7 +87,32 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	if len(heads) == 0 {
 		return nil, fmt.Errorf("no host function around the launch of %s", k.Name)
 	}
-	h := heads[len(heads)-1]
+	fn, body, err := parseHostFn(src, heads[len(heads)-1])
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		ha := hostArg{text: a, param: -1}
+		if m := reDataPtr.FindStringSubmatch(a); m != nil {
+			ha.tensor = fn.aliasOf(m[1])
+			ha.param = fn.paramIdx(ha.tensor)
+			if ha.param < 0 {
+				if l := reLike.FindStringSubmatch(fn.locals[ha.tensor]); l != nil {
+					ha.like = fn.aliasOf(l[1])
+				}
+			}
+		} else {
+			ha.param = fn.paramIdx(hostArgName(a))
+		}
+		fn.args = append(fn.args, ha)
+	}
+	fn.returns = returnsOf(body)
+	return fn, nil
+}
+
+// parseHostFn reads the function whose head reFnHead matched at h: its
+// name, parameters and tensor locals; it returns the body too.
+func parseHostFn(src string, h []int) (*hostFn, string, error) {
 	fn := &hostFn{name: src[h[4]:h[5]], locals: map[string]string{}}
 	for _, p := range strings.Split(src[h[6]:h[7]], ",") {
 		p = strings.TrimSpace(p)
@@ -99,7 +124,7 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 		}
 		f := strings.Fields(strings.NewReplacer("&", " ", "*", " ").Replace(p))
 		if len(f) < 2 {
-			return nil, fmt.Errorf("host parameter %q", p)
+			return nil, "", fmt.Errorf("host parameter %q", p)
 		}
 		name := f[len(f)-1]
 		typ := strings.Join(f[:len(f)-1], " ")
@@ -123,62 +148,204 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	for _, m := range reLocal.FindAllStringSubmatch(body, -1) {
 		fn.locals[m[1]] = m[2]
 	}
-	paramIdx := func(name string) int {
-		for i, p := range fn.params {
-			if p.name == name {
-				return i
-			}
+	return fn, body, nil
+}
+
+func (fn *hostFn) paramIdx(name string) int {
+	for i, p := range fn.params {
+		if p.name == name {
+			return i
 		}
-		return -1
 	}
-	for _, a := range args {
-		ha := hostArg{text: a, param: -1}
-		if m := reDataPtr.FindStringSubmatch(a); m != nil {
-			ha.tensor = fn.aliasOf(m[1])
-			ha.param = paramIdx(ha.tensor)
-			if ha.param < 0 {
-				if l := reLike.FindStringSubmatch(fn.locals[ha.tensor]); l != nil {
-					ha.like = fn.aliasOf(l[1])
-				}
-			}
-		} else {
-			id := strings.TrimSpace(a)
-			for {
-				if m := regexp.MustCompile(`^static_cast\s*<[^>]*>\s*\((.*)\)$`).FindStringSubmatch(id); m != nil {
-					id = strings.TrimSpace(m[1])
-					continue
-				}
-				if m := regexp.MustCompile(`^\(\s*[\w:]+\s*\)\s*(.*)$`).FindStringSubmatch(id); m != nil {
-					id = strings.TrimSpace(m[1])
-					continue
-				}
-				break
-			}
-			ha.param = paramIdx(id)
+	return -1
+}
+
+var (
+	reStaticCast = regexp.MustCompile(`^static_cast\s*<[^>]*>\s*\((.*)\)$`)
+	reCCast      = regexp.MustCompile(`^\(\s*[\w:]+\s*\)\s*(.*)$`)
+)
+
+// hostArgName is a scalar argument without its static_cast<T>(...) and (T)
+// casts.
+func hostArgName(a string) string {
+	id := strings.TrimSpace(a)
+	for {
+		if m := reStaticCast.FindStringSubmatch(id); m != nil {
+			id = strings.TrimSpace(m[1])
+			continue
 		}
-		fn.args = append(fn.args, ha)
+		if m := reCCast.FindStringSubmatch(id); m != nil {
+			id = strings.TrimSpace(m[1])
+			continue
+		}
+		return id
 	}
+}
+
+// returnsOf is the tensors the body's last return statement returns.
+func returnsOf(body string) []string {
+	var out []string
 	rets := reReturn.FindAllStringSubmatch(body, -1)
 	if len(rets) > 0 {
 		r := strings.TrimSpace(rets[len(rets)-1][1])
 		r = strings.TrimSuffix(strings.TrimPrefix(r, "{"), "}")
-		for _, x := range strings.Split(r, ",") {
-			fn.returns = append(fn.returns, strings.TrimSpace(x))
+		for _, x := range splitTopLevel(r) {
+			out = append(out, strings.TrimSpace(x))
 		}
 	}
-	return fn, nil
+	return out
 }
 
-// pyName is the name Python calls the host function by: a load_inline
-// functions= entry, a PYBIND11 m.def, or a TORCH_LIBRARY op (ns, op).
-func pyName(src string, host string) (name, ns string) {
-	if m := regexp.MustCompile(`m\.impl\(\s*"(\w+)"\s*,\s*&?\s*(?:\w+::)*` + regexp.QuoteMeta(host) + `\b`).FindStringSubmatch(src); m != nil {
-		if n := regexp.MustCompile(`TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)`).FindStringSubmatch(src); n != nil {
-			return m[1], n[1]
+// splitTopLevel splits s at the commas outside parentheses, brackets and
+// braces.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
 		}
 	}
-	if m := regexp.MustCompile(`m\.def\(\s*"(\w+)"\s*,\s*&?\s*(?:\w+::)*` + regexp.QuoteMeta(host) + `\b`).FindStringSubmatch(src); m != nil {
-		return m[1], ""
+	return append(out, s[start:])
+}
+
+// reBindingBlock opens a TORCH_LIBRARY, TORCH_LIBRARY_FRAGMENT or
+// TORCH_LIBRARY_IMPL block (group 1: its namespace) or a PYBIND11_MODULE.
+var reBindingBlock = regexp.MustCompile(`\bTORCH_LIBRARY(?:_FRAGMENT|_IMPL)?\s*\(\s*(\w+)|\bPYBIND11_MODULE\s*\(`)
+
+// pyName is the name Python calls the host function by: a load_inline
+// functions= entry, a PYBIND11 m.def, or a torch.library op (ns, op) that
+// an impl ("op", [dispatch key,] &host) or a def ("op(schema)", &host)
+// registers. The op's namespace is the one of the block holding the
+// registration, whatever the block's variable is called (m, ops, lib): a
+// TORCH_LIBRARY_IMPL names it too, so the TORCH_LIBRARY that defines the op
+// may be in another file.
+func pyName(src string, host string) (name, ns string) {
+	fn := `\s*,\s*(?:TORCH_FN\(\s*)?&?\s*(?:\w+::)*` + regexp.QuoteMeta(host) + `\b`
+	key := `(?:(?:torch|c10|at)::(?:DispatchKey::)?k?\w+\s*,\s*)?`
+	reImpl := regexp.MustCompile(`\b\w+\.impl\(\s*"(\w+)"\s*,\s*` + key + `(?:TORCH_FN\(\s*)?&?\s*(?:\w+::)*` + regexp.QuoteMeta(host) + `\b`)
+	reDef := regexp.MustCompile(`\b\w+\.def\(\s*"(\w+)(?:\.\w+)?(?:\([^"]*)?"` + fn)
+	for _, re := range []*regexp.Regexp{reImpl, reDef} {
+		m := re.FindStringSubmatchIndex(src)
+		if m == nil {
+			continue
+		}
+		blocks := reBindingBlock.FindAllStringSubmatchIndex(src[:m[0]], -1)
+		if len(blocks) == 0 {
+			return src[m[2]:m[3]], ""
+		}
+		b := blocks[len(blocks)-1]
+		if b[2] < 0 {
+			return src[m[2]:m[3]], "" // a PYBIND11_MODULE function
+		}
+		return src[m[2]:m[3]], src[b[2]:b[3]]
 	}
 	return host, ""
+}
+
+// callerOf is the host function of src that calls fn, seen as the one that
+// launches: its parameters, the kernel arguments in its terms (fn's
+// parameters replaced by what the caller passes) and its results. It is how
+// an output the launching function takes as a parameter is found allocated:
+// KernelBench's GELU has my_gelu allocate output = empty_like(inp) and call
+// my_gelu_out(output, inp), the function that launches. nil when no function
+// of src calls fn with all of its parameters.
+func (fn *hostFn) callerOf(src string) *hostFn {
+	reCall := regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.name) + `\s*\(`)
+	for _, h := range reFnHead.FindAllStringSubmatchIndex(src, -1) {
+		if src[h[4]:h[5]] == fn.name {
+			continue
+		}
+		c, body, err := parseHostFn(src, h)
+		if err != nil {
+			continue
+		}
+		loc := reCall.FindStringIndex(body)
+		if loc == nil {
+			continue
+		}
+		passed, _, ok := splitArgs(body, loc[1]-1)
+		if !ok || len(passed) != len(fn.params) {
+			continue
+		}
+		c.args = fn.argsSeenFrom(c, passed)
+		for _, r := range returnsOf(body) {
+			if reCall.MatchString(r) {
+				// return fn(...): fn's results, in the caller's names
+				for _, fr := range fn.returns {
+					c.returns = append(c.returns, fn.nameSeenFrom(c, passed, fr))
+				}
+				continue
+			}
+			c.returns = append(c.returns, r)
+		}
+		return c
+	}
+	return nil
+}
+
+// argsSeenFrom is fn's kernel arguments in the terms of caller c, which
+// passes passed[i] for fn's parameter i.
+func (fn *hostFn) argsSeenFrom(c *hostFn, passed []string) []hostArg {
+	var out []hostArg
+	for _, a := range fn.args {
+		na := hostArg{text: a.text, param: -1}
+		switch {
+		case a.param >= 0 && fn.params[a.param].tensor:
+			na.tensor = fn.nameSeenFrom(c, passed, a.tensor)
+			na.param = c.paramIdx(na.tensor)
+			if na.param < 0 {
+				if l := reLike.FindStringSubmatch(c.locals[na.tensor]); l != nil {
+					na.like = c.aliasOf(l[1])
+				}
+			}
+		case a.param >= 0:
+			na.param = c.paramIdx(hostArgName(passed[a.param]))
+		case a.tensor != "":
+			// allocated by fn itself
+			na.tensor = a.tensor
+			if a.like != "" {
+				na.like = fn.nameSeenFrom(c, passed, a.like)
+			}
+		}
+		if na.like != "" && c.paramIdx(na.like) < 0 {
+			na.like = "" // shaped like a local of the caller: the spec's shape
+		}
+		out = append(out, na)
+	}
+	return out
+}
+
+// nameSeenFrom is the caller's tensor behind fn's name v: for a parameter
+// of fn, the caller's argument followed through its aliases; a local of fn
+// keeps its name.
+func (fn *hostFn) nameSeenFrom(c *hostFn, passed []string, v string) string {
+	i := fn.paramIdx(v)
+	if i < 0 {
+		return v
+	}
+	m := reAlias.FindStringSubmatch(passed[i])
+	if m == nil {
+		return strings.TrimSpace(passed[i])
+	}
+	return c.aliasOf(m[1])
+}
+
+// outputsPassedIn reports whether the host function takes one of kernel
+// k's outputs as a parameter (the caller allocates it).
+func outputsPassedIn(k *kernels.Kernel, h *hostFn) bool {
+	for i, prm := range k.Spec.Params {
+		if prm.Kind == "pointer" && prm.Role == "output" && h.args[i].param >= 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -57,6 +57,9 @@ type callSite struct {
 	start, end int    // byte span of the call
 	text       string // the call's text
 	args       []string
+	// bare: the call is a whole statement, return value or right-hand side,
+	// so the conditional that replaces it needs no parentheses
+	bare bool
 }
 
 type plan struct {
@@ -84,143 +87,230 @@ type plan struct {
 // where CUDA, jax or torch_tpu is missing. read returns a file's current
 // content; pyFiles are the tree's Python files.
 func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), pyFiles []string) ([]WireFile, []Wired, []WireProblem) {
-	var probs []WireProblem
-	var plans []*plan
-	var wired []Wired
+	w := &wiring{ctx: ctx, read: read, pyFiles: pyFiles, files: map[string][]byte{}, count: map[*plan]int{},
+		opsPlans: map[string][]*plan{}, helpers: map[string]opsHelpers{}}
+	w.planAll(ks)
+	keepApart(w.plans)
+	w.emitKernelModules()
+	w.rewriteSites()
+	w.guardFiles()
+	w.emitOpsModules()
+	return w.result()
+}
+
+// wiring is one Wire call's state, step by step: the plans, the files
+// generated and rewritten so far, and what each directory's ops module
+// must define.
+type wiring struct {
+	ctx     context.Context
+	read    func(string) ([]byte, bool)
+	pyFiles []string
+
+	plans    []*plan
+	ok       []*plan            // plans whose kernel module was generated
+	opsPlans map[string][]*plan // directory -> its ok plans
+	helpers  map[string]opsHelpers
+	count    map[*plan]int     // call sites rewritten
+	out      []WireFile        // generated files
+	files    map[string][]byte // rewritten tree files
+	wired    []Wired
+	probs    []WireProblem
+}
+
+// opsHelpers are the optional helpers a directory's ops module defines:
+// only those its directory's files use.
+type opsHelpers struct {
+	lazy    bool // lazy_extension: a guarded load/load_inline
+	defined bool // if_op_defined: a guarded torch.library registration
+}
+
+func (w *wiring) problem(p *plan, path, msg string) {
+	w.probs = append(w.probs, WireProblem{Kernel: p.wk.Kernel.ID, Path: path, Message: msg})
+}
+
+// get is a file as wiring has it so far.
+func (w *wiring) get(p string) ([]byte, bool) {
+	if b, ok := w.files[p]; ok {
+		return b, true
+	}
+	return w.read(p)
+}
+
+// planAll plans every kernel (sorted by id); a kernel an earlier run wired
+// is reported wired and left alone, so a second run changes nothing.
+func (w *wiring) planAll(ks []WireKernel) {
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Kernel.ID < ks[j].Kernel.ID })
 	for _, wk := range ks {
-		if m := wiredBefore(wk.Kernel.ID, read, pyFiles); m != "" {
-			// an earlier run wired it: a second run changes nothing
-			wired = append(wired, Wired{Kernel: wk.Kernel.ID, Module: m})
+		if m := wiredBefore(wk.Kernel.ID, w.read, w.pyFiles); m != "" {
+			w.wired = append(w.wired, Wired{Kernel: wk.Kernel.ID, Module: m})
 			continue
 		}
-		p, err := planKernel(ctx, wk, read, pyFiles)
+		p, err := planKernel(w.ctx, wk, w.read, w.pyFiles)
 		if err != nil {
-			probs = append(probs, WireProblem{Kernel: wk.Kernel.ID, Path: wk.Kernel.Path, Message: err.Error()})
+			w.probs = append(w.probs, WireProblem{Kernel: wk.Kernel.ID, Path: wk.Kernel.Path, Message: err.Error()})
 			continue
 		}
-		plans = append(plans, p)
+		w.plans = append(w.plans, p)
 	}
-	keepApart(plans)
-	files := map[string][]byte{}
-	get := func(p string) ([]byte, bool) {
-		if b, ok := files[p]; ok {
-			return b, true
+}
+
+// emitKernelModules generates each plan's kernel module.
+func (w *wiring) emitKernelModules() {
+	for _, p := range w.plans {
+		mod, err := p.kernelModule()
+		if err != nil {
+			w.problem(p, p.wk.Kernel.Path, err.Error())
+			continue
 		}
-		return read(p)
+		w.out = append(w.out, WireFile{Path: p.modPath(), Content: []byte(mod), Generated: true})
+		w.ok = append(w.ok, p)
+		w.opsPlans[p.dir] = append(w.opsPlans[p.dir], p)
 	}
-	var out []WireFile
-	pairs := autogradPairs(plans)
+}
+
+// rewriteSites rewrites every call site of the wired kernels, last first in
+// each file so the spans stay valid, and imports the ops module there.
+func (w *wiring) rewriteSites() {
 	type siteOf struct {
 		p  *plan
 		cs callSite
 	}
 	byFile := map[string][]siteOf{}
-	count := map[*plan]int{}
-	var ok []*plan
-	opsPlans := map[string][]*plan{}
-	for _, p := range plans {
-		mod, err := p.kernelModule()
-		if err != nil {
-			probs = append(probs, WireProblem{Kernel: p.wk.Kernel.ID, Path: p.wk.Kernel.Path, Message: err.Error()})
-			continue
-		}
-		out = append(out, WireFile{Path: p.modPath(), Content: []byte(mod), Generated: true})
+	for _, p := range w.ok {
 		for _, cs := range p.sites {
 			byFile[cs.file] = append(byFile[cs.file], siteOf{p, cs})
 		}
-		ok = append(ok, p)
-		opsPlans[p.dir] = append(opsPlans[p.dir], p)
 	}
-	// rewrite call sites, last first so spans stay valid
 	for _, f := range sortedKeys(byFile) {
-		src, found := get(f)
+		src, found := w.get(f)
 		if !found {
 			continue
 		}
 		sites := byFile[f]
 		sort.Slice(sites, func(i, j int) bool { return sites[i].cs.start > sites[j].cs.start })
 		s := string(src)
-		var mods []string
+		rewritten := false
 		for _, x := range sites {
 			cs := x.cs
 			if cs.end > len(s) || s[cs.start:cs.end] != cs.text {
-				probs = append(probs, WireProblem{Kernel: x.p.wk.Kernel.ID, Path: f, Message: "call site moved; not rewritten"})
+				w.problem(x.p, f, "call site moved; not rewritten")
 				continue
 			}
 			s = s[:cs.start] + x.p.dispatch(cs, s) + s[cs.end:]
-			count[x.p]++
-			mods = append(mods, opsName)
+			w.count[x.p]++
+			rewritten = true
 		}
-		sort.Strings(mods)
-		for i, m := range mods {
-			if i == 0 || mods[i-1] != m {
-				s = addImport(s, m, f, read)
-			}
+		if rewritten {
+			s = addImport(s, opsName, f, w.read)
 		}
-		files[f] = []byte(s)
+		w.files[f] = []byte(s)
 	}
-	for _, p := range ok {
-		wired = append(wired, Wired{Kernel: p.wk.Kernel.ID, Module: p.modPath(), Entry: p.entry, Sites: count[p]})
+	for _, p := range w.ok {
+		w.wired = append(w.wired, Wired{Kernel: p.wk.Kernel.ID, Module: p.modPath(), Entry: p.entry, Sites: w.count[p]})
 	}
-	// guard the extensions' imports and loads; a load next to an ops module
-	// becomes lazy (built when the CUDA path first uses it)
-	lazyDirs := map[string]bool{}
-	for _, f := range pyFiles {
-		src, found := get(f)
+}
+
+// guardFiles makes the package import where the CUDA extension is not
+// built: the extensions' imports and loads in the files wiring touched are
+// guarded (a load next to an ops module becomes lazy: built when the CUDA
+// path first uses it), and in a directory with an ops module the
+// repository's torch.library registrations for the extension's own ops
+// (register_fake, impl, ...) run only where the op is defined.
+func (w *wiring) guardFiles() {
+	var namespaces []string
+	for _, p := range w.ok {
+		if p.ns != "" && !slices.Contains(namespaces, p.ns) {
+			namespaces = append(namespaces, p.ns)
+		}
+	}
+	for _, f := range w.pyFiles {
+		if strings.HasPrefix(path.Base(f), "_pallas_") {
+			continue
+		}
+		src, found := w.get(f)
 		if !found {
 			continue
 		}
-		touched := false
-		for _, p := range ok {
-			for _, s := range p.sites {
-				touched = touched || s.file == f
+		dir := path.Dir(f)
+		hasOps := len(w.opsPlans[dir]) > 0
+		g := string(src)
+		if w.touched(f) {
+			var lazied bool
+			g, lazied = guardExtension(g, hasOps)
+			if lazied {
+				h := w.helpers[dir]
+				h.lazy = true
+				w.helpers[dir] = h
+				g = addImport(g, opsName, f, w.read)
 			}
-			touched = touched || p.wk.Kernel.Path == f
 		}
-		if !touched {
-			continue
-		}
-		lazy := len(opsPlans[path.Dir(f)]) > 0
-		g, lazied := guardExtension(string(src), lazy)
-		if lazied {
-			lazyDirs[path.Dir(f)] = true
-			g = addImport(g, opsName, f, read)
+		if hasOps {
+			var guarded bool
+			g, guarded = guardRegistrations(g, namespaces)
+			if guarded {
+				h := w.helpers[dir]
+				h.defined = true
+				w.helpers[dir] = h
+				g = addImport(g, opsName, f, w.read)
+			}
 		}
 		if g != string(src) {
-			files[f] = []byte(g)
+			w.files[f] = []byte(g)
 		}
 	}
-	for _, dir := range sortedKeys(opsPlans) {
-		_, pkg := read(path.Join(dir, "__init__.py"))
+}
+
+// touched reports whether file f holds a wired call site or a wired kernel.
+func (w *wiring) touched(f string) bool {
+	for _, p := range w.ok {
+		if p.wk.Kernel.Path == f {
+			return true
+		}
+		for _, s := range p.sites {
+			if s.file == f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// emitOpsModules generates each directory's _pallas_ops module.
+func (w *wiring) emitOpsModules() {
+	pairs := autogradPairs(w.ok)
+	for _, dir := range sortedKeys(w.opsPlans) {
+		_, pkg := w.read(path.Join(dir, "__init__.py"))
 		pkg = pkg && dir != "."
 		var parts []string
-		for _, p := range opsPlans[dir] {
+		for _, p := range w.opsPlans[dir] {
 			parts = append(parts, p.opsPart(opsNamespace(dir), pkg, pairs[p]))
 		}
 		op := path.Join(dir, opsName+".py")
 		if dir == "." {
 			op = opsName + ".py"
 		}
-		out = append(out, WireFile{Path: op, Content: []byte(opsModule(dir, opsPlans[dir], parts, lazyDirs[dir])), Generated: true})
+		w.out = append(w.out, WireFile{Path: op, Content: []byte(opsModule(dir, w.opsPlans[dir], parts, w.helpers[dir])), Generated: true})
 	}
+}
+
+// result formats the generated files and returns them with the rewritten
+// ones; a file the tree already holds as it is is left out, so a second run
+// reports no change.
+func (w *wiring) result() ([]WireFile, []Wired, []WireProblem) {
+	out := w.out
 	for i := range out {
-		if out[i].Generated {
-			out[i].Content = []byte(formatPython(ctx, string(out[i].Content)))
-		}
+		out[i].Content = []byte(formatPython(w.ctx, string(out[i].Content)))
 	}
-	for _, f := range sortedKeys(files) {
-		out = append(out, WireFile{Path: f, Content: files[f]})
+	for _, f := range sortedKeys(w.files) {
+		out = append(out, WireFile{Path: f, Content: w.files[f]})
 	}
-	// a file the tree already holds as it is is not returned: a second run
-	// reports no change
 	kept := out[:0]
 	for _, f := range out {
-		if cur, ok := read(f.Path); !ok || !bytes.Equal(cur, f.Content) {
+		if cur, ok := w.read(f.Path); !ok || !bytes.Equal(cur, f.Content) {
 			kept = append(kept, f)
 		}
 	}
-	return kept, wired, probs
+	return kept, w.wired, w.probs
 }
 
 func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, bool), pyFiles []string) (*plan, error) {
@@ -239,6 +329,18 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 	}
 	if len(host.args) != len(k.Spec.Params) {
 		return nil, fmt.Errorf("the launch passes %d arguments, the kernel takes %d", len(host.args), len(k.Spec.Params))
+	}
+	// an output passed in: the function that allocates it and calls the
+	// launching one is what Python calls
+	for range 3 {
+		if !outputsPassedIn(k, host) {
+			break
+		}
+		c := host.callerOf(src)
+		if c == nil {
+			break
+		}
+		host = c
 	}
 	p := &plan{wk: wk, host: host, modName: "_pallas_" + sanitize(k.Name), outShape: map[string]string{}}
 	p.pyname, p.ns = pyName(src, host.name)
@@ -422,13 +524,31 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 				args = append(args, ts.Text(a, src))
 			}
 			if simple && len(args) == len(p.host.params) {
-				sites = append(sites, callSite{file: f, start: int(n.StartByte()), end: int(n.EndByte()), text: ts.Text(n, src), args: args})
+				sites = append(sites, callSite{file: f, start: int(n.StartByte()), end: int(n.EndByte()), text: ts.Text(n, src),
+					args: args, bare: bareCall(n)})
 			}
 			return false
 		})
 		tree.Close()
 	}
 	return sites, nil
+}
+
+// bareCall reports whether call n is the whole of a statement, a return
+// value or an assignment's right-hand side.
+func bareCall(n *ts.Node) bool {
+	par := n.Parent()
+	if par == nil {
+		return false
+	}
+	switch par.Type() {
+	case "return_statement", "expression_statement":
+		return true
+	case "assignment":
+		r := par.ChildByFieldName("right")
+		return r != nil && r.StartByte() == n.StartByte() && r.EndByte() == n.EndByte()
+	}
+	return false
 }
 
 // extensionAliases are the other names the extension ext is bound to in
@@ -473,8 +593,8 @@ func (p *plan) needsDispatch() bool {
 }
 
 // dispatch is the rewritten call: a conditional expression choosing the
-// Pallas op for tpu tensors, split over lines (inside its parentheses) when
-// it would pass maxLine in src.
+// Pallas op for tpu tensors (in parentheses unless the call stood alone),
+// split over lines inside parentheses when it would pass maxLine in src.
 func (p *plan) dispatch(cs callSite, src string) string {
 	if !simpleArgs(cs) {
 		// arguments with effects would run twice: bind them once
@@ -482,7 +602,10 @@ func (p *plan) dispatch(cs callSite, src string) string {
 	}
 	tpu := fmt.Sprintf("%s.%s(%s)", opsName, p.entry, strings.Join(cs.args, ", "))
 	cond := fmt.Sprintf("%s.device.type == \"tpu\"", cs.args[p.tensors[0]])
-	one := "(" + tpu + " if " + cond + " else " + cs.text + ")"
+	one := tpu + " if " + cond + " else " + cs.text
+	if !cs.bare {
+		one = "(" + one + ")"
+	}
 	lineStart := strings.LastIndex(src[:cs.start], "\n") + 1
 	lineEnd := strings.Index(src[cs.end:], "\n")
 	if lineEnd < 0 {
@@ -586,11 +709,64 @@ func guardExtension(s string, lazy bool) (string, bool) {
 	return s, lazied
 }
 
+// reRegistration is a torch.library registration that looks up an existing
+// op by its qualified name ("ns::op"): group 1 is the registration function,
+// group 2 the namespace.
+var reRegistration = regexp.MustCompile(`\btorch\.library\.(register_fake|register_autograd|register_kernel|` +
+	`register_torch_dispatch|register_vmap|impl_abstract|impl)\(\s*(?:["'])(\w+)::`)
+
+// guardRegistrations makes the repository's torch.library registrations for
+// ops of the given namespaces (those its CUDA extension defines) run only
+// where the op is defined: torch.library.register_fake("ns::op") becomes
+// _pallas_ops.if_op_defined(torch.library.register_fake, "ns::op"), the same
+// registration where the extension was loaded and a no-op where it was not
+// built (register_fake refuses an op torch does not know, so the package
+// would not import there). It reports whether it guarded one.
+func guardRegistrations(s string, namespaces []string) (string, bool) {
+	var b strings.Builder
+	last := 0
+	for _, m := range reRegistration.FindAllStringSubmatchIndex(s, -1) {
+		if !slices.Contains(namespaces, s[m[4]:m[5]]) {
+			continue
+		}
+		// the space after the parenthesis stays where it was: a call
+		// split over lines keeps its layout
+		arg := strings.IndexByte(s[m[0]:m[1]], '(') + m[0] + 1
+		for arg < len(s) && (s[arg] == ' ' || s[arg] == '\t' || s[arg] == '\n') {
+			arg++
+		}
+		b.WriteString(s[last:m[0]])
+		fmt.Fprintf(&b, "%s.if_op_defined(%storch.library.%s, ", opsName, s[strings.IndexByte(s[m[0]:m[1]], '(')+m[0]+1:arg], s[m[2]:m[3]])
+		last = arg
+	}
+	if last == 0 {
+		return s, false
+	}
+	b.WriteString(s[last:])
+	return b.String(), true
+}
+
 // autogradPair links a forward kernel's plan to its proven backward.
 type autogradPair struct {
 	bwd   *plan
-	argOf []string // for each backward host parameter: "grad", "saved:<i>" or "static:<name>"
+	argOf []bwdArg // what the backward gets for each of its host parameters
 }
+
+// bwdArg is what the backward kernel's host function gets for one of its
+// parameters in the forward op's backward.
+type bwdArg struct {
+	kind   bwdArgKind
+	saved  int    // bwdSaved: position among the forward's tensors (ctx.saved_tensors)
+	static string // bwdStatic: the forward's static scalar, kept on ctx
+}
+
+type bwdArgKind int
+
+const (
+	bwdGrad   bwdArgKind = iota // the incoming gradient
+	bwdSaved                    // a tensor input of the forward
+	bwdStatic                   // a static scalar of the forward
+)
 
 // autogradPairs finds forward/backward host functions (…forward/…backward,
 // …fwd/…bwd) that are both proven, and maps the backward's parameters to the
@@ -623,11 +799,11 @@ func autogradPairs(plans []*plan) map[*plan]*autogradPair {
 							pos = j
 						}
 					}
-					ap.argOf = append(ap.argOf, fmt.Sprintf("saved:%d", pos))
+					ap.argOf = append(ap.argOf, bwdArg{kind: bwdSaved, saved: pos})
 				case idx >= 0:
-					ap.argOf = append(ap.argOf, "static:"+bp.name)
+					ap.argOf = append(ap.argOf, bwdArg{kind: bwdStatic, static: bp.name})
 				case bp.tensor:
-					ap.argOf = append(ap.argOf, "grad")
+					ap.argOf = append(ap.argOf, bwdArg{kind: bwdGrad})
 					grads++
 				default:
 					grads = 99

@@ -151,9 +151,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 		name, py, wantCall, wantGuard string
 	}{
 		{"load", "import torch\nfrom torch.utils.cpp_extension import load\n\next = load(name=\"tw\", sources=[\"k.cu\"])\n\n\ndef twice(x):\n    return ext.twice(x)\n",
-			`(_pallas_ops.twice(x) if x.device.type == "tpu" else ext.twice(x))`, "ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load("},
-		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return _C.twice(x)\n",
-			`(_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},
+			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else ext.twice(x)\n", "ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load("},
+		// inside an expression the conditional keeps its parentheses
+		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return 2 * _C.twice(x)\n",
+			`return 2 * (_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -322,5 +323,110 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "a*x"); }
 	if !strings.Contains(opsMod, "def scale(x, a):\n") || !strings.Contains(opsMod, "    return scale_op()(x, a)\n") ||
 		strings.Contains(opsMod, "_key(") {
 		t.Errorf("one op for every value of a:\n%s", opsMod)
+	}
+}
+
+// TestHostCallChain: KernelBench's GELU launches in my_gelu_out, which takes
+// the output as a parameter; my_gelu allocates it and calls my_gelu_out, so
+// my_gelu is the host function wiring maps (output shaped like inp), also
+// when it returns the inner call's result.
+func TestHostCallChain(t *testing.T) {
+	kernel := "__global__ void my_gelu_kernel(float* out, float* inp, int n) {\n" +
+		"  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  out[i] = 0.5f * inp[i];\n}\n"
+	inner := "torch::Tensor my_gelu_out(torch::Tensor output, const torch::Tensor& inp) {\n" +
+		"  int n = inp.numel();\n  int threads = 256;\n" +
+		"  my_gelu_kernel<<<cdiv(n, threads), threads>>>(\n      output.data_ptr<float>(), inp.data_ptr<float>(), n);\n" +
+		"  return output;\n}\n"
+	for _, c := range []struct{ name, outer string }{
+		{"calls, then returns the output", "torch::Tensor my_gelu(const torch::Tensor& inp) {\n" +
+			"  auto output = torch::empty_like(inp);\n  my_gelu_out(output, inp);\n  return output;\n}\n"},
+		{"returns the call", "torch::Tensor my_gelu(const torch::Tensor& x) {\n" +
+			"  auto xc = x.contiguous();\n  auto output = torch::empty_like(xc);\n  return my_gelu_out(output, xc);\n}\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := kernel + inner + c.outer
+			k := &kernels.Kernel{Name: "my_gelu_kernel", Path: "gelu.py", Spec: &kernels.Spec{Params: []kernels.Param{
+				{Name: "out", Kind: "pointer", Role: "output"}, {Name: "inp", Kind: "pointer", Role: "input"},
+				{Name: "n", Kind: "scalar", Role: "size"}}}}
+			h, err := findHost(src, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.name != "my_gelu_out" || !outputsPassedIn(k, h) {
+				t.Fatalf("launching host %s, output passed in: %v", h.name, outputsPassedIn(k, h))
+			}
+			c := h.callerOf(src)
+			if c == nil {
+				t.Fatal("no caller found")
+			}
+			in := c.params[0].name
+			want := []hostArg{{tensor: "output", param: -1, like: in}, {tensor: in, param: 0}, {param: -1}}
+			if c.name != "my_gelu" || len(c.params) != 1 || len(c.args) != len(want) {
+				t.Fatalf("caller %+v", c)
+			}
+			for i, a := range c.args {
+				if a.tensor != want[i].tensor || a.param != want[i].param || a.like != want[i].like {
+					t.Errorf("arg %d = %+v, want %+v", i, a, want[i])
+				}
+			}
+			if len(c.returns) != 1 || c.returns[0] != "output" || outputsPassedIn(k, c) {
+				t.Errorf("returns %v", c.returns)
+			}
+			if c.callerOf(src) != nil {
+				t.Error("nothing calls my_gelu")
+			}
+		})
+	}
+}
+
+// TestPyNameAcrossFiles: an op's namespace comes from the block holding its
+// m.impl, so a TORCH_LIBRARY_IMPL whose TORCH_LIBRARY is in another file
+// still names it (TORCH_FN(...) registrations too).
+func TestPyNameAcrossFiles(t *testing.T) {
+	cases := []struct{ name, src, name2, ns string }{
+		{"impl only", "TORCH_LIBRARY_IMPL(myops, CUDA, m) {\n  m.impl(\"leaky\", &leaky_cuda);\n}\n", "leaky", "myops"},
+		{"TORCH_FN", "TORCH_LIBRARY_IMPL(myops, CUDA, m) {\n  m.impl(\"leaky\", TORCH_FN(leaky_cuda));\n}\n", "leaky", "myops"},
+		{"two blocks", "TORCH_LIBRARY(a, m) { m.def(\"x(Tensor t) -> Tensor\"); }\n" +
+			"TORCH_LIBRARY_IMPL(b, CUDA, m) { m.impl(\"leaky\", &leaky_cuda); }\n", "leaky", "b"},
+		{"pybind", "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"leaky\", &leaky_cuda); }\n", "leaky", ""},
+		// vLLM's shape: the block's variable is ops, the impl names its dispatch key
+		{"dispatch key", "TORCH_LIBRARY_EXPAND(x, y)\nTORCH_LIBRARY(vops, ops) {\n  ops.def(\"leaky(Tensor x, float s) -> Tensor\");\n" +
+			"  ops.impl(\"leaky\", torch::kCUDA, &leaky_cuda);\n}\n", "leaky", "vops"},
+		{"def with the function", "TORCH_LIBRARY(myops, m) {\n  m.def(\"leaky(Tensor x, float s) -> Tensor\", &leaky_cuda);\n}\n", "leaky", "myops"},
+		{"pybind after a library block", "TORCH_LIBRARY(myops, m) { m.def(\"other(Tensor x) -> Tensor\"); }\n" +
+			"PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"leaky\", &leaky_cuda, \"doc\"); }\n", "leaky", ""},
+		{"nothing", "int x;\n", "leaky_cuda", ""},
+	}
+	for _, c := range cases {
+		if name, ns := pyName(c.src, "leaky_cuda"); name != c.name2 || ns != c.ns {
+			t.Errorf("%s: pyName = %q, %q; want %q, %q", c.name, name, ns, c.name2, c.ns)
+		}
+	}
+}
+
+// TestGuardRegistrations: registrations for the extension's namespaces go
+// through _pallas_ops.if_op_defined (decorator and call forms); other
+// namespaces and custom_op (which defines its op) stay; a second pass
+// changes nothing.
+func TestGuardRegistrations(t *testing.T) {
+	in := "import torch\n\n\n@torch.library.register_fake(\"myops::leaky\")\ndef _(x, slope):\n    return torch.empty_like(x)\n\n\n" +
+		"torch.library.register_fake(\n    \"myops::softplus\", lambda x: torch.empty_like(x)\n)\n" +
+		"torch.library.impl('myops::leaky', \"cpu\", lambda x, s: x)\n" +
+		"torch.library.register_fake(\"other::op\")(lambda x: x)\n" +
+		"@torch.library.custom_op(\"myops::mine\", mutates_args=())\ndef mine(x: torch.Tensor) -> torch.Tensor:\n    return x\n"
+	want := "import torch\n\n\n@_pallas_ops.if_op_defined(torch.library.register_fake, \"myops::leaky\")\ndef _(x, slope):\n    return torch.empty_like(x)\n\n\n" +
+		"_pallas_ops.if_op_defined(\n    torch.library.register_fake, \"myops::softplus\", lambda x: torch.empty_like(x)\n)\n" +
+		"_pallas_ops.if_op_defined(torch.library.impl, 'myops::leaky', \"cpu\", lambda x, s: x)\n" +
+		"torch.library.register_fake(\"other::op\")(lambda x: x)\n" +
+		"@torch.library.custom_op(\"myops::mine\", mutates_args=())\ndef mine(x: torch.Tensor) -> torch.Tensor:\n    return x\n"
+	got, guarded := guardRegistrations(in, []string{"myops"})
+	if !guarded || got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if again, g := guardRegistrations(got, []string{"myops"}); g || again != got {
+		t.Errorf("second pass changed:\n%s", again)
+	}
+	if _, g := guardRegistrations(in, nil); g {
+		t.Error("guarded without a namespace")
 	}
 }
