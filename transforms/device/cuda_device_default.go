@@ -66,10 +66,16 @@ var CudaDeviceDefault = &rule.Rule{
 			"`os.getenv(\"DEVICE\", \"cuda\")` and `getattr(args, \"device\", \"cuda\")`.\n\n" +
 			"Portable: the value becomes `DEVICE.type` (a `str`, as before: `\"cuda\"`, `\"tpu\"`, `\"cpu\"`...); " +
 			"an index becomes `str(device_at(i))` " +
-			"(`\"cuda:i\"` on CUDA, the plain device type elsewhere; see cuda-device-string, PDV001). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).",
+			"(`\"cuda:i\"` on CUDA, the plain device type elsewhere; see cuda-device-string, PDV001). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).\n\n" +
+			"In a library module (see \"Where DEVICE is defined\") a default evaluated on import moves to the call: " +
+			"a parameter default becomes `None`, resolved first in the body (`if device is None: device = " +
+			"pallasify_device().type`), and a dataclass field becomes `field(default_factory=lambda: " +
+			"pallasify_device().type)`, so importing the module does not look for the accelerator.",
 		Why: "A default of `\"cuda\"` makes the program fail before the user can say otherwise on a machine " +
 			"without CUDA; these values usually flow into `torch.device(...)` or `.to(...)` later.",
-		Safety: "Safe: the value keeps its type (`str`) and, on a CUDA machine, its value. The tpu target treats " +
+		Safety: "Safe: the value keeps its type (`str`) and, on a CUDA machine, its value (in a library module: a " +
+			"caller that passes `device=None` explicitly now gets the device rather than torch's default; the dataclass " +
+			"field is no longer a class attribute). The tpu target treats " +
 			"indices as cuda-device-string (PDV001) does: a per-process index is safe, any other is an unsafe fix.",
 	}, cudaDeviceDefaultExample),
 	Run: runCudaDeviceDefault,
