@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"sync"
-
 	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
@@ -53,43 +51,35 @@ type CodeDoc struct {
 	Doc      string
 }
 
-// IOCodes returns the PIO code table in code order.
-func IOCodes() []CodeDoc {
-	return []CodeDoc{
-		{CodeSyntaxError, "syntax-error", SevError, "The file does not parse as Python",
-			"The engine parses every Python file a rule looks at. When the input already has a syntax error the file is " +
-				"reported and left untouched: rewriting code that does not parse would hide the problem. Fix the syntax " +
-				"(or exclude the file) and run again."},
-		{CodeNotUTF8, "not-utf8", SevWarning, "The file is not valid UTF-8",
-			"Python 3 source is UTF-8 unless a coding cookie says otherwise. pallasify only rewrites UTF-8 files, so " +
-				"this file is reported and left untouched. Convert it to UTF-8 to have it migrated."},
-		{CodeBinary, "binary", SevWarning, "A source file looks binary",
-			"The file has a Python (or notebook/CUDA) extension but holds a NUL byte in its first 8000 bytes, the same " +
-				"heuristic git uses. It is left untouched."},
-		{CodeTooLarge, "too-large", SevWarning, "The file is larger than the size limit",
-			"Files over the limit (10 MiB by default) are usually generated or data. They are not read, reported, and " +
-				"left untouched, which keeps memory bounded."},
-		{CodeSymlinkOut, "symlink-outside", SevWarning, "A symlink points outside the tree",
-			"pallasify never follows symlinks. A link whose target lies outside the root (or does not exist) is reported " +
-				"and left alone; links inside the tree are kept as links and their targets are processed once, at their " +
-				"real path."},
-		{CodeUnreadable, "unreadable", SevError, "A file or directory could not be read",
-			"An I/O error (permissions, a file removed during the run) stopped pallasify from reading this path. The " +
-				"run continues with the other files."},
-		{CodeRefused, "refused-rewrite", SevError, "The rewrite would not parse, so it was not written",
-			"After applying the fixes the engine parses the result. If it has more syntax errors than the input, no " +
-				"edit of that file is written and this diagnostic names the line. Please report it: it is a bug in a rule."},
-		{CodeNotebookCell, "notebook-cell-kept", SevWarning, "A notebook cell was left untouched",
-			"Notebook code cells are rewritten with the same rules as .py files; IPython magic and shell lines (%, !) " +
-				"stand in as `pass` while the rules run and are put back afterwards. When a rewrite moved or dropped " +
-				"one of them the cell is left as it was and reported; the other cells are still rewritten."},
-		{CodeRulePanic, "rule-failed", SevError, "A rule failed on this file",
-			"A rule met code it did not expect and failed. Its findings for this file were dropped; other rules still ran. " +
-				"Please report it with the file."},
-		{CodeInternal, "internal-error", SevError, "The engine could not run on this file",
-			"The parser could not run (for example the run was cancelled). The file is left untouched."},
-	}
+// ioCodes documents the PIO codes the driver raises (PIO001, PIO010 and
+// PIO900 are the rule engine's: transforms/rule registers them).
+var ioCodes = []CodeDoc{
+	{CodeNotUTF8, "not-utf8", SevWarning, "The file is not valid UTF-8",
+		"Python 3 source is UTF-8 unless a coding cookie says otherwise. pallasify only rewrites UTF-8 files, so " +
+			"this file is reported and left untouched. Convert it to UTF-8 to have it migrated."},
+	{CodeBinary, "binary", SevWarning, "A source file looks binary",
+		"The file has a Python (or notebook/CUDA) extension but holds a NUL byte in its first 8000 bytes, the same " +
+			"heuristic git uses. It is left untouched."},
+	{CodeTooLarge, "too-large", SevWarning, "The file is larger than the size limit",
+		"Files over the limit (10 MiB by default) are usually generated or data. They are not read, reported, and " +
+			"left untouched, which keeps memory bounded."},
+	{CodeSymlinkOut, "symlink-outside", SevWarning, "A symlink points outside the tree",
+		"pallasify never follows symlinks. A link whose target lies outside the root (or does not exist) is reported " +
+			"and left alone; links inside the tree are kept as links and their targets are processed once, at their " +
+			"real path."},
+	{CodeUnreadable, "unreadable", SevError, "A file or directory could not be read",
+		"An I/O error (permissions, a file removed during the run) stopped pallasify from reading this path. The " +
+			"run continues with the other files."},
+	{CodeNotebookCell, "notebook-cell-kept", SevWarning, "A notebook cell was left untouched",
+		"Notebook code cells are rewritten with the same rules as .py files; IPython magic and shell lines (%, !) " +
+			"stand in as `pass` while the rules run and are put back afterwards. When a rewrite moved or dropped " +
+			"one of them the cell is left as it was and reported; the other cells are still rewritten."},
+	{CodeInternal, "internal-error", SevError, "The engine could not run on this file",
+		"The parser could not run (for example the run was cancelled). The file is left untouched."},
 }
+
+// IOCodes returns the PIO codes in code order, from the registry.
+func IOCodes() []CodeDoc { return family("PIO") }
 
 // IOCode returns the doc of one PIO code.
 func IOCode(code string) (CodeDoc, bool) {
@@ -108,52 +98,64 @@ type CodeFamily struct {
 	Codes []CodeDoc
 }
 
-// About is what each driver family's codes are, printed with a code's doc.
-var about = map[string]string{
-	"input":   "input or engine problem",
-	"kernel":  "kernel discovery",
-	"capture": "launch capture",
-	"draft":   "kernel draft",
-	"triton":  "Triton translation",
+// The codes the driver itself raises are documented in its tables (ioCodes
+// here, CaptureCodes and DraftCodes next to their stages) and registered
+// once, here. The other families are registered where they are raised:
+// PIO001/PIO010/PIO900 by transforms/rule, PKN by transforms/kernels, PPL by
+// transforms/pallas, PTR by transforms/triton.
+func init() {
+	register("input", "input or engine problem", ioCodes)
+	register("capture", "launch capture", CaptureCodes())
+	register("draft", "kernel draft", DraftCodes())
 }
 
-// The driver's code tables are registered once, here, where the driver
-// raises them (PPL and PTR, raised by the drafters' refusals, come in through
-// DraftCodes and TritonCodes, which the draft stage turns into diagnostics).
-func init() {
-	for _, f := range CodeFamilies() {
-		for _, c := range f.Codes {
-			codes.Register(f.Label, about[f.Label], codes.Code(c))
-		}
+func register(group, about string, cs []CodeDoc) {
+	for _, c := range cs {
+		codes.Register(group, about, codes.Code(c))
 	}
 }
 
-// CodeFamilies returns every driver code table — PIO (input and engine
-// problems), PKN (kernel discovery), CAP (capture), PPL and PDR (drafting and validation), PTR (Triton translation) —
-// as opposed to rule codes.
+// family returns the registered codes of families (a family prefix: "PIO",
+// "CAP-"), by ID.
+func family(families ...string) []CodeDoc {
+	var out []CodeDoc
+	for _, e := range codes.All() {
+		for _, f := range families {
+			if e.Family() == f {
+				out = append(out, CodeDoc(e.Code))
+			}
+		}
+	}
+	return out
+}
+
+// KernelCodes returns the PKN family (kernel discovery and specs; defined in
+// transforms/kernels), from the registry.
+func KernelCodes() []CodeDoc { return family("PKN") }
+
+// CodeFamilies returns every driver code family — PIO (input and engine
+// problems), PKN (kernel discovery), CAP (capture), PPL and PDR (drafting and
+// validation), PTR (Triton translation) — as opposed to rule codes, read
+// from the registry.
 func CodeFamilies() []CodeFamily {
 	return []CodeFamily{
 		{"input", IOCodes()},
 		{"kernel", KernelCodes()},
-		{"capture", CaptureCodes()},
-		{"draft", DraftCodes()},
+		{"capture", family("CAP-")},
+		{"draft", family("PPL", "PDR")},
 		{"triton", TritonCodes()},
 	}
 }
 
-// codeIndex maps every driver code to its doc; built once, read-only after.
-var codeIndex = sync.OnceValue(func() map[string]CodeDoc {
-	m := map[string]CodeDoc{}
-	for _, f := range CodeFamilies() {
-		for _, c := range f.Codes {
-			m[c.Code] = c
-		}
-	}
-	return m
-})
-
 // CodeInfo documents a code of the driver's own families (see CodeFamilies).
 func CodeInfo(code string) (CodeDoc, bool) {
-	c, ok := codeIndex()[code]
-	return c, ok
+	e, ok := codes.Lookup(code)
+	if !ok || e.Rule {
+		return CodeDoc{}, false
+	}
+	switch e.Family() {
+	case "PIO", "PKN", "CAP-", "PPL", "PDR", "PTR":
+		return CodeDoc(e.Code), true
+	}
+	return CodeDoc{}, false
 }

@@ -420,14 +420,10 @@ func addKernelDiag(r *Run, pk *Kernel) {
 	r.Diagnostics = append(r.Diagnostics, d)
 }
 
-// DraftCodes documents the PDR family (draft and validate stages) and the
-// PPL family (why the rule drafter refused a kernel).
+// DraftCodes documents the PDR family (draft and validate stages); the PPL
+// family (why the rule drafter refused a kernel) is transforms/pallas's.
 func DraftCodes() []CodeDoc {
-	var ppl []CodeDoc
-	for _, c := range pallas.Codes() {
-		ppl = append(ppl, CodeDoc{Code: c.Code, Name: c.Name, Severity: SevInfo, Title: c.Title, Doc: c.Doc})
-	}
-	return append(ppl, []CodeDoc{
+	return []CodeDoc{
 		{CodeDraftProven, "draft-proven", SevInfo, "A Pallas draft of a kernel was proven",
 			"The draft passed the numeric validation protocol against the original CUDA kernel (run on the CPU " +
 				"emulator): every shape, seed and distribution within tolerance, poisoned outputs written, inputs untouched, " +
@@ -446,7 +442,7 @@ func DraftCodes() []CodeDoc {
 		{CodeDraftError, "draft-error", SevError, "Drafting or validation could not run",
 			"The validator could not run (no sandbox, no Python with the pinned jax, a reference that does not build). " +
 				"Run `pallasify doctor`."},
-	}...)
+	}
 }
 
 func sortedProofs(ps []*Proof) []*Proof {

@@ -128,38 +128,6 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// KernelCodes documents the PKN family (kernel discovery and specs).
-func KernelCodes() []CodeDoc {
-	return []CodeDoc{
-		{kernels.CodeFound, "kernel-found", SevInfo, "A custom kernel was found and handed to the kernel stages",
-			"A __global__ kernel in a .cu/.cuh file, a load_inline/load/CUDAExtension source or a CuPy RawKernel/RawModule " +
-				"string. It gets a stable id (k- and 10 hex digits of sha256 of path#name), an isolated translation unit and, " +
-				"when its launch can be read, an inferred KernelSpec."},
-		{kernels.CodeNeedsSpec, "needs-spec", SevWarning, "The kernel's spec could not be inferred",
-			"The launch site could not be read (no launch in host code, a launch from Python, an argument or shape the " +
-				"analysis cannot follow). Write .pallasify/kernels/<id>.yaml with the KernelSpec fields; no draft of this " +
-				"kernel is validated without one."},
-		{kernels.CodeUnsupported, "unsupported-construct", SevWarning, "The kernel uses a construct isolation cannot give it",
-			"A host function called from device code, cooperative groups, cub, WMMA, dynamic parallelism, or an isolated " +
-				"unit that does not parse. The kernel is listed but its reference cannot be run on the emulator."},
-		{kernels.CodeBadSpec, "bad-user-spec", SevError, "A user spec file is invalid",
-			"The .pallasify/kernels/<id>.yaml file does not decode strictly (unknown fields, wrong types) or does not fit " +
-				"the kernel (parameter names or kinds, roles, dtypes, expressions over undeclared symbols). The message names " +
-				"the field. The kernel is treated as needs-spec until the file is fixed."},
-		{kernels.CodeParse, "cuda-parse", SevWarning, "A CUDA source does not parse cleanly",
-			"After masking the CUDA keywords the cpp grammar still reports errors, or the file could not be read. Kernels " +
-				"near the errors may be missed."},
-		{kernels.CodeUnresolved, "unresolved-source", SevWarning, "A Python reference to CUDA source cannot be followed",
-			"load_inline cuda_sources, load/CUDAExtension sources or a CuPy code argument is an f-string, a computed value, " +
-				"a missing file or a path outside the repository."},
-		{kernels.CodeInventory, "triton-inventory", SevInfo, "A Triton kernel was listed (inventory only)",
-			"@triton.jit functions are listed with a class guess; they are not emulated or drafted."},
-		{kernels.CodeInternal, "kernel-analysis-failed", SevError, "Kernel analysis failed on this file",
-			"The analysis met code it did not expect. The kernel (or Python file) is left out of the inventory and the " +
-				"run continues. Please report it with the file."},
-	}
-}
-
 // specSourceOf names where a discovered kernel's spec came from: a user spec
 // file (the call sites the rewrite stage found, with the user's shapes),
 // static inference, or nowhere. The capture stage replaces it with
