@@ -31,12 +31,12 @@ import (
 
 // Capture codes (the reasons a kernel has no captured spec).
 const (
-	CodeCaptureNoExtension = "CAP-NO-EXTENSION" // no build call or pybind tree compiles the kernel
-	CodeCaptureExtension   = "CAP-EXTENSION"    // the build call cannot be read fully (computed name or sources)
-	CodeCaptureBuild       = "EMU-BUILD"        // the CPU build failed (the builder's code wins when it gives one)
-	CodeCaptureNoTests     = "CAP-NO-TESTS"     // nothing in the repository exercises the extension
-	CodeCaptureNotLaunched = "CAP-NOT-LAUNCHED" // the tests ran but never launched the kernel
-	CodeCaptureUnreadable  = "CAP-UNREADABLE"   // launches were recorded but do not make a spec
+	CodeCaptureNoExtension = "CAP-NO-EXTENSION"  // no build call or pybind tree compiles the kernel
+	CodeCaptureExtension   = "CAP-EXTENSION"     // the build call cannot be read fully (computed name or sources)
+	CodeCaptureBuild       = hostbuild.CodeBuild // the CPU build failed (the builder's code wins when it gives one)
+	CodeCaptureNoTests     = "CAP-NO-TESTS"      // nothing in the repository exercises the extension
+	CodeCaptureNotLaunched = "CAP-NOT-LAUNCHED"  // the tests ran but never launched the kernel
+	CodeCaptureUnreadable  = "CAP-UNREADABLE"    // launches were recorded but do not make a spec
 )
 
 // HostBuild builds an extension for the CPU and runs Python entries against

@@ -19,17 +19,18 @@ import (
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
-// Error codes of a *BuildError.
+// Error codes of a *BuildError (documented in codes.go; the two the emulator
+// also raises are its constants).
 const (
-	CodeUnsupported = "EMU-UNSUPPORTED" // a construct the emulator cannot run (Construct names it)
-	CodeBuild       = "EMU-BUILD"       // g++ rejected the sources (first error, one line)
-	CodeInclude     = "EMU-INCLUDE"     // a header neither the repository nor the shims provide
-	CodeLaunch      = "EMU-LAUNCH"      // a <<<...>>> launch the rewriter could not read
-	CodeRequest     = "EMU-REQUEST"     // the request itself is wrong (no sources, a missing file)
-	CodeEnv         = "EMU-ENV"         // no usable torch / interpreter
-	CodeRuntime     = "EMU-RUNTIME"     // the shared host runtime or prelude failed to build
-	CodeLink        = "EMU-LINK"        // the link failed
-	CodeLimit       = "EMU-LIMIT"       // the sandbox stopped the build (time or memory); not cached
+	CodeUnsupported = emulator.CodeUnsupported // a construct the emulator cannot run (Construct names it)
+	CodeBuild       = "EMU-BUILD"              // g++ rejected the sources (first error, one line)
+	CodeInclude     = emulator.CodeInclude     // a header neither the repository nor the shims provide
+	CodeLaunch      = "EMU-LAUNCH"             // a <<<...>>> launch the rewriter could not read
+	CodeRequest     = "EMU-REQUEST"            // the request itself is wrong (no sources, a missing file)
+	CodeEnv         = "EMU-ENV"                // no usable torch / interpreter
+	CodeRuntime     = "EMU-RUNTIME"            // the shared host runtime or prelude failed to build
+	CodeLink        = "EMU-LINK"               // the link failed
+	CodeLimit       = "EMU-LIMIT"              // the sandbox stopped the build (time or memory); not cached
 )
 
 // BuildError is a coded, one-line reason a build failed.
