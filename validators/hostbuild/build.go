@@ -22,15 +22,16 @@ import (
 // Error codes of a *BuildError (documented in codes.go; the two the emulator
 // also raises are its constants).
 const (
-	CodeUnsupported = emulator.CodeUnsupported // a construct the emulator cannot run (Construct names it)
-	CodeBuild       = "EMU-BUILD"              // g++ rejected the sources (first error, one line)
-	CodeInclude     = emulator.CodeInclude     // a header neither the repository nor the shims provide
-	CodeLaunch      = "EMU-LAUNCH"             // a <<<...>>> launch the rewriter could not read
-	CodeRequest     = "EMU-REQUEST"            // the request itself is wrong (no sources, a missing file)
-	CodeEnv         = "EMU-ENV"                // no usable torch / interpreter
-	CodeRuntime     = "EMU-RUNTIME"            // the shared host runtime or prelude failed to build
-	CodeLink        = "EMU-LINK"               // the link failed
-	CodeLimit       = "EMU-LIMIT"              // the sandbox stopped the build (time or memory); not cached
+	CodeUnsupported   = emulator.CodeUnsupported // a construct the emulator cannot run (Construct names it)
+	CodeBuild         = "EMU-BUILD"              // g++ rejected the sources (first error, one line)
+	CodeInclude       = emulator.CodeInclude     // a header neither the repository nor the shims provide
+	CodeLaunch        = "EMU-LAUNCH"             // a <<<...>>> launch the rewriter could not read
+	CodeRequest       = "EMU-REQUEST"            // the request itself is wrong (no sources, a missing file)
+	CodeEnv           = "EMU-ENV"                // no usable torch / interpreter
+	CodeRuntime       = "EMU-RUNTIME"            // the shared host runtime or prelude failed to build
+	CodeLink          = "EMU-LINK"               // the link failed
+	CodeMissingSymbol = "EMU-MISSING-SYMBOL"     // a declared symbol no source defines was called (the stub raises)
+	CodeLimit         = "EMU-LIMIT"              // the sandbox stopped the build (time or memory); not cached
 )
 
 // BuildError is a coded, one-line reason a build failed.
@@ -571,7 +572,7 @@ func stubSource(missing []string) string {
 	var b strings.Builder
 	b.WriteString("#include <stdexcept>\n")
 	for i, m := range missing {
-		fmt.Fprintf(&b, "extern \"C\" __attribute__((used, visibility(\"hidden\"))) void pallasify_missing_%d() { throw std::runtime_error(\"pallasify hostbuild: EMU-MISSING-SYMBOL: %s is declared but no source of the build defines it\"); }\n", i, m)
+		fmt.Fprintf(&b, "extern \"C\" __attribute__((used, visibility(\"hidden\"))) void pallasify_missing_%d() { throw std::runtime_error(\"pallasify hostbuild: %s: %s is declared but no source of the build defines it\"); }\n", i, CodeMissingSymbol, m)
 		fmt.Fprintf(&b, "asm(\".globl %s\\n.hidden %s\\n.set %s, pallasify_missing_%d\");\n", m, m, m, i)
 	}
 	return b.String()

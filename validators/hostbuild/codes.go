@@ -24,6 +24,11 @@ func init() {
 		codes.Code{Code: CodeLink, Name: "emu-link", Severity: codes.Error, Title: "The extension did not link",
 			Doc: "The objects compiled but the shared library did not link (a symbol no source defines, a library the " +
 				"build names that is not there). The message is the linker's first error."},
+		codes.Code{Code: CodeMissingSymbol, Name: "emu-missing-symbol", Severity: codes.Error,
+			Title: "The extension called a symbol no source of the build defines",
+			Doc: "The build links a stub for every symbol the extension declares but none of its sources define (a CUDA " +
+				"library call, a function of another extension); calling one raises this error at run time, naming the " +
+				"symbol. A test that reaches it fails, so its launches may not be captured."},
 		codes.Code{Code: CodeLimit, Name: "emu-limit", Severity: codes.Error, Title: "The sandbox stopped the build",
 			Doc: "The build ran past its time or memory limit in the sandbox (limits grow with the number of translation " +
 				"units). Not cached: the next run tries again."},
