@@ -225,8 +225,9 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 		seq++
 		accepted = append(accepted, placed{Edit{Start: ls, End: ls, New: b.String()}, seq})
 	}
-	if header := headerBlock(src, im, imports, preludes); header != "" {
-		at := im.LastTopLevel
+	anchor := headerAt(im, imports)
+	if header := headerBlock(src, im, anchor, imports, preludes); header != "" {
+		at := anchor
 		if at < 0 {
 			at = im.BodyStart
 		}
@@ -289,9 +290,55 @@ func selfOverlap(edits []Edit) bool {
 	return false
 }
 
+// headerAt is where the header goes: after the last top-level import, or,
+// when code runs between the leading import block and a later import (a
+// module that imports asyncio at its end, after module-level code that may
+// use DEVICE), after the leading block — provided every import the header
+// relies on and does not add itself is bound there.
+func headerAt(im *Imports, imports []string) int {
+	if im.LeadEnd < 0 || im.LeadEnd >= im.LastTopLevel {
+		return im.LastTopLevel
+	}
+	for _, l := range imports {
+		l = strings.TrimSpace(l)
+		if l == "" || !(im.Lines[l] || importSatisfied(im, l)) {
+			continue // added by the header itself
+		}
+		if name := localName(l); name == "" || !im.LeadNames[name] {
+			return im.LastTopLevel
+		}
+	}
+	return im.LeadEnd
+}
+
+// localName is the name a one-name import line binds ("import torch.nn" ->
+// "torch", "from m import x as y" -> "y"), or "".
+func localName(line string) string {
+	if rest, ok := strings.CutPrefix(line, "import "); ok && !strings.Contains(rest, ",") {
+		mod, alias, hasAlias := strings.Cut(rest, " as ")
+		if hasAlias {
+			return strings.TrimSpace(alias)
+		}
+		head, _, _ := strings.Cut(strings.TrimSpace(mod), ".")
+		return head
+	}
+	if rest, ok := strings.CutPrefix(line, "from "); ok {
+		_, names, ok := strings.Cut(rest, " import ")
+		if !ok || strings.Contains(names, ",") {
+			return ""
+		}
+		name, alias, hasAlias := strings.Cut(names, " as ")
+		if hasAlias {
+			return strings.TrimSpace(alias)
+		}
+		return strings.TrimSpace(name)
+	}
+	return ""
+}
+
 // headerBlock returns the import lines and preludes to insert after the
 // imports, or "" when everything needed is already present.
-func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]Prelude) string {
+func headerBlock(src []byte, im *Imports, anchor int, imports []string, preludes map[string]Prelude) string {
 	var missing []string
 	seen := map[string]bool{}
 	for _, l := range imports {
@@ -330,7 +377,7 @@ func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]
 			b.WriteString("\n\n")
 		case i > 0:
 			b.WriteString("\n")
-		case im.LastTopLevel >= 0 || len(missing) > 0:
+		case anchor >= 0 || len(missing) > 0:
 			b.WriteString("\n")
 			if definesTopLevel(bl) {
 				b.WriteString("\n")
@@ -338,13 +385,13 @@ func headerBlock(src []byte, im *Imports, imports []string, preludes map[string]
 		}
 		b.WriteString(bl)
 	}
-	at := im.LastTopLevel
+	at := anchor
 	if at < 0 {
 		at = im.BodyStart
 		b.WriteString("\n")
 	}
 	if len(blocks) > 0 && definesTopLevel(blocks[len(blocks)-1]) {
-		for n := blankLinesAt(src, at) + boolInt(im.LastTopLevel < 0); n < 2 && at < len(src); n++ {
+		for n := blankLinesAt(src, at) + boolInt(anchor < 0); n < 2 && at < len(src); n++ {
 			b.WriteString("\n")
 		}
 	}

@@ -23,6 +23,13 @@ type Imports struct {
 	BodyStart int
 	// Lines holds each import statement's text, trimmed, for presence checks.
 	Lines map[string]bool
+	// LeadEnd is the end byte of the line holding the last top-level import
+	// of the module's leading import block (before any other statement), or
+	// -1 when the module does not start with imports; LeadNames are the
+	// local names that block binds. Code between LeadEnd and a later import
+	// runs first, so what it may use is inserted at LeadEnd (headerAt).
+	LeadEnd   int
+	LeadNames map[string]bool
 }
 
 // Qualify returns the dotted name an attribute chain stands for, with the
@@ -69,10 +76,28 @@ func (im *Imports) TorchAlias() string {
 	return ""
 }
 
+// leadNames adds the local names import statement n binds to names.
+func leadNames(n *ts.Node, src []byte, names map[string]bool) {
+	modNode := n.ChildByFieldName("module_name")
+	for _, c := range ts.Children(n) {
+		if modNode != nil && c.Equal(modNode) {
+			continue
+		}
+		switch c.Type() {
+		case "dotted_name":
+			head, _, _ := strings.Cut(ts.Text(c, src), ".")
+			names[head] = true
+		case "aliased_import":
+			names[ts.Text(c.ChildByFieldName("alias"), src)] = true
+		}
+	}
+}
+
 // CollectImports walks tree and records its imports.
 func CollectImports(tree *ts.Tree) *Imports {
 	src := tree.Src
-	im := &Imports{Modules: map[string]string{}, Names: map[string]string{}, LastTopLevel: -1, Lines: map[string]bool{}}
+	im := &Imports{Modules: map[string]string{}, Names: map[string]string{}, LastTopLevel: -1, Lines: map[string]bool{},
+		LeadEnd: -1, LeadNames: map[string]bool{}}
 	root := tree.Root()
 	im.BodyStart = -1
 	for i := 0; i < int(root.NamedChildCount()); i++ {
@@ -80,6 +105,10 @@ func CollectImports(tree *ts.Tree) *Imports {
 		switch c.Type() {
 		case "import_statement", "import_from_statement", "future_import_statement":
 			im.LastTopLevel = lineEnd(src, int(c.EndByte()))
+			if im.BodyStart < 0 {
+				im.LeadEnd = im.LastTopLevel
+				leadNames(c, src, im.LeadNames)
+			}
 		case "comment":
 		case "expression_statement":
 			if im.BodyStart < 0 && i == firstNonComment(root) && c.NamedChildCount() == 1 && c.NamedChild(0).Type() == "string" {
