@@ -6,6 +6,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -24,11 +25,15 @@ var codeLiteral = regexp.MustCompile(`^(P[A-Z]{2}\d{3}|[A-Z]{1,4}-[A-Z][A-Z0-9-]
 // such as "pallasify hostbuild: EMU-MISSING-SYMBOL: ...").
 var codeInText = regexp.MustCompile(`\b(P[A-Z]{2}\d{3}|[A-Z]{1,4}-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*): `)
 
+// pyQuoted is a code quoted whole in Python source ("V-MISMATCH").
+var pyQuoted = regexp.MustCompile(`["'](P[A-Z]{2}\d{3}|[A-Z]{1,4}-[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*)["']`)
+
 // notCodes are literals of that shape that are not diagnostic codes, with
 // why (none today: add one only for a literal that is no code).
 var notCodes = map[string]string{}
 
 // TestEveryRaisedCodeIsRegistered scans every non-test Go file of the module
+// and the validators' Python
 // (go/parser, string literals) for literals that look like codes, or hold
 // one followed by ": ", and fails
 // for any that the code registry, as this binary links it, does not hold.
@@ -80,6 +85,44 @@ func TestEveryRaisedCodeIsRegistered(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The Python the product runs (the harness, the host runtime) raises
+	// codes too: quoted whole, or in a message followed by ": ".
+	pyFiles := 0
+	err = filepath.WalkDir(filepath.Join(root, "validators"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "tests" || d.Name() == "testdata" || d.Name() == "fixtures" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".py") || strings.HasPrefix(d.Name(), "test_") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		pyFiles++
+		for i, line := range strings.Split(string(b), "\n") {
+			found := codeInText.FindAllStringSubmatch(line, -1)
+			found = append(found, pyQuoted.FindAllStringSubmatch(line, -1)...)
+			for _, m := range found {
+				if _, ok := seen[m[1]]; !ok {
+					seen[m[1]] = path + ":" + strconv.Itoa(i+1)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pyFiles < 5 {
+		t.Fatalf("scanned %d Python files under validators/", pyFiles)
 	}
 	if files < 100 || len(seen) < 100 {
 		t.Fatalf("scanned %d files, %d code literals: the walk missed the module", files, len(seen))

@@ -2,6 +2,10 @@ package hostbuild
 
 import "github.com/pallasify/pallasify/transforms/codes"
 
+// CodeNotBuilt is raised by the host runtime (pyrt/pallasify_hostrt): a test
+// called torch's load_inline/load for sources the capture stage did not build.
+const CodeNotBuilt = "EMU-NOT-BUILT"
+
 // The build's own codes (EMU-UNSUPPORTED and EMU-INCLUDE are the
 // emulator's: validators/emulator registers them).
 func init() {
@@ -29,6 +33,12 @@ func init() {
 			Doc: "The build links a stub for every symbol the extension declares but none of its sources define (a CUDA " +
 				"library call, a function of another extension); calling one raises this error at run time, naming the " +
 				"symbol. A test that reaches it fails, so its launches may not be captured."},
+		codes.Code{Code: CodeNotBuilt, Name: "emu-not-built", Severity: codes.Error,
+			Title: "A test built an extension the capture stage had not built",
+			Doc: "Under capture, torch.utils.cpp_extension.load_inline and load return the CPU builds made before the tests " +
+				"ran. A call whose name and sources match none of them (sources computed at run time, a name the build " +
+				"call does not show) is written to the capture stage's discovery file, when it asked for one, and raises this error; that " +
+				"test launches nothing."},
 		codes.Code{Code: CodeLimit, Name: "emu-limit", Severity: codes.Error, Title: "The sandbox stopped the build",
 			Doc: "The build ran past its time or memory limit in the sandbox (limits grow with the number of translation " +
 				"units). Not cached: the next run tries again."},
