@@ -11,6 +11,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
 )
@@ -35,57 +36,18 @@ const (
 	CodeDraftError    = "PDR005" // drafting or validation failed to run (error)
 )
 
-// Candidate is one drafted Pallas module for a kernel.
-type Candidate struct {
-	Drafter string   // rules, llm, ...
-	Class   string   // the class the draft was made for
-	Module  string   // candidate module source (validators/CONTRACTS.md)
-	Notes   []string // translation remarks
-	Tokens  int      // LLM usage, when any
-	Calls   int
-}
-
-// Feedback is the validator's verdict on the previous candidate, given to a
-// drafter that drafts again (an LLM repair round).
-type Feedback struct {
-	Round    int
-	Previous *Candidate
-	Verdict  *DraftVerdict
-}
-
-// KernelDrafter drafts Pallas candidates. Draft is called with nil feedback
-// first and, while Rounds allows, again with the verdict of its previous
-// candidate. A *pallas.Refusal (or any error wrapping one) means "cannot
-// draft this kernel", and the next drafter is tried.
-type KernelDrafter interface {
-	Name() string
-	Rounds() int
-	Draft(ctx context.Context, k *kernels.Kernel, fb *Feedback) (*Candidate, error)
-}
-
-// DraftVerdict is what the validator said about one candidate.
-type DraftVerdict struct {
-	Verdict  string // proven, rejected, error
-	Reason   string
-	Stats    ErrorStats
-	Shapes   []string
-	Summary  string // the validator's human summary
-	Duration time.Duration
-	// TPU is the TPU compile gate's result per chip (nil when it did not run).
-	TPU map[string]bool
-	// Chips is the TPU compile gate's full record per chip, written into the
-	// wired module's PALLASIFY_KERNEL header (nil when the gate did not run).
-	Chips map[string]pallas.ChipCompile
-	// Cases are the proven size assignments with the scalar values the
-	// harness used; the wired module's header quotes one of them.
-	Cases []pallas.ValidatedCase
-}
-
-// KernelValidator proves a candidate against the original kernel
-// (validators.StageValidator is the real one).
-type KernelValidator interface {
-	Validate(ctx context.Context, k *kernels.Kernel, module []byte) (*DraftVerdict, error)
-}
+// The drafters' contract (transforms/draft), as the stages name it.
+type (
+	// Candidate is one drafted Pallas module for a kernel.
+	Candidate = draft.Candidate
+	// KernelDrafter drafts Pallas candidates turn by turn (draft.Drafter).
+	KernelDrafter = draft.Drafter
+	// DraftVerdict is what the validator said about one candidate.
+	DraftVerdict = draft.Verdict
+	// KernelValidator proves a candidate against the original kernel
+	// (validators.StageValidator is the real one).
+	KernelValidator = draft.Validator
+)
 
 // RuleDrafter is the built-in drafter: transforms/pallas rules.
 type RuleDrafter struct {
@@ -97,11 +59,12 @@ type RuleDrafter struct {
 // Name implements KernelDrafter.
 func (RuleDrafter) Name() string { return pallas.DrafterRules }
 
-// Rounds implements KernelDrafter: rules draft once.
-func (RuleDrafter) Rounds() int { return 1 }
+// Budget implements KernelDrafter: rules draft once (a rejected rule draft
+// has no repair; the next drafter gets the kernel).
+func (RuleDrafter) Budget() draft.Budget { return draft.One }
 
 // Draft implements KernelDrafter.
-func (d RuleDrafter) Draft(ctx context.Context, k *kernels.Kernel, fb *Feedback) (*Candidate, error) {
+func (d RuleDrafter) Draft(ctx context.Context, k *kernels.Kernel, _ draft.Turn) (*Candidate, error) {
 	res, err := pallas.Draft(ctx, k, pallas.Options{Mutate: d.Mutate})
 	if err != nil {
 		return nil, err
@@ -115,6 +78,9 @@ type KernelWork struct {
 	Kernels   *KernelStage
 	Drafters  []KernelDrafter // tried in order; nil: the rule drafter only
 	Validator KernelValidator // nil: drafts stay unvalidated and are never wired
+	// Gate checks untrusted candidates (an LLM's) before the validator runs
+	// them (validators.Gate); nil: they go to the validator unchecked.
+	Gate draft.Gate
 	// Wire generates the Pallas module and the device dispatch for every
 	// proven kernel (migrate); analyze leaves it off.
 	Wire bool
@@ -205,33 +171,8 @@ func (s draftStage) Run(ctx context.Context, r *Run) error {
 			pk.Draft.Verdict = VerdictNeedsSpec
 			pk.Draft.Reason = fmt.Sprintf("no KernelSpec (%s): write %s", k.Reason, kernels.UserSpecPath(k.ID))
 		default:
-			var reasons []string
-			for i, d := range w.drafters() {
-				c, err := d.Draft(ctx, k, nil)
-				if err != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					reasons = append(reasons, d.Name()+": "+err.Error())
-					continue
-				}
-				st.drafter, st.cand, st.next = d, c, i+1
-				pk.Draft.Drafter = d.Name()
-				pk.Draft.Rounds = 1
-				pk.Draft.Tokens, pk.Draft.Calls = c.Tokens, c.Calls
-				break
-			}
-			if st.cand == nil {
-				st.refusal = strings.Join(reasons, "; ")
-				pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, st.refusal
-				if !w.hasLLM() {
-					pk.Draft.Verdict = VerdictNeedsLLM
-					hint := w.LLMHint
-					if hint == "" {
-						hint = "configure an LLM drafter (--llm-base-url/--llm-model) to draft it"
-					}
-					pk.Draft.Reason = st.refusal + " — " + hint
-				}
+			if err := w.firstDraft(ctx, k, pk, st); err != nil {
+				return err
 			}
 		}
 		st.took = time.Since(st.start)
@@ -241,6 +182,62 @@ func (s draftStage) Run(ctx context.Context, r *Run) error {
 		w.mu.Unlock()
 	}
 	return nil
+}
+
+// firstDraft drafts round 1 of k: the first drafter that does not refuse
+// wins; when all refuse, the kernel gets its verdict here.
+func (w *KernelWork) firstDraft(ctx context.Context, k *kernels.Kernel, pk *Kernel, st *kernelState) error {
+	var reasons []string
+	for i, d := range w.drafters() {
+		c, err := d.Draft(ctx, k, draft.Turn{Round: 1})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			reasons = append(reasons, d.Name()+": "+err.Error())
+			continue
+		}
+		st.drafter, st.cand, st.next = d, c, i+1
+		pk.Draft.Drafter = d.Name()
+		pk.Draft.Rounds = 1
+		addUsage(pk.Draft, c)
+		return nil
+	}
+	st.refusal = strings.Join(reasons, "; ")
+	pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, st.refusal
+	if !w.hasLLM() {
+		pk.Draft.Verdict = VerdictNeedsLLM
+		hint := w.LLMHint
+		if hint == "" {
+			hint = "configure an LLM drafter (--llm-base-url/--llm-model) to draft it"
+		}
+		pk.Draft.Reason = st.refusal + " — " + hint
+	}
+	return nil
+}
+
+// DraftKernel drafts and proves one kernel with the stages' drafters, gate
+// and validator outside a run: round 1 by the first drafter that does not
+// refuse, then the repair loop. A proof lands in Proven(); nothing is wired.
+func (w *KernelWork) DraftKernel(ctx context.Context, k *kernels.Kernel) (*Draft, error) {
+	pk := &Kernel{ID: k.ID, Name: k.Name, Path: k.Path, Draft: &Draft{Drafter: "none"}}
+	st := &kernelState{start: time.Now()}
+	if err := w.firstDraft(ctx, k, pk, st); err != nil {
+		return nil, err
+	}
+	st.took = time.Since(st.start)
+	pk.Draft.Duration = st.took
+	if st.cand == nil {
+		return pk.Draft, nil
+	}
+	if w.Validator == nil {
+		pk.Draft.Verdict, pk.Draft.Reason = VerdictUnvalidated, "no validator: drafts are never wired unproven"
+		return pk.Draft, nil
+	}
+	if err := w.validateKernel(ctx, k, pk, st); err != nil {
+		return nil, err
+	}
+	return pk.Draft, nil
 }
 
 func (w *KernelWork) hasLLM() bool {
@@ -301,9 +298,12 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// validateKernel proves the drafted candidate, drafting again with the
-// validator's feedback while the drafter has rounds left. When a drafter's
-// rounds are spent without a proof, the next drafter in line (the LLM after
+// validateKernel runs the repair loop for a drafted kernel; the draft stage
+// owns it for every drafter. The drafter's samples (round 1 of sample 0 was
+// drafted by the draft stage) go through the gate and the validator; a
+// failure goes back to the drafter as the next round's feedback while its
+// budget allows, and the first proven candidate wins. When a drafter's
+// budget is spent without a proof, the next drafter in line (the LLM after
 // the rules) gets its turn, so a rejected rule draft does not end the search.
 func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *Kernel, st *kernelState) error {
 	t0 := time.Now()
@@ -312,7 +312,7 @@ func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *
 	var history []string
 	i := st.next
 	for {
-		proven, err := w.rounds(ctx, k, pk, d, cand)
+		proven, err := w.search(ctx, k, pk, d, cand)
 		if err != nil {
 			return err
 		}
@@ -324,7 +324,7 @@ func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *
 		for cand == nil && i < len(ds) {
 			nd := ds[i]
 			i++
-			c, err := nd.Draft(ctx, k, nil)
+			c, err := nd.Draft(ctx, k, draft.Turn{Round: 1})
 			if err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
@@ -334,8 +334,7 @@ func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *
 			}
 			d, cand = nd, c
 			pk.Draft.Drafter = d.Name()
-			pk.Draft.Tokens += c.Tokens
-			pk.Draft.Calls += c.Calls
+			addUsage(pk.Draft, c)
 		}
 		if cand == nil {
 			break
@@ -348,45 +347,160 @@ func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *
 	return nil
 }
 
-// rounds validates cand and lets d repair it while it has rounds left.
-func (w *KernelWork) rounds(ctx context.Context, k *kernels.Kernel, pk *Kernel, d KernelDrafter, cand *Candidate) (bool, error) {
-	rounds := max(1, d.Rounds())
-	for round := 1; ; round++ {
-		v, err := w.Validator.Validate(ctx, k, []byte(cand.Module))
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, ctx.Err()
-			}
-			pk.Draft.Verdict, pk.Draft.Reason = VerdictError, err.Error()
-			return false, nil
+func addUsage(d *Draft, c *Candidate) {
+	d.Tokens += c.Tokens
+	d.Calls += c.Calls
+	d.CostUSD += c.CostUSD
+}
+
+// sampleResult is how one sample of a drafter ended.
+type sampleResult struct {
+	verdict, reason string
+	rounds          int
+	v               *DraftVerdict
+	proof           *Proof
+	usage           Draft // Tokens, Calls, CostUSD of the turns after the first
+}
+
+// search runs d's samples on k (first is sample 0's round-1 candidate),
+// Parallel at once; the first proven sample stops the others. It records
+// the outcome on pk.Draft and reports whether a candidate was proven.
+func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, d KernelDrafter, first *Candidate) (bool, error) {
+	b := d.Budget()
+	b.Samples, b.Rounds, b.Parallel = max(1, b.Samples), max(1, b.Rounds), max(1, b.Parallel)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]*sampleResult, b.Samples)
+	p := pool.New().WithMaxGoroutines(b.Parallel)
+	for s := range b.Samples {
+		var c *Candidate
+		if s == 0 {
+			c = first
 		}
-		pk.Draft.Rounds = round
-		pk.Draft.Verdict, pk.Draft.Reason = v.Verdict, v.Reason
+		p.Go(func() {
+			r := w.sample(sctx, k, d, s, b.Rounds, c)
+			results[s] = r
+			if r.proof != nil {
+				cancel() // first proven wins: stop the other samples
+			}
+		})
+	}
+	p.Wait()
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	var best *sampleResult
+	for _, r := range results {
+		addUsage(pk.Draft, &Candidate{Tokens: r.usage.Tokens, Calls: r.usage.Calls, CostUSD: r.usage.CostUSD})
+		switch {
+		case best == nil, r.proof != nil && best.proof == nil:
+			best = r
+		case best.proof != nil:
+		case r.verdict == VerdictRejected && best.verdict != VerdictRejected:
+			best = r
+		case r.verdict == best.verdict && r.rounds > best.rounds:
+			best = r
+		}
+	}
+	pk.Draft.Rounds = best.rounds
+	pk.Draft.Verdict, pk.Draft.Reason = best.verdict, best.reason
+	if v := best.v; v != nil {
 		stats := v.Stats
 		pk.Draft.Stats = &stats
 		pk.Draft.Shapes = v.Shapes
 		pk.TPUCompiled = v.TPU
-		if v.Verdict == VerdictProven {
-			w.mu.Lock()
-			w.proven = append(w.proven, &Proof{Kernel: k, Candidate: cand, Verdict: v, Rounds: round})
-			w.mu.Unlock()
-			return true, nil
-		}
-		if round >= rounds {
-			return false, nil
-		}
-		next, err := d.Draft(ctx, k, &Feedback{Round: round + 1, Previous: cand, Verdict: v})
-		if err != nil {
-			if ctx.Err() != nil {
-				return false, ctx.Err()
-			}
-			pk.Draft.Reason = v.Reason + "; next draft failed: " + err.Error()
-			return false, nil
-		}
-		pk.Draft.Tokens += next.Tokens
-		pk.Draft.Calls += next.Calls
-		cand = next
 	}
+	if best.proof == nil {
+		return false, nil
+	}
+	w.mu.Lock()
+	w.proven = append(w.proven, best.proof)
+	w.mu.Unlock()
+	return true, nil
+}
+
+// sample runs one sample's rounds: cand (nil: drafted here) is checked; a
+// failure is fed back to d for the next round, while rounds remain.
+func (w *KernelWork) sample(ctx context.Context, k *kernels.Kernel, d KernelDrafter, s, rounds int, cand *Candidate) *sampleResult {
+	r := &sampleResult{verdict: VerdictRejected}
+	var prev *Candidate
+	var fb *draft.Feedback
+	for round := 1; round <= rounds; round++ {
+		r.rounds = round
+		if cand == nil {
+			c, err := d.Draft(ctx, k, draft.Turn{Sample: s, Round: round, Previous: prev, Feedback: fb})
+			if err != nil {
+				switch {
+				case ctx.Err() != nil:
+					r.verdict, r.reason = VerdictError, "cancelled"
+				case round == 1:
+					r.verdict, r.reason = VerdictError, err.Error()
+				default:
+					r.reason += "; next draft failed: " + err.Error()
+				}
+				return r
+			}
+			addUsage(&r.usage, c)
+			cand = c
+		}
+		var stop bool
+		fb, stop = w.check(ctx, k, round, cand, r)
+		if stop {
+			return r
+		}
+		prev, cand = cand, nil
+	}
+	if rounds > 1 {
+		r.reason = fmt.Sprintf("%s (after %d rounds)", r.reason, r.rounds)
+	}
+	return r
+}
+
+// check gates (when untrusted) and validates one candidate, recording the
+// outcome on r; it returns the feedback for the next round, or stop when
+// another round cannot help (proven, or the validator could not decide).
+func (w *KernelWork) check(ctx context.Context, k *kernels.Kernel, round int, c *Candidate, r *sampleResult) (*draft.Feedback, bool) {
+	if c.Unreadable != "" {
+		r.verdict, r.reason = VerdictRejected, CodeLLMUnreadable+": "+c.Unreadable
+		return &draft.Feedback{Kind: draft.KindUnreadable, Detail: c.Unreadable}, false
+	}
+	if c.Untrusted && w.Gate != nil {
+		problems, err := w.Gate.Check(ctx, []byte(c.Module), c.Class, k.Name)
+		if err != nil {
+			r.verdict, r.reason = VerdictError, "static gate could not run: "+err.Error()
+			if ctx.Err() != nil {
+				r.reason = "cancelled"
+			}
+			return nil, true
+		}
+		if problems != "" {
+			first, _, _ := strings.Cut(problems, "\n")
+			r.verdict, r.reason = VerdictRejected, CodeLLMGate+": "+first
+			return &draft.Feedback{Kind: draft.KindGate, Detail: problems}, false
+		}
+	}
+	v, err := w.Validator.Validate(ctx, k, []byte(c.Module))
+	if err != nil {
+		r.verdict, r.reason = VerdictError, err.Error()
+		if ctx.Err() != nil {
+			r.reason = "cancelled"
+		}
+		return nil, true
+	}
+	r.v, r.verdict, r.reason = v, v.Verdict, v.Reason
+	switch v.Verdict {
+	case VerdictProven:
+		r.proof = &Proof{Kernel: k, Candidate: c, Verdict: v, Rounds: round}
+		return nil, true
+	case VerdictError:
+		// The validator could not decide (reference failed, degenerate test):
+		// not the draft's fault, and another round cannot help.
+		return nil, true
+	}
+	if v.Feedback != nil {
+		return v.Feedback, false
+	}
+	return &draft.Feedback{Kind: draft.KindVerdict, Reason: v.Reason}, false
 }
 
 func addKernelDiag(r *Run, pk *Kernel) {

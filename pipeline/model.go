@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/codes"
+	"github.com/pallasify/pallasify/transforms/draft"
 )
 
 // Stage names, in pipeline order.
@@ -161,15 +162,7 @@ type Draft struct {
 }
 
 // ErrorStats summarises a numeric comparison.
-type ErrorStats struct {
-	MaxAbs     float64 `json:"max_abs"`
-	MaxRel     float64 `json:"max_rel"`
-	ULPP50     float64 `json:"ulp_p50"`
-	ULPP99     float64 `json:"ulp_p99"`
-	ULPMax     float64 `json:"ulp_max"`
-	Mismatches int     `json:"mismatches"`
-	Cases      int     `json:"cases"`
-}
+type ErrorStats = draft.ErrorStats
 
 // Timing is how long one stage took.
 type Timing struct {

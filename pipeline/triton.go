@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
 	"github.com/pallasify/pallasify/transforms/triton"
@@ -29,21 +30,13 @@ import (
 const DrafterTritonRules = "triton-rules"
 
 // TritonValidator is what the Triton stages need from the run's validator
-// (validators.StageValidator implements it): run the original kernel under
-// Triton's interpreter, and prove a candidate against it.
-type TritonValidator interface {
-	ProbeTriton(ctx context.Context, k *kernels.Kernel, call triton.Call) (*TritonRun, error)
-	ValidateTriton(ctx context.Context, k *kernels.Kernel, call triton.Call, module []byte) (*DraftVerdict, error)
-}
-
-// TritonRun is what Triton's interpreter did with the original kernel on one
-// case of its spec: whether it ran, why not, and how many launches of the
-// kernel it recorded (grid, constexprs, argument shapes, dtypes, strides).
-type TritonRun struct {
-	OK       bool
-	Error    string
-	Launches int
-}
+// (draft.TritonValidator; validators.StageValidator implements it): run the
+// original kernel under Triton's interpreter, and prove a candidate against
+// it. TritonRun is what the interpreter did with the original on one case.
+type (
+	TritonValidator = draft.TritonValidator
+	TritonRun       = draft.TritonRun
+)
 
 // TritonDraft is one launched Triton kernel through the rule translator: the
 // inferred spec, the kernel-mode call that runs the original (isolated from

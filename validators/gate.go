@@ -1,4 +1,4 @@
-package llm
+package validators
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pallasify/pallasify/validators"
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
@@ -45,8 +45,11 @@ func (g *GateResult) String() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// Gate runs the static gate (llm/gate.py) with the validator's Python (the
-// pinned jax) inside the sandbox. The draft is parsed, never executed.
+// Gate runs the static gate (validators/gate.py) on untrusted drafts (an
+// LLM's) with the validator's Python (the pinned jax) inside the sandbox:
+// names and keyword arguments that exist in the pinned JAX, the harness's
+// ban list, the candidate contract. The draft is parsed, never executed.
+// The draft stage runs it before the validator (draft.Gate).
 type Gate struct {
 	// Python is the interpreter ("" finds it as validation does).
 	Python string
@@ -56,13 +59,16 @@ type Gate struct {
 	Timeout time.Duration
 }
 
-// Check gates one candidate of a kernel of class cls named name.
-func (g *Gate) Check(ctx context.Context, code []byte, cls, name string) (*GateResult, error) {
+var _ draft.Gate = (*Gate)(nil)
+
+// Check implements draft.Gate: it gates one candidate of a kernel of class
+// cls named name and returns its problems, one per line ("" : it may run).
+func (g *Gate) Check(ctx context.Context, code []byte, cls, name string) (string, error) {
 	res, err := g.CheckAll(ctx, []GateItem{{Code: code, Class: cls, Name: name}})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	return res[0], nil
+	return res[0].String(), nil
 }
 
 // GateItem is one draft to gate.
@@ -76,21 +82,21 @@ func (g *Gate) CheckAll(ctx context.Context, items []GateItem) ([]*GateResult, e
 	if len(items) == 0 {
 		return nil, nil
 	}
-	py, err := validators.FindPython(g.Python)
+	py, err := FindPython(g.Python)
 	if err != nil {
 		return nil, err
 	}
 	sb := &sandbox.Sandbox{Disabled: g.NoSandbox}
 	if err := sb.Check(ctx); err != nil {
-		return nil, fmt.Errorf("llm gate: refusing to handle untrusted code: %w", err)
+		return nil, fmt.Errorf("static gate: refusing to handle untrusted code: %w", err)
 	}
 	work, err := sandbox.MkdirTemp("pallasify-gate-")
 	if err != nil {
-		return nil, fmt.Errorf("llm gate: %w", err)
+		return nil, fmt.Errorf("static gate: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if err := validators.WriteHarness(filepath.Join(work, "harness")); err != nil {
-		return nil, fmt.Errorf("llm gate: %w", err)
+	if err := WriteHarness(filepath.Join(work, "harness")); err != nil {
+		return nil, fmt.Errorf("static gate: %w", err)
 	}
 	type entry struct {
 		Path  string `json:"path"`
@@ -105,11 +111,11 @@ func (g *Gate) CheckAll(ctx context.Context, items []GateItem) ([]*GateResult, e
 		list[i] = entry{Path: filepath.Join(work, name), Class: it.Class, Name: it.Name}
 	}
 	if files["items.json"], err = json.Marshal(list); err != nil {
-		return nil, fmt.Errorf("llm gate: %w", err)
+		return nil, fmt.Errorf("static gate: %w", err)
 	}
 	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
-			return nil, fmt.Errorf("llm gate: %w", err)
+			return nil, fmt.Errorf("static gate: %w", err)
 		}
 	}
 	timeout := g.Timeout
@@ -139,7 +145,7 @@ func (g *Gate) CheckAll(ctx context.Context, items []GateItem) ([]*GateResult, e
 		}
 	}
 	if len(res) != len(items) {
-		return nil, fmt.Errorf("llm gate: %d of %d results (%v): %s", len(res), len(items), err, tailString(string(out), 400))
+		return nil, fmt.Errorf("static gate: %d of %d results (%v): %s", len(res), len(items), err, tailString(string(out), 400))
 	}
 	return res, nil
 }

@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
 )
 
-// StageValidator is the pipeline's KernelValidator: it builds each kernel's
+// StageValidator is the draft stage's validator (draft.Validator): it builds each kernel's
 // reference once (the isolated unit compiled with the CUDA-on-CPU emulator)
 // and runs the full protocol on every candidate.
 type StageValidator struct {
@@ -79,8 +79,10 @@ func (s *StageValidator) reference(ctx context.Context, k *kernels.Kernel) (stri
 	return r.so, r.err
 }
 
-// Validate implements pipeline.KernelValidator.
-func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module []byte) (*pipeline.DraftVerdict, error) {
+var _ draft.Validator = (*StageValidator)(nil)
+
+// Validate implements draft.Validator; a rejection carries its Feedback.
+func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module []byte) (*draft.Verdict, error) {
 	if k.Spec == nil || k.Unit == nil {
 		return nil, fmt.Errorf("kernel %s has no spec or isolated unit", k.ID)
 	}
@@ -100,9 +102,13 @@ func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.DraftVerdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
+	dv := &draft.Verdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
 		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU),
-		Chips: wireChips(v.TPU), Cases: wireCases(v)}, nil
+		Chips: wireChips(v.TPU), Cases: wireCases(v)}
+	if !v.Proven() {
+		dv.Feedback = v.Feedback()
+	}
+	return dv, nil
 }
 
 // tpuCompiled reduces the TPU compile gate's per-chip outcome to compiled or

@@ -25,7 +25,7 @@ import (
 
 	"github.com/sourcegraph/conc/iter"
 
-	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
@@ -193,8 +193,8 @@ func (v *Verdict) Code() string {
 }
 
 // ErrorStats converts the verdict's statistics for the run model.
-func (v *Verdict) ErrorStats() pipeline.ErrorStats {
-	return pipeline.ErrorStats{
+func (v *Verdict) ErrorStats() draft.ErrorStats {
+	return draft.ErrorStats{
 		MaxAbs: v.Stats.MaxAbs, MaxRel: v.Stats.MaxRel,
 		ULPP50: v.Stats.ULPP50, ULPP99: v.Stats.ULPP99, ULPMax: v.Stats.ULPMax,
 		Mismatches: v.Stats.Mismatches, Cases: v.Stats.Cases,

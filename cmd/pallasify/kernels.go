@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/validators"
 )
 
@@ -23,6 +24,11 @@ type kernelFlags struct {
 	Validator pipeline.KernelValidator
 	// LLMHint is the one-line fix shown on kernels only an LLM could draft.
 	LLMHint string
+	// Gate checks untrusted (LLM) drafts before the validator runs them.
+	Gate draft.Gate
+	// FreshVerdicts bypasses reading the verdict cache (--no-cache with an
+	// LLM drafter); verdicts are still written.
+	FreshVerdicts bool
 }
 
 func (k *kernelFlags) bind(cmd *cobra.Command) {
@@ -37,7 +43,7 @@ func (k *kernelFlags) bind(cmd *cobra.Command) {
 // validation is the validator's options for these flags (the validate
 // stage and the LLM loop use the same, so the stage's check is a cache hit).
 func (k *kernelFlags) validation() validators.Options {
-	vo := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout}
+	vo := validators.Options{NoSandbox: k.NoSandbox, Timeout: k.Timeout, NoCache: k.FreshVerdicts}
 	k.TPU.apply(&vo)
 	if !k.NoCache {
 		vo.CacheDir = validators.DefaultCacheDir()
@@ -61,6 +67,7 @@ func (k *kernelFlags) install(opts *pipeline.Options) func() {
 	w := pipeline.NewKernelWork(v, drafters...)
 	w.Wire = true
 	w.LLMHint = k.LLMHint
+	w.Gate = k.Gate
 	w.Install(opts)
 	return cleanup
 }

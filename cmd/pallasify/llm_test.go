@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pallasify/pallasify/llm"
-	"github.com/pallasify/pallasify/llm/llmtest"
+	"github.com/pallasify/pallasify/transforms/llm"
+	"github.com/pallasify/pallasify/transforms/llm/llmtest"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -94,7 +94,7 @@ func TestMigrateWithScriptedLLM(t *testing.T) {
 	if fb := srv.Requests()[1].LastUser(); !strings.Contains(fb, "no keyword argument 'grid_size'") {
 		t.Errorf("the gate's rejection was not fed back:\n%s", fb)
 	}
-	// A re-run of the unchanged tree makes no call (outcome cache).
+	// A re-run of the unchanged tree makes no call: the same conversation, every reply from the cache.
 	srv.Reset(llmtest.Script{})
 	out = runMigrateLLM(t, root, env, "--target", "tpu")
 	if n := len(srv.Requests()); n != 0 || !strings.Contains(out, "llm draft proven") {

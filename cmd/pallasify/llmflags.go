@@ -3,9 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/pallasify/pallasify/llm"
-	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/transforms/llm"
 	"github.com/pallasify/pallasify/validators"
 )
 
@@ -24,7 +23,7 @@ func (f *llmFlags) bind(cmd *cobra.Command) {
 	fl.DurationVar(&f.Timeout, "llm-timeout", 0, "deadline of one LLM call, retries included (default 2m)")
 	fl.BoolVar(&f.Stream, "llm-stream", false, "stream replies (a stream silent for 60s is cut)")
 	fl.BoolVar(&f.NoLLM, "no-llm", false, "never call an LLM: kernels the rules cannot draft are reported needs-llm")
-	fl.BoolVar(&f.NoCache, "no-cache", false, "do not reuse cached LLM replies, drafting outcomes and verdicts")
+	fl.BoolVar(&f.NoCache, "no-cache", false, "do not reuse cached LLM replies and verdicts")
 }
 
 // settings resolves the LLM settings: flags over environment over the
@@ -46,48 +45,31 @@ func (f *llmFlags) settings(cfg *config.Config, getenv func(string) string) (llm
 }
 
 // setup adds the LLM drafter after the rule drafter to migrate's kernel
-// stages when an endpoint is configured; otherwise it sets the one-line fix
-// reported on needs-llm kernels. The drafter (nil when none) feeds patchLLM.
-// The loop validates with the same options as the validate stage, so the
-// stage's final check of a proven module is a verdict-cache hit.
-func (f *llmFlags) setup(k *kernelFlags, root string, cfg *config.Config, getenv func(string) string) (*llm.StageDrafter, error) {
+// stages, with the static gate its drafts pass before validation, when an
+// endpoint is configured; otherwise it sets the one-line fix reported on
+// needs-llm kernels. The draft stage runs its repair rounds.
+func (f *llmFlags) setup(k *kernelFlags, root string, cfg *config.Config, getenv func(string) string) error {
 	if !k.Enabled {
-		return nil, nil
+		return nil
 	}
 	s, err := f.settings(cfg, getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ok, fix := s.Configured(); !ok {
 		k.LLMHint = fix
-		return nil, nil
+		return nil
 	}
-	validation := k.validation()
-	validation.NoCache = s.NoCache // --no-cache: fresh verdicts inside the loop too (still written)
-	d, _, err := llm.New(s, &llm.Gate{NoSandbox: k.NoSandbox})
+	if s.NoCache {
+		k.FreshVerdicts = true // --no-cache: fresh verdicts too (still written)
+	}
+	d, _, err := llm.New(s, root, validators.PinnedJAX())
 	if err != nil {
-		return nil, usageErr(err)
+		return usageErr(err)
 	}
-	sd := &llm.StageDrafter{Drafter: d, Root: root, Validation: validation}
-	k.Drafters = append(k.Drafters, sd)
-	return sd, nil
-}
-
-// patchLLM records the LLM loop's rounds and cost on the run's kernels (the
-// validate stage counts only its own final check).
-func patchLLM(run *pipeline.Run, sd *llm.StageDrafter) {
-	if sd == nil || run == nil {
-		return
-	}
-	for _, k := range run.Kernels {
-		if k.Draft == nil || k.Draft.Drafter != llm.DrafterName {
-			continue
-		}
-		if o := sd.Outcome(k.ID); o != nil {
-			k.Draft.Rounds = max(k.Draft.Rounds, o.Rounds)
-			k.Draft.CostUSD = o.Usage.CostUSD
-		}
-	}
+	k.Drafters = append(k.Drafters, d)
+	k.Gate = &validators.Gate{NoSandbox: k.NoSandbox}
+	return nil
 }
 
 // llmCheck is doctor's line about the LLM drafter (from the environment; no

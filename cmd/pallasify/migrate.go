@@ -224,8 +224,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	if err != nil {
 		return err
 	}
-	llmDrafter, err := o.LLM.setup(&o.Kernels, root, o.Delivery.cfg, o.Getenv)
-	if err != nil {
+	if err := o.LLM.setup(&o.Kernels, root, o.Delivery.cfg, o.Getenv); err != nil {
 		return err
 	}
 	defer o.Kernels.install(&popts)()
@@ -233,7 +232,6 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	if err != nil {
 		return err
 	}
-	patchLLM(run, llmDrafter)
 	rep := report.Build(run, "migrate", o.rules())
 	dry := !o.Write && o.Out == "" && o.Patch == ""
 	var outputs []string

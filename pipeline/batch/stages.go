@@ -7,10 +7,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/pallasify/pallasify/llm"
 	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/llm"
 	"github.com/pallasify/pallasify/validators"
 )
 
@@ -23,7 +24,7 @@ type Stages struct {
 	// Off turns the kernel stages off (--kernels=false).
 	Off bool
 	// Validation are the validator's options (migrate's kernelFlags build
-	// them); the LLM loop validates with the same.
+	// them).
 	Validation validators.Options
 	// LLM are the LLM flags; the endpoint and key variable come from the
 	// operator's config or the environment (Getenv), never from a
@@ -63,36 +64,37 @@ func (s Stages) Migrator(version string) Migrator {
 	}
 }
 
-// install adds the kernel stages to opts; done records the LLM loop's
-// rounds and cost on the run and releases what validation built.
+// install adds the kernel stages to opts; done releases what validation
+// built.
 func (s Stages) install(ctx context.Context, opts *pipeline.Options, root string, cfg *config.Config) (done func(*pipeline.Run), err error) {
 	if s.Off {
 		return func(*pipeline.Run) {}, nil
 	}
 	deadline := s.budget(ctx)
+	drafters := []pipeline.KernelDrafter{pipeline.RuleDrafter{}}
+	ld, fresh, hint, err := s.llmDrafter(root, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var gate draft.Gate
+	if ld != nil {
+		drafters = append(drafters, budgetDrafter{ld, deadline})
+		gate = &validators.Gate{NoSandbox: s.Validation.NoSandbox}
+	}
 	v := s.Validator
 	cleanup := func() {}
 	if v == nil {
-		sv := validators.NewStageValidator(s.Validation)
+		vo := s.Validation
+		vo.NoCache = vo.NoCache || fresh
+		sv := validators.NewStageValidator(vo)
 		v, cleanup = sv, func() { sv.Close() }
-	}
-	drafters := []pipeline.KernelDrafter{pipeline.RuleDrafter{}}
-	sd, hint, err := s.llmDrafter(root, cfg)
-	if err != nil {
-		cleanup()
-		return nil, err
-	}
-	if sd != nil {
-		drafters = append(drafters, budgetDrafter{sd, deadline})
 	}
 	w := pipeline.NewKernelWork(budgetValidator{v, deadline}, drafters...)
 	w.Wire = true
 	w.LLMHint = hint
+	w.Gate = gate
 	w.Install(opts)
-	return func(run *pipeline.Run) {
-		recordLLM(run, sd)
-		cleanup()
-	}, nil
+	return func(*pipeline.Run) { cleanup() }, nil
 }
 
 // budget is when the kernel stages must stop: the context's deadline less
@@ -109,9 +111,10 @@ func (s Stages) budget(ctx context.Context) time.Time {
 	return dl.Add(-reserve)
 }
 
-// llmDrafter is the LLM drafter when an endpoint is configured; otherwise
-// hint is the one line that configures one.
-func (s Stages) llmDrafter(root string, cfg *config.Config) (*llm.StageDrafter, string, error) {
+// llmDrafter is the LLM drafter when an endpoint is configured (fresh:
+// --no-cache, verdicts are not read from the cache either); otherwise hint
+// is the one line that configures one.
+func (s Stages) llmDrafter(root string, cfg *config.Config) (d *llm.Drafter, fresh bool, hint string, err error) {
 	getenv := s.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -122,35 +125,16 @@ func (s Stages) llmDrafter(root string, cfg *config.Config) (*llm.StageDrafter, 
 	}
 	set, err := llm.Resolve(cfg.LLM, fl, getenv)
 	if err != nil {
-		return nil, "", fmt.Errorf("llm settings: %w", err)
+		return nil, false, "", fmt.Errorf("llm settings: %w", err)
 	}
 	if ok, fix := set.Configured(); !ok {
-		return nil, fix, nil
+		return nil, false, fix, nil
 	}
-	d, _, err := llm.New(set, &llm.Gate{NoSandbox: s.Validation.NoSandbox})
+	d, _, err = llm.New(set, root, validators.PinnedJAX())
 	if err != nil {
-		return nil, "", err
+		return nil, false, "", err
 	}
-	validation := s.Validation
-	validation.NoCache = validation.NoCache || set.NoCache
-	return &llm.StageDrafter{Drafter: d, Root: root, Validation: validation}, "", nil
-}
-
-// recordLLM records the LLM loop's rounds and cost on the run's kernels
-// (the validate stage counts only its own final check).
-func recordLLM(run *pipeline.Run, sd *llm.StageDrafter) {
-	if sd == nil || run == nil {
-		return
-	}
-	for _, k := range run.Kernels {
-		if k.Draft == nil || k.Draft.Drafter != llm.DrafterName {
-			continue
-		}
-		if o := sd.Outcome(k.ID); o != nil {
-			k.Draft.Rounds = max(k.Draft.Rounds, o.Rounds)
-			k.Draft.CostUSD = o.Usage.CostUSD
-		}
-	}
+	return d, set.NoCache, "", nil
 }
 
 // ErrBudget is wrapped by the errors of kernel work refused because the
@@ -188,19 +172,19 @@ type budgetDrafter struct {
 	deadline time.Time
 }
 
-func (b budgetDrafter) Name() string { return b.d.Name() }
-func (b budgetDrafter) Rounds() int  { return b.d.Rounds() }
+func (b budgetDrafter) Name() string         { return b.d.Name() }
+func (b budgetDrafter) Budget() draft.Budget { return b.d.Budget() }
 
-func (b budgetDrafter) Draft(ctx context.Context, k *kernels.Kernel, fb *pipeline.Feedback) (*pipeline.Candidate, error) {
+func (b budgetDrafter) Draft(ctx context.Context, k *kernels.Kernel, t draft.Turn) (*pipeline.Candidate, error) {
 	if b.deadline.IsZero() {
-		return b.d.Draft(ctx, k, fb)
+		return b.d.Draft(ctx, k, t)
 	}
 	if time.Until(b.deadline) <= 0 {
 		return nil, fmt.Errorf("%w: %s not drafted", ErrBudget, k.Name)
 	}
 	dctx, cancel := context.WithDeadline(ctx, b.deadline)
 	defer cancel()
-	c, err := b.d.Draft(dctx, k, fb)
+	c, err := b.d.Draft(dctx, k, t)
 	if err != nil && ctx.Err() == nil && dctx.Err() != nil {
 		return nil, fmt.Errorf("%w: drafting %s stopped", ErrBudget, k.Name)
 	}

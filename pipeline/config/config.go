@@ -21,6 +21,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/pallasify/pallasify/transforms/llm"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -75,17 +76,9 @@ type PRConfig struct {
 // IsDraft reports whether new PRs are drafts (default true).
 func (p PRConfig) IsDraft() bool { return p.Draft == nil || *p.Draft }
 
-// LLMConfig is the OpenAI-compatible endpoint used to draft kernels.
-type LLMConfig struct {
-	BaseURL     string        `yaml:"base_url" json:"base_url,omitempty"`
-	Model       string        `yaml:"model" json:"model,omitempty"`
-	APIKeyEnv   string        `yaml:"api_key_env" json:"api_key_env,omitempty"`
-	MaxRounds   int           `yaml:"max_rounds" json:"max_rounds,omitempty"`
-	Timeout     time.Duration `yaml:"timeout" json:"timeout,omitempty"`
-	MaxTokens   int           `yaml:"max_tokens" json:"max_tokens,omitempty"`
-	Concurrency int           `yaml:"concurrency" json:"concurrency,omitempty"`
-	Disabled    bool          `yaml:"disabled" json:"disabled,omitempty"`
-}
+// LLMConfig is the OpenAI-compatible endpoint used to draft kernels (the
+// LLM drafter's own settings type).
+type LLMConfig = llm.Config
 
 // GitHubConfig is how pallasify authenticates to GitHub. Operator-only.
 type GitHubConfig struct {
