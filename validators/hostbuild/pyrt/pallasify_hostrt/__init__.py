@@ -137,11 +137,44 @@ def _wrap_module(module):
         setattr(module, k, _wrap(f, module.__name__ + "." + k))
 
 
+_HOST_ORIGIN = ctypes.create_string_buffer(b"host")
+
+
+def _adopt(objs):
+    """Register, for one call, the memory of tensors torch did not allocate.
+
+    A tensor made from a numpy array (torch.from_numpy, torch.FloatTensor(a))
+    lives in numpy's memory, which the runtime's allocation table does not
+    hold, so its launches would record the pointer without contents. Returns
+    the bases registered (removed again after the call).
+    """
+    if _rt is None or not os.environ.get("PALLASIFY_CAPTURE_DIR"):
+        return []
+    ts, added = [], []
+    _tensors(objs, ts)
+    for t in ts:
+        try:
+            st = t.untyped_storage()
+            base, n = st.data_ptr(), st.nbytes()
+        except Exception:  # a tensor without storage
+            continue
+        if not base or n == 0 or base in added or _rt.phr_alloc_find(base, None):
+            continue
+        _rt.phr_alloc_add(base, n, _HOST_ORIGIN)
+        added.append(base)
+    return added
+
+
 def _wrap(f, qual):
     @functools.wraps(f)
     def call(*args, **kwargs):
         seq_from = _rt.phr_capture_next_seq() if _rt is not None else 0
-        res = f(*args, **kwargs)
+        added = _adopt((args, kwargs))
+        try:
+            res = f(*args, **kwargs)
+        finally:
+            for base in added:
+                _rt.phr_alloc_remove(base)
         _record(qual, seq_from, (args, kwargs, res))
         return res
 
@@ -385,6 +418,12 @@ def install():
     for rt in _cfg.get("runtimes") or []:
         lib = ctypes.CDLL(os.path.join(rt, "libpallasify_hostrt.so"), mode=ctypes.RTLD_GLOBAL)
         lib.phr_capture_next_seq.restype = ctypes.c_longlong
+        lib.phr_alloc_find.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.phr_alloc_find.restype = ctypes.c_int
+        lib.phr_alloc_add.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+        lib.phr_alloc_add.restype = None
+        lib.phr_alloc_remove.argtypes = [ctypes.c_void_p]
+        lib.phr_alloc_remove.restype = None
         _rt = _rt or lib
     sys.meta_path.insert(0, _Finder())
     _patch_cpp_extension()
