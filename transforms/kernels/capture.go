@@ -302,9 +302,8 @@ func sizesKey(m map[string]int64) string {
 
 // shaper holds the relations read off the first launch.
 type shaper struct {
-	k      *Kernel
-	first  CapturedLaunch
-	params []Param
+	k     *Kernel
+	first CapturedLaunch
 	// dims of each pointer param as expressions; sizeExpr of each size param
 	dims  map[int][]*Expr
 	grid  [3]*Expr

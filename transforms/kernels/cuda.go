@@ -43,9 +43,8 @@ type item struct {
 	// elseOf is the #if block's key for a local include of its #else
 	// branch: spliced only when no local include of the first branch
 	// resolves in the tree (#ifdef OTHER_BACKEND / #else / the CUDA helper).
-	elseOf     string
-	constexpr  bool
-	launchSpan []Masked // launches inside this item (host functions)
+	elseOf    string
+	constexpr bool
 }
 
 // wrapper is an enclosing construct re-emitted around isolated items.

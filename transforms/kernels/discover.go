@@ -178,9 +178,7 @@ func DiscoverScan(ctx context.Context, root string, files []string, scan func(re
 			continue
 		}
 		res := d.safePython(py, filepath.ToSlash(rel))
-		for _, s := range res.inline {
-			d.sources = append(d.sources, s)
-		}
+		d.sources = append(d.sources, res.inline...)
 		inv.Extensions = append(inv.Extensions, res.exts...)
 		for _, r := range res.refs {
 			if old, ok := refs[r.path]; ok {

@@ -20,11 +20,10 @@ type pyRef struct {
 }
 
 type pyResult struct {
-	exts     []*Extension
-	inline   []*source
-	launches []*pyLaunch
-	refs     []*pyRef
-	triton   []*Kernel
+	exts   []*Extension
+	inline []*source
+	refs   []*pyRef
+	triton []*Kernel
 }
 
 // PythonNeedles are the strings of which a Python file must hold one for

@@ -35,7 +35,6 @@ var (
 	rePreproc = regexp.MustCompile(`(?m)^[ \t]*#.*(?:\\\n.*)*$`)
 	reShared  = regexp.MustCompile(`__shared__\s+(?:[\w:<>]+\s+)+?\*?\s*(\w+)\s*\[`)
 	reIdent   = regexp.MustCompile(`[A-Za-z_]\w*`)
-	rePragma  = regexp.MustCompile(`(?m)^[ \t]*#[ \t]*pragma.*$`)
 )
 
 type macro struct {

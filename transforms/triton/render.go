@@ -92,10 +92,7 @@ func Render(a *Analysis) ([]byte, error) {
 	for _, p := range outs {
 		refs = append(refs, p.Name+"_oref")
 	}
-	kw := []string{"_bound", "_block", "_bm"}
-	for _, n := range a.DataParams {
-		kw = append(kw, n)
-	}
+	kw := append([]string{"_bound", "_block", "_bm"}, a.DataParams...)
 	fmt.Fprintf(&b, "\n\ndef _kernel(%s, *, %s):\n", strings.Join(refs, ", "), strings.Join(kw, ", "))
 	if a.Mode == ModeRow {
 		first := ins[0].Name + "_ref"

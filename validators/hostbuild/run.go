@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -397,16 +396,6 @@ func copyTree(src, dst string) error {
 		}
 		return os.WriteFile(target, b, mode)
 	})
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // RuntimeDigest hashes the Python runtime every run uses (cuda-as-cpu, the
