@@ -49,9 +49,10 @@ type Options struct {
 
 	// Kernel stages, run in this order after rewrite when set: Discover fills
 	// Run.Kernels (default: the kernel inventory stage when the build has
-	// one), Draft drafts Pallas replacements, Validate proves them, Deliver
-	// ships the result.
-	Discover, Draft, Validate, Deliver Stage
+	// one), Draft drafts Pallas replacements, Validate proves them (and
+	// wires the proven ones). Delivery (a PR, a patch) is the caller's,
+	// after the run.
+	Discover, Draft, Validate Stage
 	// Emulator, when set, compiles every discovered kernel's isolated unit
 	// against the CUDA-on-CPU emulator so the report gives its emulator
 	// status (compiled, unsupported: …, compile-error: …); when nil the
@@ -99,7 +100,7 @@ func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
 	}
 	attachEmulator(opts)
 	attachCapture(opts)
-	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate, opts.Deliver} {
+	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate} {
 		if s != nil {
 			stages = append(stages, s)
 		}
