@@ -61,9 +61,10 @@ y = net(torch.ones(2, 16))
 m = mypkg.place(torch.nn.Linear(2, 2), rank=1)
 print(cfg.device, y.device, next(m.parameters()).device, mypkg.peak_gib(), mypkg.model.free_memory())
 print([t.device.type for t in helpers.batch_to_device([torch.ones(1)])], mypkg.utils.mem.on_rank(torch.ones(1), 3).device)
+import mypkg.guarded  # the same, torch imported under a guard
 import mypkg.late  # module-level code that uses the device before a late import
 
-print(mypkg.late.DEFAULT, mypkg.late.ones().device)
+print(mypkg.late.DEFAULT, mypkg.late.ones().device, mypkg.guarded.describe())
 `
 	cmd := exec.Command(py, "-c", script, out)
 	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES=", "PYTHONDONTWRITEBYTECODE=1", "TORCH_DEVICE_BACKEND_AUTOLOAD=0")
@@ -71,7 +72,7 @@ print(mypkg.late.DEFAULT, mypkg.late.ones().device)
 	if err != nil {
 		t.Fatalf("migrated package: %v\n%s", err, got)
 	}
-	want := "cpu cpu cpu 0.0 None\n['cpu'] cpu\ncpu cpu\n"
+	want := "cpu cpu cpu 0.0 None\n['cpu'] cpu\ncpu cpu cpu cpu\n"
 	if !strings.HasSuffix(string(got), want) {
 		t.Errorf("migrated package printed\n%s\nwant it to end with\n%s", got, want)
 	}

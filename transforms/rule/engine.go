@@ -135,6 +135,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 	var imports []string
 	preludes := map[string]Prelude{}
 	shared := map[string]bool{}
+	var needs []string // the imports the inserted preludes rely on
 	res.Shared = nil
 	seq := 0
 	overlaps := func(x Edit) (bool, int) {
@@ -214,6 +215,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 				preludes[pr.Key] = pr
 			}
 			imports = append(imports, pr.Imports...)
+			needs = append(needs, pr.Imports...)
 		}
 	}
 	for ls, lines := range markers {
@@ -225,7 +227,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 		seq++
 		accepted = append(accepted, placed{Edit{Start: ls, End: ls, New: b.String()}, seq})
 	}
-	anchor := headerAt(im, imports)
+	anchor := headerAt(im, needs)
 	if header := headerBlock(src, im, anchor, imports, preludes); header != "" {
 		at := anchor
 		if at < 0 {
@@ -293,13 +295,14 @@ func selfOverlap(edits []Edit) bool {
 // headerAt is where the header goes: after the last top-level import, or,
 // when code runs between the leading import block and a later import (a
 // module that imports asyncio at its end, after module-level code that may
-// use DEVICE), after the leading block — provided every import the header
-// relies on and does not add itself is bound there.
-func headerAt(im *Imports, imports []string) int {
+// use DEVICE), after the leading block — provided every import the
+// preludes rely on (needs) and the header does not add itself is bound
+// there. The fixes' own new text stands where the original code was.
+func headerAt(im *Imports, needs []string) int {
 	if im.LeadEnd < 0 || im.LeadEnd >= im.LastTopLevel {
 		return im.LastTopLevel
 	}
-	for _, l := range imports {
+	for _, l := range needs {
 		l = strings.TrimSpace(l)
 		if l == "" || !(im.Lines[l] || importSatisfied(im, l)) {
 			continue // added by the header itself
