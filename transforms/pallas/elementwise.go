@@ -961,11 +961,23 @@ func renderDraft(t *tr, nm *renamer, kern, wrap []string) string {
 		wrap[i] = nm.apply(wrap[i])
 	}
 	wrap = mergeIntArgs(wrap)
+	wrap = append(nullGuards(t), wrap...)
 	body := strings.Join(kern, "\n") + "\n\n\ndef run(args, *, interpret):\n" + strings.Join(wrap, "\n") + "\n"
 	if h := usedHelpers(body); h != "" {
 		body += "\n\n" + h + "\n"
 	}
 	return body
+}
+
+// nullGuards make run() refuse a non-empty array for a pointer the draft
+// took as NULL: the draft has no code for the branches a real pointer takes.
+func nullGuards(t *tr) []string {
+	var out []string
+	for _, name := range t.nulls {
+		out = append(out, fmt.Sprintf("    if args[%q].size:", name),
+			fmt.Sprintf("        raise ValueError(%q)", name+": this draft covers the launches where it is NULL (an empty tensor)"))
+	}
+	return out
 }
 
 func maskPy(v val) string {

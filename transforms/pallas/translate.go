@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -296,6 +297,7 @@ type tr struct {
 	notes   []string
 	ret     *val     // return value of the helper being inlined
 	missing []string // size symbols the wrapper cannot derive
+	nulls   []string // pointer parameters the draft takes as NULL (Param.Null)
 }
 
 type mode interface {
@@ -393,6 +395,8 @@ func (t *tr) expr(n *ts.Node) (val, error) {
 	switch n.Type() {
 	case "number_literal":
 		return numLit(src)
+	case "null":
+		return val{py: "None", ct: "null", k: kUniform}, nil
 	case "true":
 		return val{py: "True", ct: "bool", k: kUniform, poly: pconst(1)}, nil
 	case "false":
@@ -665,7 +669,44 @@ func (t *tr) binary(n *ts.Node) (val, error) {
 	if err != nil {
 		return val{}, err
 	}
+	if v, ok := t.nullTest(op, a, b); ok {
+		return v, nil
+	}
 	return t.binop(op, a, b)
+}
+
+// nullTest decides `p == NULL` / `p != NULL` (either order, nullptr or 0)
+// for a pointer parameter: the spec says whether the captured launches
+// passed NULL (Param.Null; run() then refuses a non-empty array), and a
+// tensor's data is never NULL otherwise.
+func (t *tr) nullTest(op string, a, b val) (val, bool) {
+	if op != "==" && op != "!=" {
+		return val{}, false
+	}
+	if a.ct == "null" || a.ct != "ptr" && a.poly != nil && a.poly.equal(pconst(0)) {
+		a, b = b, a
+	}
+	isNullLit := b.ct == "null" || b.ct != "ptr" && b.poly != nil && b.poly.equal(pconst(0))
+	if a.ct != "ptr" || a.ptr == nil || a.ptr.shared || !isNullLit {
+		return val{}, false
+	}
+	prm := t.params[a.ptr.base]
+	if prm == nil || prm.Kind != "pointer" {
+		return val{}, false
+	}
+	if _, ok := a.ptr.off.poly.constant(); !ok {
+		return val{}, false
+	}
+	null := prm.Null
+	if prm.Null {
+		if !slices.Contains(t.nulls, prm.Name) {
+			t.nulls = append(t.nulls, prm.Name)
+		}
+	}
+	if (op == "==") == null {
+		return val{py: "True", ct: "bool", k: kUniform, poly: pconst(1)}, true
+	}
+	return val{py: "False", ct: "bool", k: kUniform, poly: pconst(0)}, true
 }
 
 func (t *tr) binop(op string, a, b val) (val, error) {
@@ -1430,6 +1471,22 @@ func (t *tr) ifStmt(n *ts.Node) error {
 	if err != nil {
 		return err
 	}
+	if taken, ok := constBool(c); ok {
+		// decided before the kernel runs (a NULL test): only the branch
+		// taken is code
+		if taken {
+			return t.block(n.ChildByFieldName("consequence"))
+		}
+		if alt := n.ChildByFieldName("alternative"); alt != nil {
+			if alt.Type() == "else_clause" {
+				if cs := ts.Children(alt); len(cs) > 0 {
+					alt = cs[len(cs)-1]
+				}
+			}
+			return t.block(alt)
+		}
+		return nil
+	}
 	c = t.bind(c, "c")
 	before := t.env.snapshot()
 	outer := t.path
@@ -1522,6 +1579,17 @@ func (t *tr) unrolledFor(n *ts.Node) error {
 			return err
 		}
 	}
+}
+
+// constBool is a condition's value when it is a constant.
+func constBool(c val) (bool, bool) {
+	switch c.py {
+	case "True", "(True)":
+		return true, true
+	case "False", "(False)":
+		return false, true
+	}
+	return false, false
 }
 
 // evalBoolConst evaluates "(a op b)" of integer literals.

@@ -625,7 +625,11 @@ def _check_inputs(jin, pristine, gates):
         if x.is_deleted():
             gates["inputs_unchanged"] = False
             raise reject("V-INPUT-MUTATED", f"input {k!r} was deleted/donated by the candidate")
-        if np.asarray(x).tobytes() != pristine[k].tobytes():
+        now = np.asarray(x)
+        # JAX without x64 holds an int64 input as int32: compare it with
+        # the pristine values converted the same way
+        want = pristine[k] if now.dtype == pristine[k].dtype else pristine[k].astype(now.dtype)
+        if now.tobytes() != want.tobytes():
             gates["inputs_unchanged"] = False
             raise reject("V-INPUT-MUTATED", f"input {k!r} changed during the candidate's run")
 
