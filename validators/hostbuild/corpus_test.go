@@ -69,7 +69,9 @@ func TestCorpusMMCV(t *testing.T) {
 	}
 	t.Logf("mmcv._ext: %d sources, %d kernels, %d launch sites, %d stubbed symbols, cached=%v, %.0fs",
 		len(sources), len(built.Kernels), len(built.Launches), len(built.Missing), built.Cached, time.Since(start).Seconds())
-	shims, _ := filepath.Abs(filepath.Join("testdata", "shims", "mmcv-ops"))
+	// the subset lacks mmcv's package __init__ files and mmengine: the
+	// stand-ins the capture stage gives it (ShimFiles, the one table)
+	shims := writeShimDir(t, ShimFiles([]string{"mmcv", "mmcv/ops", "mmcv/utils"}, []string{"mmengine"}))
 	tests, _ := filepath.Glob(filepath.Join(root, "tests", "test_ops", "test_*.py"))
 	captured := map[string]int{}
 	for _, tf := range tests {
@@ -191,4 +193,24 @@ func refModel(newPath string) string {
 		}
 		name = name[:i]
 	}
+}
+
+// writeShimDir writes shim files into a world-readable directory (the
+// sandboxed run is another user).
+func writeShimDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for rel, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
