@@ -489,6 +489,24 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 	default:
 		callee = regexp.MustCompile(`^(?:[\w.]*\.)?(_C|_ext|\w*_cuda|\w*_C)\.` + regexp.QuoteMeta(p.pyname) + `$`)
 	}
+	// in a file that imports the function itself from the extension
+	// (from ._C import fn [as alias]), its bare name is a call of it too
+	calleeIn := func(src string) *regexp.Regexp {
+		if p.ns != "" || k.Origin == kernels.OriginLoadInline || k.Origin == kernels.OriginLoad {
+			return callee
+		}
+		var names []string
+		for bound, fn := range extFunctions(src) {
+			if fn == p.pyname {
+				names = append(names, regexp.QuoteMeta(bound))
+			}
+		}
+		if len(names) == 0 {
+			return callee
+		}
+		sort.Strings(names)
+		return regexp.MustCompile(callee.String() + `|^(?:` + strings.Join(names, "|") + `)$`)
+	}
 	parser := ts.NewParser(ts.Python)
 	defer parser.Close()
 	var sites []callSite
@@ -504,12 +522,13 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 		if err != nil {
 			return nil, err
 		}
+		calls := calleeIn(string(src))
 		ts.Walk(tree.Root(), func(n *ts.Node) bool {
 			if n.Type() != "call" {
 				return true
 			}
 			fn := ts.Text(n.ChildByFieldName("function"), src)
-			if !callee.MatchString(fn) {
+			if !calls.MatchString(fn) {
 				return true
 			}
 			var args []string
@@ -655,7 +674,28 @@ func addImport(s, mod, file string, read func(string) ([]byte, bool)) string {
 var (
 	reLoadAssign = regexp.MustCompile(`(?m)^(\w+)\s*=\s*((?:[\w.]+\.)?load(?:_inline)?\s*\()`)
 	reExtImport  = regexp.MustCompile(`(?m)^(from\s+[\w.]+\s+import\s+(_C|_ext|\w*_cuda)\b[^\n]*|import\s+[\w.]+\.(_C|_ext|\w*_cuda)\b[^\n]*)$`)
+	// functions imported from a compiled extension: from ._C import nms, roi_align as ra
+	reExtFromImport = regexp.MustCompile(`(?m)^from[ \t]+((?:[\w.]*\.)?(?:_C|_ext|\w*_cuda))[ \t]+import[ \t]+` +
+		`(\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*(?:#[^\n]*)?$`)
 )
+
+// extFunctions maps each name src binds to a function imported from a
+// compiled extension (from ._C import nms as _nms: "_nms" -> "nms").
+func extFunctions(src string) map[string]string {
+	out := map[string]string{}
+	for _, m := range reExtFromImport.FindAllStringSubmatch(src, -1) {
+		for _, item := range strings.Split(m[2], ",") {
+			f := strings.Fields(item)
+			switch len(f) {
+			case 1:
+				out[f[0]] = f[0]
+			case 3:
+				out[f[2]] = f[0]
+			}
+		}
+	}
+	return out
+}
 
 // guardExtension makes a module-level extension load or import survive a
 // machine without CUDA. With lazy (the file's directory has an ops module),
@@ -704,6 +744,13 @@ func guardExtension(s string, lazy bool) (string, bool) {
 		if strings.HasPrefix(stmt, "import ") {
 			g = fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass", stmt)
 		}
+		s = s[:m[0]] + g + s[m[1]:]
+	}
+	if m := reExtFromImport.FindStringSubmatchIndex(s); m != nil {
+		stmt := s[m[0]:m[1]]
+		bound := sortedKeys(extFunctions(stmt))
+		g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    %s = None",
+			stmt, strings.Join(bound, " = "))
 		s = s[:m[0]] + g + s[m[1]:]
 	}
 	return s, lazied

@@ -26,6 +26,8 @@ func TestGuardExtension(t *testing.T) {
 			"import torch\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _C = None\n"},
 		{"dotted import", "import pkg._C\n", true,
 			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass\n"},
+		{"functions from _C", "import torch\nfrom ._C import nms, roi_align as _ra  # ops\n", true,
+			"import torch\ntry:\n    from ._C import nms, roi_align as _ra  # ops\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _ra = nms = None\n"},
 		{"nothing to guard", "import torch\nx = 1\n", true, "import torch\nx = 1\n"},
 	}
 	for _, c := range cases {
@@ -152,6 +154,9 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 	}{
 		{"load", "import torch\nfrom torch.utils.cpp_extension import load\n\next = load(name=\"tw\", sources=[\"k.cu\"])\n\n\ndef twice(x):\n    return ext.twice(x)\n",
 			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else ext.twice(x)\n", "ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load("},
+		// the function imported from the extension under a name of its own
+		{"function from _C", "import torch\nfrom ._C import twice as _twice\n\n\ndef twice(x):\n    return _twice(x)\n",
+			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else _twice(x)\n", "    _twice = None\n"},
 		// inside an expression the conditional keeps its parentheses
 		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return 2 * _C.twice(x)\n",
 			`return 2 * (_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},

@@ -142,22 +142,6 @@ func (p *plan) jaxFunction() (string, error) {
 		}
 		reshaped[prm.Name] = v
 	}
-	for _, s := range spec.Symbols {
-		src := ""
-		for _, prm := range spec.Params {
-			if v, ok := reshaped[prm.Name]; ok && src == "" {
-				for j, dim := range prm.Shape {
-					if strings.TrimSpace(dim) == s {
-						src = fmt.Sprintf("%s.shape[%d]", v, j)
-					}
-				}
-			}
-		}
-		if src == "" {
-			return "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, p.callName())
-		}
-		w("    s_%s = %s", s, src)
-	}
 	var items []string
 	for i, prm := range spec.Params {
 		switch {
@@ -174,6 +158,27 @@ func (p *plan) jaxFunction() (string, error) {
 			}
 			items = append(items, fmt.Sprintf("%q: %s(%s)", prm.Name, conv, hp.name))
 		}
+	}
+	// the sizes run() is given, read from the tensors (only those it is given)
+	passed := strings.Join(items, ", ")
+	for _, s := range spec.Symbols {
+		if !regexp.MustCompile(`\bs_` + regexp.QuoteMeta(s) + `\b`).MatchString(passed) {
+			continue
+		}
+		src := ""
+		for _, prm := range spec.Params {
+			if v, ok := reshaped[prm.Name]; ok && src == "" {
+				for j, dim := range prm.Shape {
+					if strings.TrimSpace(dim) == s {
+						src = fmt.Sprintf("%s.shape[%d]", v, j)
+					}
+				}
+			}
+		}
+		if src == "" {
+			return "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, p.callName())
+		}
+		w("    s_%s = %s", s, src)
 	}
 	w("%s", pyCall("    ", "res = run", []string{"{" + strings.Join(items, ", ") + "}", "interpret=interpret"}))
 	var outs []string
