@@ -71,6 +71,9 @@ func writeText(w io.Writer, rep *Report) error {
 	}
 	fmt.Fprintf(b, "  files     %d source files, %d lines; %d with findings; %s %d\n", rep.Files, rep.Lines, rep.FilesWithHit, verb, rep.FilesChanged)
 	fmt.Fprintf(b, "  sites     %d: %d auto-fixable (%s), %d need a human\n", rep.Sites, rep.AutoFixable, pct(rep.AutoFixable, rep.Sites), rep.Manual)
+	if rep.OptIn > 0 {
+		fmt.Fprintf(b, "            %d opt-in suggestion%s (not counted as work; --unsafe-fixes applies them)\n", rep.OptIn, plural(rep.OptIn))
+	}
 	fmt.Fprintf(b, "  kernels   %d\n", len(rep.Kernels))
 	fmt.Fprintf(b, "  problems  %d\n", len(rep.Problems))
 	fmt.Fprintf(b, "  effort    %s (%s)\n", rep.Effort.Level, rep.Effort.Reason)
@@ -190,6 +193,9 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintf(b, "| Files with findings | %d |\n", rep.FilesWithHit)
 	fmt.Fprintf(b, "| Files changed | %d |\n", rep.FilesChanged)
 	fmt.Fprintf(b, "| Sites | %d: %d auto-fixable (%s), %d need a human |\n", rep.Sites, rep.AutoFixable, pct(rep.AutoFixable, rep.Sites), rep.Manual)
+	if rep.OptIn > 0 {
+		fmt.Fprintf(b, "| Opt-in | %d suggestion%s, not counted as work (`--unsafe-fixes` applies them) |\n", rep.OptIn, plural(rep.OptIn))
+	}
 	fmt.Fprintf(b, "| Custom kernels | %d |\n", len(rep.Kernels))
 	fmt.Fprintf(b, "| Files left untouched | %d |\n", len(rep.Problems))
 	fmt.Fprintf(b, "| Effort | **%s** (%s) |\n\n", rep.Effort.Level, mdEscape(rep.Effort.Reason))

@@ -14,6 +14,10 @@
 //   - medium: at least 60% auto-fixable and at most 3 custom kernels;
 //   - high: anything else (under 60% auto-fixable, or more than 3 kernels).
 //
+// An opt-in rule's findings (PCM002, wrapping a model in torch.compile)
+// that the run did not apply are offers, not work: they count in Sites and
+// OptIn, not in Manual, and the estimate leaves them out.
+//
 // Kernels weigh heavily because each needs a drafted and validated Pallas
 // replacement; PIO problems (unparseable or skipped files) are listed but do
 // not enter the share.
@@ -52,12 +56,15 @@ type Report struct {
 	FilesWithHit int `json:"files_with_findings"`
 	FilesChanged int `json:"files_changed"` // files the run rewrites (or would)
 
-	Sites       int         `json:"sites"`
-	AutoFixable int         `json:"auto_fixable"`
-	Manual      int         `json:"manual"`
-	Effort      Effort      `json:"effort"`
-	ByRule      []RuleCount `json:"by_rule"`
-	PerFile     []FileRow   `json:"per_file"`
+	Sites       int `json:"sites"`
+	AutoFixable int `json:"auto_fixable"`
+	Manual      int `json:"manual"`
+	// OptIn counts the unapplied findings of opt-in rules (PCM002): offers,
+	// not work for a human, so neither in Manual nor in the effort estimate.
+	OptIn   int         `json:"opt_in"`
+	Effort  Effort      `json:"effort"`
+	ByRule  []RuleCount `json:"by_rule"`
+	PerFile []FileRow   `json:"per_file"`
 	// Findings are every rule finding, applied or not, in path order.
 	Findings []pipeline.Diagnostic `json:"findings"`
 	// ManualSites are the findings a human must handle (diagnostic-only, unsafe
@@ -93,6 +100,7 @@ type RuleCount struct {
 	Sites   int    `json:"sites"`
 	Applied int    `json:"applied"`
 	Manual  int    `json:"manual"`
+	OptIn   int    `json:"opt_in,omitempty"` // unapplied findings of an opt-in rule
 }
 
 // FileRow is one file with findings, problems or changes.
@@ -234,11 +242,15 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			row.Sites++
 			row.ByRule[d.Code]++
 			rep.Sites++
-			if d.Applied {
+			switch r := rep.rules[d.Code]; {
+			case d.Applied:
 				rc.Applied++
 				row.Applied++
 				rep.AutoFixable++
-			} else {
+			case r != nil && r.OptIn:
+				rc.OptIn++
+				rep.OptIn++
+			default:
 				rc.Manual++
 				row.Manual++
 				rep.Manual++
@@ -310,7 +322,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			left++
 		}
 	}
-	rep.Effort = Estimate(rep.Sites, rep.AutoFixable, left)
+	rep.Effort = Estimate(rep.Sites-rep.OptIn, rep.AutoFixable, left)
 	return rep
 }
 

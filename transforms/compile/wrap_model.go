@@ -18,7 +18,8 @@ class Net(nn.Module):
         return x * 2
 
 
-model = Net().to(device)
+if __name__ == "__main__":
+    model = Net().to(device)
 `,
 	Portable: `import torch
 from torch import nn
@@ -36,7 +37,8 @@ class Net(nn.Module):
         return x * 2
 
 
-model = torch.compile(Net().to(device), backend=("tpu" if DEVICE.type == "tpu" else "inductor"), dynamic=(False if DEVICE.type == "tpu" else None))
+if __name__ == "__main__":
+    model = torch.compile(Net().to(device), backend=("tpu" if DEVICE.type == "tpu" else "inductor"), dynamic=(False if DEVICE.type == "tpu" else None))
 `,
 	TPU: `import torch
 from torch import nn
@@ -47,26 +49,41 @@ class Net(nn.Module):
         return x * 2
 
 
-model = torch.compile(Net().to(device), backend="tpu", dynamic=False)
+if __name__ == "__main__":
+    model = torch.compile(Net().to(device), backend="tpu", dynamic=False)
 `,
 }
 
+// wrapModelNeedles: a candidate is in an entry script (__main__, argparse,
+// or .backward() with .step()) and builds a local class whose base is
+// qualified as torch.nn.* (the import or the base spells the word nn:
+// `from torch import nn`, `torch.nn.Module`, `from torch.nn import Linear
+// as L`) or a torchvision.models constructor.
+var wrapModelNeedles = func() []string {
+	var out []string
+	for _, entry := range []string{"__main__", `\bargparse\b`, `\bbackward\b & \bstep\b`} {
+		for _, model := range []string{`\bclass\b & \bnn\b`, `\btorchvision\b`} {
+			out = append(out, entry+" & "+model)
+		}
+	}
+	return out
+}()
+
 // WrapModel compiles an uncompiled nn.Module model (opt-in).
 var WrapModel = &rule.Rule{
-	Code:   "PCM002",
-	Name:   "compile-wrap-model",
-	Family: Family,
-	Safety: rule.Unsafe,
-	// A candidate needs a base class qualified as torch.nn.* or a
-	// torchvision.models constructor; the import that binds either spells
-	// "torch" ("Module"/"nn." missed `from torch.nn import Linear as L`).
-	Needles: []string{"torch"},
+	Code:    "PCM002",
+	Name:    "compile-wrap-model",
+	Family:  Family,
+	Safety:  rule.Unsafe,
+	Needles: wrapModelNeedles,
 	Example: wrapModelExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Uncompiled nn.Module model (opt-in: wrap it in torch.compile)",
 		What: "Wraps `name = Net(...)` (optionally followed by `.to(...)`, `.cuda()`, `.eval()`, `.train()`, " +
 			"`.half()`, `.float()`, `.bfloat16()`) in `torch.compile(..., backend=..., dynamic=...)`, where `Net` is a " +
-			"class of the module that derives from `nn.Module` or a `torchvision.models` constructor. A name that the " +
+			"class of the module that derives from `nn.Module` or a `torchvision.models` constructor, in an entry script: " +
+			"a module that runs under `if __name__ == \"__main__\":`, imports argparse, or trains (calls `.backward()` and " +
+			"`.step()`). A model class a library defines is not a site: the program that builds and trains it is. A name that the " +
 			"module already passes to `torch.compile` (or calls `.compile()` on) is never wrapped, and neither is a " +
 			"call that is already compiled, so a second run changes nothing. When the module did not compile before, " +
 			"the same fix also turns its `torch.inference_mode` into `torch.no_grad` (see PCM003).",
@@ -77,7 +94,8 @@ var WrapModel = &rule.Rule{
 			"the plain class), `isinstance(model, Net)` becomes False, the first call compiles for minutes, data-" +
 			"dependent Python control flow causes graph breaks or recompiles, and shapes must be static.",
 	}, wrapModelExample),
-	Run: runWrapModel,
+	OptIn: true,
+	Run:   runWrapModel,
 }
 
 // selfReturning are nn.Module methods that return the module itself.
@@ -177,6 +195,9 @@ func wrapCandidates(p *rule.Pass) []*ts.Node {
 }
 
 func findWrapCandidates(p *rule.Pass) []*ts.Node {
+	if !entryScript(p) {
+		return nil // a library's model is compiled where a program builds it
+	}
 	classes := moduleClasses(p)
 	done := compiledNames(p)
 	var out []*ts.Node
@@ -194,6 +215,44 @@ func findWrapCandidates(p *rule.Pass) []*ts.Node {
 		out = append(out, a)
 	})
 	return out
+}
+
+// entryScript reports whether the module is a program rather than a
+// library: it has an `if __name__ == "__main__":` block, imports argparse,
+// or trains (calls some `.backward()` and some `.step()`).
+func entryScript(p *rule.Pass) bool {
+	for _, m := range p.Imports.Modules {
+		if m == "argparse" {
+			return true
+		}
+	}
+	for _, n := range p.Imports.Names {
+		if strings.HasPrefix(n, "argparse.") {
+			return true
+		}
+	}
+	main := false
+	kit.Nodes(p, "if_statement", func(n *ts.Node) {
+		switch strings.Join(strings.Fields(p.Text(n.ChildByFieldName("condition"))), "") {
+		case `__name__=="__main__"`, `__name__=='__main__'`, `"__main__"==__name__`, `'__main__'==__name__`:
+			main = true
+		}
+	})
+	if main {
+		return true
+	}
+	backward, step := false, false
+	kit.Calls(p, func(call *ts.Node) {
+		if fn := call.ChildByFieldName("function"); fn != nil && fn.Type() == "attribute" {
+			switch p.Text(fn.ChildByFieldName("attribute")) {
+			case "backward":
+				backward = true
+			case "step":
+				step = true
+			}
+		}
+	})
+	return backward && step
 }
 
 // WillCompile reports whether the module uses torch.compile, or would once

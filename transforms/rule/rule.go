@@ -81,6 +81,10 @@ type Rule struct {
 	Doc     string // Markdown: first line is the title; sections "## What it does", "## Why", "## Fix safety"
 	Example Example
 	Removed bool // retired codes stay registered
+	// OptIn marks a suggestion rather than a migration step (PCM002): its
+	// findings left unapplied are not work for a human in the effort
+	// estimate (the report lists them apart).
+	OptIn bool
 	// Needles, when set, are byte strings of which at least one occurs in
 	// every file the rule can report on (e.g. "cuda", "device_map"). The
 	// driver skips the rule — and the parse, when no rule is left — for a file

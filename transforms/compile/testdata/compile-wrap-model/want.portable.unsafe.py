@@ -30,3 +30,7 @@ def main(device):
     cfg = Config()
     with torch.no_grad():
         return model(torch.ones(2)), backbone, cfg
+
+
+if __name__ == "__main__":
+    main("cpu")

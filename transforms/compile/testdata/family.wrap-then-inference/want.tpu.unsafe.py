@@ -17,3 +17,7 @@ def predict(x):
 
 with torch.inference_mode(flag):  # want "PCM003: .*once PCM002 compiles.*computed"
     predict(torch.ones(1))
+
+
+if __name__ == "__main__":
+    print(predict(torch.ones(2)))
