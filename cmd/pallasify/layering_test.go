@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -123,4 +124,67 @@ func sorted(xs []string) []string {
 	out := append([]string(nil), xs...)
 	slices.Sort(out)
 	return out
+}
+
+// TestReadmeLayout: the README's layout table names every folder (two
+// levels deep) that holds a package, and every folder it names exists.
+func TestReadmeLayout(t *testing.T) {
+	repo := filepath.Join("..", "..")
+	b, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(b), "\n### Layout\n")
+	if !ok {
+		t.Fatal("README.md has no ### Layout section")
+	}
+	named := map[string]bool{}
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 {
+			continue
+		}
+		base := ""
+		for _, tok := range strings.Split(cells[1], "`") {
+			tok = strings.TrimSpace(tok)
+			if tok == "" || strings.ContainsAny(tok, " ,") || tok == "folder" || strings.HasPrefix(tok, "-") {
+				continue
+			}
+			if strings.Contains(tok, "/") {
+				base = filepath.Dir(tok)
+			} else if base != "" && base != "." {
+				tok = base + "/" + tok
+			}
+			named[tok] = true
+		}
+	}
+	for dir := range named {
+		if _, err := os.Stat(filepath.Join(repo, filepath.FromSlash(dir))); err != nil {
+			t.Errorf("the layout names %s, which does not exist", dir)
+		}
+	}
+	list := exec.Command("go", "list", "-f", "{{.Dir}}", "./...")
+	list.Dir = repo
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	abs, _ := filepath.Abs(repo)
+	if n := len(strings.Fields(string(out))); n < 10 {
+		t.Fatalf("go list gave %d packages", n)
+	}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(abs, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		key := strings.Join(parts[:min(2, len(parts))], "/")
+		if !named[key] {
+			t.Errorf("the README's layout table does not name %s (package %s)", key, rel)
+		}
+	}
 }
