@@ -63,10 +63,18 @@ test: deps venv lint
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
 	$(VPY) -m pytest -q validators/harness fixtures/kernels
 
+# Run first on a fresh clone: deps (bubblewrap, when root) and the venv are built before the kernel half, which
+# says in one line what is missing when the sandbox or the compiler cannot run here.
 demo: build deps venv
 	./$(BIN) migrate fixtures/projects/ddp_amp_train
 	@echo; echo "=== kernel stage: a load_inline CUDA kernel drafted by rules, proven, wired in ==="
-	./$(BIN) migrate --color never fixtures/e2e/inline_act
+	@missing=; \
+	  command -v g++ >/dev/null 2>&1 || missing="$$missing g++ (apt-get install g++);"; \
+	  if ! command -v bwrap >/dev/null 2>&1; then missing="$$missing bubblewrap (make deps as root, or apt-get install bubblewrap);"; \
+	  elif ! bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true >/dev/null 2>&1; then \
+	    missing="$$missing a working bubblewrap sandbox (user namespaces are off here: sysctl kernel.unprivileged_userns_clone=1, or run in a VM);"; fi; \
+	  if [ -n "$$missing" ]; then echo "kernel stage not run, missing:$$missing then run make demo again"; \
+	  else set -x; ./$(BIN) migrate --color never fixtures/e2e/inline_act; fi
 
 # Generates ~1M lines of Python under .bench/ (cached) and measures analyze and
 # migrate (lines/s, peak RSS) against the grep/rg floor; see cmd/pallasify-bench.
