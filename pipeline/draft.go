@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -617,6 +618,7 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 			}
 		}
 	}
+	unmarkWired(r)
 	for _, pr := range probs {
 		d := Diagnostic{Code: CodeNotWired, Severity: SevWarning, Path: pr.Path, Safety: "diagnostic",
 			Message: fmt.Sprintf("kernel %s is proven but not wired in: %s", pr.Kernel, pr.Message)}
@@ -627,6 +629,44 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 		}
 	}
 	return nil
+}
+
+// customKernelMark is the --mark comment of the custom-kernel rule.
+const customKernelMark = "# pallasify: PDX006 "
+
+// unmarkWired takes the --mark comment of the custom-kernel rule out of the
+// Python files whose kernels the stages replaced (proven and wired: every
+// kernel of the run, or every kernel defined in the file, as the report
+// counts the site fixed): nothing is left to a human there.
+func unmarkWired(r *Run) {
+	wired := func(k *Kernel) bool {
+		return k.Draft != nil && k.Draft.Verdict == VerdictProven && k.Draft.Module != ""
+	}
+	all := len(r.Kernels) > 0
+	inFile := map[string]bool{}
+	for _, k := range r.Kernels {
+		w := wired(k)
+		all = all && w
+		if v, seen := inFile[k.Path]; seen {
+			inFile[k.Path] = v && w
+		} else {
+			inFile[k.Path] = w
+		}
+	}
+	for _, f := range r.Files {
+		if f.Lang != LangPython || f.Updated == nil || !(all || inFile[f.Path]) || !bytes.Contains(f.Updated, []byte(customKernelMark)) {
+			continue
+		}
+		lines := bytes.SplitAfter(f.Updated, []byte("\n"))
+		out := make([]byte, 0, len(f.Updated))
+		for _, l := range lines {
+			if bytes.HasPrefix(bytes.TrimLeft(l, " \t"), []byte(customKernelMark)) {
+				continue
+			}
+			out = append(out, l...)
+		}
+		f.Updated = out
+	}
 }
 
 func verdictLine(v *DraftVerdict) string {
