@@ -638,9 +638,6 @@ func (t *tr) cond(n *ts.Node) (val, error) {
 	return val{py: "(" + v.py + " != " + z + ")", ct: "bool", k: v.k, sp: v.sp}, nil
 }
 
-var binPy = map[string]string{"+": "+", "-": "-", "*": "*", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "==": "==", "!=": "!=",
-	"&": "&", "|": "|", "^": "^"}
-
 func (t *tr) binary(n *ts.Node) (val, error) {
 	op := t.u.text(n.ChildByFieldName("operator"))
 	if v, ok, err := t.globalIndex(n); ok || err != nil {
