@@ -50,6 +50,10 @@ type TritonDraft struct {
 	// Mode and Block are the translation's shape (row or flat) and the
 	// constexpr of its arange width.
 	Mode, Block string
+	// Free are the constexprs the candidate does not depend on.
+	Free []string
+	// Tiled: the kernel walks its rows in column tiles.
+	Tiled bool
 }
 
 // TritonStage holds the Triton side of the kernel stages for one run.
@@ -133,7 +137,7 @@ func (s *TritonStage) run(ctx context.Context, r *Run, inv *kernels.Inventory) {
 			k.Reason = err.Error()
 		} else {
 			d.Call.Files = triton.Isolate(tinv, tk)
-			d.Candidate, d.Mode, d.Block = src, a.Mode, a.Block
+			d.Candidate, d.Mode, d.Block, d.Free, d.Tiled = src, a.Mode, a.Block, a.Free, a.ColumnTiles
 			k.Spec, k.SpecStatus, k.Reason = d.Spec, kernels.SpecInferred, ""
 		}
 		s.mu.Lock()
@@ -274,7 +278,7 @@ func (w *KernelWork) wireTriton(ctx context.Context, r *Run) error {
 	var wks []triton.WireKernel
 	for _, p := range proofs {
 		wks = append(wks, triton.WireKernel{Kernel: p.draft.Kernel, ID: p.id, Spec: p.draft.Spec, Call: p.draft.Call,
-			Mode: p.draft.Mode, Block: p.draft.Block,
+			Mode: p.draft.Mode, Block: p.draft.Block, Free: p.draft.Free, Tiled: p.draft.Tiled,
 			Module: string(p.draft.Candidate), Verdict: verdictLine(p.verdict), Cases: p.verdict.Cases, TPU: p.verdict.Chips})
 	}
 	files, wired, probs := triton.Wire(ctx, wks, read)

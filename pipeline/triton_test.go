@@ -14,7 +14,8 @@ import (
 )
 
 // TestTritonE2E migrates the Triton e2e projects (a flat 1-D kernel; RMSNorm
-// row kernels under an autograd.Function) with drafting, validation against
+// row kernels under an autograd.Function; an autotuned column-tiled kernel
+// with a flag its wrapper computes) with drafting, validation against
 // Triton's interpreter and wiring: every kernel is proven and wired at its
 // launch, no PKN007 is left, the patch equals <name>.want.patch, a second
 // migrate of the migrated tree changes nothing, and check_triton_e2e.py
@@ -26,7 +27,7 @@ func TestTritonE2E(t *testing.T) {
 		t.Skip("integration test (-short)")
 	}
 	py := e2ePython(t)
-	for _, name := range []string{"flat", "rows"} {
+	for _, name := range []string{"flat", "rows", "tiles"} {
 		t.Run(name, func(t *testing.T) {
 			root := filepath.Join("..", "fixtures", "triton_e2e", name)
 			run := migrateKernels(t, root)

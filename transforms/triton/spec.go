@@ -183,6 +183,9 @@ func Spec(a *Analysis) (*kernels.Spec, Call, error) {
 	}
 	s.Note = fmt.Sprintf("inferred by pallasify's Triton rules from %s's accesses (%s mode); constexprs %s",
 		k.Name, a.Mode, constexprList(a.Constexprs))
+	if len(a.Specialized) > 0 {
+		s.Note += "; specialized on " + constexprList(a.Specialized) + " (the launch computes them; the wiring checks them)"
+	}
 	return s, call, nil
 }
 

@@ -3,6 +3,7 @@ package triton
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -76,6 +77,12 @@ type Analysis struct {
 	Body []string
 	// Helpers are translated @triton.jit helper functions.
 	Helpers []string
+	// Specialized are the constexprs the launch computes, fixed to the
+	// values this translation is for (Translate).
+	Specialized map[string]string
+	// Free are the constexprs the candidate does not depend on (any value
+	// at the launch gives the same module).
+	Free []string
 }
 
 type kind int
@@ -141,12 +148,38 @@ type translator struct {
 	// column tiles (flat blocks); -1 until an access shows them.
 	rowAxis, tileAxis int
 	tiled             bool
+	// flatCols reads a flat block with no row term (ptr + pid * BLOCK +
+	// arange) as a vector shared by the rows: the second pass over a
+	// kernel whose rows are walked in column tiles (a gamma beside x).
+	flatCols bool
 }
 
 // Translate drafts a Pallas candidate for k: it analyses the kernel (Analyse)
 // and renders the module (Render).
+//
+// A constexpr the launch computes (no literal anywhere) stops the analysis
+// at its first use; Translate then specializes: it tries the values the
+// kernel compares it with (casting_mode == _CASTING_MODE_LLAMA; module
+// constants and literals), or True and False for a flag, in source order,
+// and keeps the first combination that translates. The specialization is
+// recorded (Analysis.Specialized, the spec's note) and the wiring checks it
+// at every launch.
 func Translate(ctx context.Context, inv *Inventory, k *Kernel) (*Analysis, []byte, error) {
-	a, err := Analyse(ctx, inv, k)
+	a, err := analyse(ctx, inv, k, nil)
+	if r, ok := AsRefusal(err); ok && r.Code == CodeConstexpr {
+		for _, fixed := range specializations(inv, k) {
+			if sa, serr := analyse(ctx, inv, k, fixed); serr == nil {
+				sa.Specialized = map[string]string{}
+				for n, v := range fixed {
+					if sa.Constexprs[n] == v { // not a size the rules compute (the mask bound)
+						sa.Specialized[n] = v
+					}
+				}
+				a, err = sa, nil
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,13 +187,163 @@ func Translate(ctx context.Context, inv *Inventory, k *Kernel) (*Analysis, []byt
 	if err != nil {
 		return a, nil, err
 	}
+	a.Free = freeConstexprs(ctx, inv, k, a, src)
+	for _, name := range a.Free {
+		delete(a.Specialized, name)
+	}
 	return a, src, nil
+}
+
+// freeConstexprs are the constexprs of a's translation whose value the
+// candidate does not depend on: with two other values for one of them the
+// translation renders the same module (a flag's branch that the fixed
+// values fold away reads it, nothing else). The wiring checks only the
+// others at the launch.
+func freeConstexprs(ctx context.Context, inv *Inventory, k *Kernel, a *Analysis, src []byte) []string {
+	var free []string
+	for _, name := range sortedKeys(a.Constexprs) {
+		if name == a.Block || name == a.Bound {
+			continue
+		}
+		same := true
+		alts := append(comparedValues(k.Body, name, moduleConstants(inv, k)), "True", "False", "0", "1", "7", "-3")
+		for _, alt := range alts {
+			fixed := map[string]string{name: alt}
+			for n, v := range a.Specialized {
+				if n != name {
+					fixed[n] = v
+				}
+			}
+			b, err := analyse(ctx, inv, k, fixed)
+			if err != nil {
+				same = false
+				break
+			}
+			out, err := Render(b)
+			if err != nil || string(out) != string(src) {
+				same = false
+				break
+			}
+		}
+		if same {
+			free = append(free, name)
+		}
+	}
+	return free
+}
+
+// maxSpecializations bounds the constexpr combinations Translate tries.
+const maxSpecializations = 16
+
+// specializations are the value combinations to try for k's constexprs
+// that have no value: each one's compared values (module constants
+// resolved to their literals) or True/False, first seen first.
+func specializations(inv *Inventory, k *Kernel) []map[string]string {
+	modc := moduleConstants(inv, k)
+	var names []string
+	var values [][]string
+	for _, p := range k.Params {
+		if !p.Constexpr || !regexp.MustCompile(`\b`+regexp.QuoteMeta(p.Name)+`\b`).MatchString(k.Body) {
+			continue
+		}
+		if _, ok := launchLiteral(k, p.Name); ok {
+			continue
+		}
+		if _, ok := modc[p.Default]; ok || (p.Default != "" && isLiteral(p.Default)) {
+			continue
+		}
+		if passedAsBlock(k, p.Name) {
+			continue
+		}
+		names = append(names, p.Name)
+		values = append(values, comparedValues(k.Body, p.Name, modc))
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	out := []map[string]string{{}}
+	for i, n := range names {
+		var next []map[string]string
+		for _, m := range out {
+			for _, v := range values[i] {
+				c := map[string]string{n: v}
+				for x, y := range m {
+					c[x] = y
+				}
+				next = append(next, c)
+				if len(next) >= maxSpecializations {
+					break
+				}
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// passedAsBlock reports a constexpr used as an arange width or loop step
+// (a size, not a switch: the row and flat rules give it its value).
+func passedAsBlock(k *Kernel, name string) bool {
+	return regexp.MustCompile(`tl\.arange\(\s*0\s*,\s*` + regexp.QuoteMeta(name) + `\s*\)`).MatchString(k.Body)
+}
+
+// comparedValues are the literals and module constants body compares name
+// with (name == X, X == name, name != X), else True and False.
+func comparedValues(body, name string, modc map[string]string) []string {
+	q := regexp.QuoteMeta(name)
+	num := `-?[0-9]+(?:\.[0-9]*)?`
+	re := regexp.MustCompile(`\b` + q + `\s*[!=]=\s*([A-Za-z_][A-Za-z0-9_.]*|` + num + `)|([A-Za-z_][A-Za-z0-9_.]*|` + num + `)\s*[!=]=\s*` + q + `\b`)
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
+		x := m[1]
+		if x == "" {
+			x = m[2]
+		}
+		v := x
+		if c, ok := modc[strings.TrimSuffix(x, ".value")]; ok {
+			v = c
+		} else if !isLiteral(x) {
+			continue
+		}
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"True", "False"}
+	}
+	return out
 }
 
 // Analyse walks the kernel's statements with an abstract interpretation of
 // its values (program id, offsets, masks, pointers, data) and translates the
 // data statements to jnp on Pallas blocks.
-func Analyse(ctx context.Context, inv *Inventory, k *Kernel) (a *Analysis, err error) {
+func Analyse(ctx context.Context, inv *Inventory, k *Kernel) (*Analysis, error) {
+	return analyse(ctx, inv, k, nil)
+}
+
+// analyse is Analyse with the constexprs of fixed taking those values.
+func analyse(ctx context.Context, inv *Inventory, k *Kernel, fixed map[string]string) (*Analysis, error) {
+	a, err := analysePass(ctx, inv, k, fixed, false)
+	if r, ok := AsRefusal(err); ok && strings.Contains(r.Message, "mixes flat blocks and row accesses") {
+		b, berr := analysePass(ctx, inv, k, fixed, true)
+		if berr == nil {
+			return b, nil
+		}
+		if os.Getenv("PALLASIFY_TRITON_DEBUG") != "" {
+			fmt.Fprintf(os.Stderr, "%s: flat-as-columns pass: %v\n", k.Name, berr)
+		}
+		if br, ok := AsRefusal(berr); ok && br.Code == CodeConstexpr {
+			return nil, berr // the columns pass got further: a value to specialize on is missing
+		}
+	}
+	return a, err
+}
+
+// analysePass is one analysis; flatCols as in translator.flatCols.
+func analysePass(ctx context.Context, inv *Inventory, k *Kernel, fixed map[string]string, flatCols bool) (a *Analysis, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if rf, ok := r.(*Refusal); ok {
@@ -182,11 +365,13 @@ func Analyse(ctx context.Context, inv *Inventory, k *Kernel) (a *Analysis, err e
 	t := &translator{k: k, inv: inv, src: []byte(k.Source), env: map[string]val{}, params: map[string]bool{},
 		cexpr: map[string]string{}, modc: moduleConstants(inv, k), ptrs: map[string]*PtrParam{},
 		strides: map[string]string{}, scal: map[string]bool{}, helpers: map[string]string{}, libdev: libdeviceNames(inv, k),
-		rowAxis: -1, tileAxis: -1}
+		rowAxis: -1, tileAxis: -1, flatCols: flatCols}
 	for _, p := range k.Params {
 		t.params[p.Name] = true
 		if p.Constexpr {
-			if v, ok := launchLiteral(k, p.Name); ok {
+			if v, ok := fixed[p.Name]; ok {
+				t.cexpr[p.Name] = v
+			} else if v, ok := launchLiteral(k, p.Name); ok {
 				t.cexpr[p.Name] = v
 			} else if p.Default != "" && isLiteral(p.Default) {
 				t.cexpr[p.Name] = p.Default
@@ -429,6 +614,9 @@ func (t *translator) pointer(v val, n *ts.Node) (string, string) {
 	o := v.off
 	var acc string
 	switch {
+	case o.flat && !o.row && t.flatCols:
+		acc = accessCol
+		t.noteAxes(-1, o.taxis, true, n)
 	case o.flat && !o.row:
 		acc = accessFlat
 		t.noteAxes(-1, o.taxis, false, n)
@@ -1159,6 +1347,9 @@ func (t *translator) analysis() *Analysis {
 	}
 	a.ColumnTiles = t.tiled
 	a.RowAxis, a.TileAxis = max(t.rowAxis, 0), t.tileAxis
+	if t.flatCols && (t.rowAxis < 0 || !t.tiled) {
+		panic(refuse(CodeShape, "%s mixes flat blocks and row accesses without column tiles", t.k.Name))
+	}
 	if !t.tiled && a.Mode == ModeRow && t.rowAxis > 0 {
 		panic(refuse(CodeShape, "%s walks rows with program-id axis %d and nothing with axis 0", t.k.Name, t.rowAxis))
 	}

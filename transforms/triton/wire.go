@@ -36,6 +36,12 @@ type WireKernel struct {
 	// Mode and Block are the translation's shape (ModeRow, ModeFlat) and the
 	// constexpr of its arange width.
 	Mode, Block string
+	// Free are the constexprs the candidate does not depend on: not checked
+	// at the launch.
+	Free []string
+	// Tiled: the kernel walks each row in column tiles (any tile width gives
+	// the same stores).
+	Tiled bool
 	// Module is the proven candidate; Verdict the validator's one line.
 	Module  string
 	Verdict string
@@ -432,6 +438,12 @@ func (p *wirePlan) symbols() (map[string]string, error) {
 			}
 		}
 	}
+	for _, name := range sortedKeys(p.wk.Call.Constexprs) { // a constexpr mask bound (N: tl.constexpr)
+		e := strings.TrimSpace(p.wk.Call.Constexprs[name])
+		if _, ok := out[e]; !ok && contains(p.wk.Spec.Symbols, e) && contains(p.wk.Kernel.Constexprs(), name) {
+			out[e] = "int(" + name + ")"
+		}
+	}
 	for _, s := range p.wk.Spec.Symbols {
 		if _, ok := out[s]; ok {
 			continue
@@ -811,8 +823,12 @@ func (p *wirePlan) opsPart() string {
 	w("%s", docLine("    ", p.wk.Kernel.Name+`[grid](...) for tensors on "tpu": the proven Pallas kernel, results stored as the launch would.`))
 	syms, _ := p.symbols()
 	needMeta := false
-	for _, v := range syms {
-		needMeta = needMeta || strings.Contains(v, "meta")
+	for _, s := range p.wk.Spec.Symbols { // sizes from parameters first: the grid may need them
+		if strings.Contains(syms[s], "meta") {
+			needMeta = true
+			continue
+		}
+		w("    s_%s = %s", s, syms[s])
 	}
 	if needMeta {
 		var kv []string
@@ -824,9 +840,20 @@ func (p *wirePlan) opsPart() string {
 		} else {
 			w("    meta = {\n        %s,\n    }", strings.Join(kv, ",\n        "))
 		}
-	}
-	for _, s := range p.wk.Spec.Symbols {
-		w("    s_%s = %s", s, syms[s])
+		// a constexpr the launch leaves to autotune: the grid sees the proven value
+		for _, name := range sortedKeys(p.wk.Call.Constexprs) {
+			v := p.wk.Call.Constexprs[name]
+			if !contains(p.wk.Kernel.Constexprs(), name) || !p.boundBy(v, syms) {
+				continue
+			}
+			w("    if meta[%q] is None:", name)
+			w("        meta[%q] = %s", name, p.constexprExpr(v))
+		}
+		for _, s := range p.wk.Spec.Symbols {
+			if strings.Contains(syms[s], "meta") {
+				w("    s_%s = %s", s, syms[s])
+			}
+		}
 	}
 	for _, sp := range p.wk.Spec.Params {
 		if sp.Role == "size" && syms[strings.TrimSpace(sp.Expr)] != "int("+sp.Name+")" {
@@ -834,10 +861,10 @@ func (p *wirePlan) opsPart() string {
 		}
 	}
 	for _, name := range sortedKeys(p.wk.Call.Constexprs) {
-		if name == p.wk.Block && p.wk.Mode == ModeFlat {
-			continue // a flat block only tiles the elements: any width gives the same stores
+		if name == p.wk.Block && (p.wk.Mode == ModeFlat || p.wk.Tiled) {
+			continue // flat blocks and column tiles only partition the elements: any width gives the same stores
 		}
-		if !contains(p.wk.Kernel.Constexprs(), name) || !strings.Contains(p.wk.Kernel.Body, name) {
+		if contains(p.wk.Free, name) || !contains(p.wk.Kernel.Constexprs(), name) || !strings.Contains(p.wk.Kernel.Body, name) {
 			continue // not a constexpr of the kernel, or one its body never reads
 		}
 		w("    _check_constexpr(%q, %s, %s)", name, name, p.constexprExpr(p.wk.Call.Constexprs[name]))
@@ -855,6 +882,17 @@ func (p *wirePlan) opsPart() string {
 		w("    _store(%s, %s, res[%d])", o.Name, p.shapeTuple(o.Shape), i)
 	}
 	return b.String()
+}
+
+// boundBy reports an expression whose symbols all come from parameters
+// (none from the grid).
+func (p *wirePlan) boundBy(e string, syms map[string]string) bool {
+	for _, w := range reWord.FindAllString(e, -1) {
+		if contains(p.wk.Spec.Symbols, w) && strings.Contains(syms[w], "meta") {
+			return false
+		}
+	}
+	return true
 }
 
 // constexprExpr is a proven constexpr value as the ops module computes it

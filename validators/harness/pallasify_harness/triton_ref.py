@@ -307,7 +307,8 @@ class TritonReference:
                 tensors[name] = to_torch(np.array(v, copy=True)) if isinstance(v, np.ndarray) else v
         grid = tuple(int(ev(g)) for g in d["grid"])
         const = {k: ev(v) for k, v in (d.get("constexprs") or {}).items()}
-        self.fn[grid](*[tensors[n] for n in d["args"]], **const)
+        # by name: a constexpr may sit between the runtime parameters
+        self.fn[grid](**{n: tensors[n] for n in d["args"]}, **const)
         return {n: to_numpy(tensors[n]) for n in d["returns"]}
 
     def __call__(self, args: dict) -> dict:
