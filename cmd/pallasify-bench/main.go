@@ -7,7 +7,12 @@
 //
 // Targets: migrate within 3x of the grep floor; peak RSS under 200 MB.
 //
-//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000]
+// First, the real-code case (realtree.go): the sources of the pinned
+// transformers and diffusers wheels, downloaded once into .bench/, where
+// analyze and migrate --kernels=false run alternating with ruff (the venv's)
+// and grep; targets: wall <= ruff's, CPU/wall >= 1.8, peak RSS <= 200 MB.
+//
+//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR]
 package main
 
 import (
@@ -55,6 +60,11 @@ func main() {
 	fullLines := flag.Int("full-lines", 200_000, "lines in the tree where every file needs rewriting")
 	runs := flag.Int("runs", 3, "runs per measurement (the best is reported)")
 	genOnly := flag.Bool("gen-only", false, "only generate the trees")
+	real := flag.Bool("real", true, "also measure the real-code tree (transformers + diffusers sources) beside ruff")
+	realOnly := flag.Bool("real-only", false, "measure only the real-code tree")
+	ruff := flag.String("ruff", ".venv/bin/ruff", "the ruff to compare with on the real tree")
+	python := flag.String("python", ".venv/bin/python", "the Python whose pip downloads the real tree's wheels")
+	wheels := flag.String("wheels", "", "a folder already holding the real tree's wheels (else pip downloads them)")
 	flag.Parse()
 	ctx := context.Background()
 	if *genOnly {
@@ -68,21 +78,48 @@ func main() {
 		}
 		return
 	}
+	if *real || *realOnly {
+		if err := buildBin(ctx, bin, *dir); err != nil {
+			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+			os.Exit(2)
+		}
+		tree, err := realTree(ctx, *dir, *python, *wheels)
+		if err == nil {
+			err = realTreeCase(ctx, os.Stdout, *bin, *ruff, tree, *runs)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+			os.Exit(2)
+		}
+		if *realOnly {
+			return
+		}
+	}
 	if err := run(ctx, *bin, *dir, *lines, *fullLines, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
 		os.Exit(2)
 	}
 }
 
+// buildBin builds pallasify into dir when *bin does not exist, and points
+// *bin at it.
+func buildBin(ctx context.Context, bin *string, dir string) error {
+	if _, err := os.Stat(*bin); err == nil {
+		return nil
+	}
+	*bin = filepath.Join(dir, "pallasify")
+	fmt.Fprintf(os.Stderr, "building %s\n", *bin)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", *bin, "./cmd/pallasify")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("build pallasify: %w", err)
+	}
+	return nil
+}
+
 func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error {
-	if _, err := os.Stat(bin); err != nil {
-		bin = filepath.Join(dir, "pallasify")
-		fmt.Fprintf(os.Stderr, "building %s\n", bin)
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/pallasify")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("build pallasify: %w", err)
-		}
+	if err := buildBin(ctx, &bin, dir); err != nil {
+		return err
 	}
 	e := &env{bin: bin, tree: filepath.Join(dir, "tree"), full: filepath.Join(dir, "allcuda"), runs: runs}
 	var err error
