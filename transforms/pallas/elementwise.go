@@ -477,6 +477,7 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		g, b := launchVal(t, "grid", d), launchVal(t, "block", d)
 		ext[d] = val{py: "(" + g.py + " * " + b.py + ")", ct: "int", k: kUniform, poly: g.poly.mul(b.poly)}
 	}
+	m.foldVectors(t, dims, ext)
 	flat, size := pconst(0), pconst(1)
 	for _, d := range dims {
 		flat = flat.mul(ext[d].poly).add(patom("v:"+d), 1)

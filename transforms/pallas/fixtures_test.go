@@ -3,6 +3,7 @@ package pallas_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,7 +150,7 @@ func TestFixtureDrafts(t *testing.T) {
 			t.Errorf("%s: %s %s\n%s", names[i], r.Verdict.Verdict, r.Verdict.Reason, tail(r.Verdict.Output))
 			continue
 		}
-		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS)
+		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs%s", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS, bytesNote(r.Verdict))
 	}
 }
 
@@ -228,6 +229,15 @@ func checkGoldenDraft(t *testing.T, name, module string) {
 	if string(want) != module {
 		t.Errorf("%s: the draft differs from %s (go test ./transforms/pallas -run FixtureDrafts -update-drafts)", name, path)
 	}
+}
+
+// bytesNote is v6e's bytes accessed over the minimum at the largest
+// validated shape, when the TPU compile gate measured it.
+func bytesNote(v *validators.Verdict) string {
+	if c, ok := v.TPU["v6e"]; ok && c.Compiled && c.MinBytes > 0 && c.BytesAccessed > 0 {
+		return fmt.Sprintf("; v6e bytes accessed %.2f× the minimum (%.0f of %.0f)", c.BytesAccessed/c.MinBytes, c.BytesAccessed, c.MinBytes)
+	}
+	return ""
 }
 
 func tail(s string) string {
