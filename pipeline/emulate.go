@@ -14,9 +14,6 @@ const (
 	EmuNotRun       = emulator.StatusNotRun       // ": <why>" (no compiler, no sandbox, cancelled)
 )
 
-// emuCacheVersion changes when the meaning of a cached status changes.
-const emuCacheVersion = emulator.StatusCacheVersion
-
 // EmulatorCheck configures the emulator build of every discovered kernel
 // during analysis: the kernel's isolated unit is compiled against the
 // CUDA-on-CPU emulator in the sandbox (nothing is run), so the report can

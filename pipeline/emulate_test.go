@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/validators/emulator"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
@@ -84,7 +85,7 @@ func TestEmulatorFixtures(t *testing.T) {
 	}
 	t.Logf("%d kernels compiled: cold %v, cached %v", compiled, cold.Round(time.Millisecond), warm.Round(time.Millisecond))
 	// The cache is what answers: a planted entry is returned as is.
-	if err := os.WriteFile(files[0], []byte(`{"version":"`+emuCacheVersion+`","status":"compile-error: planted"}`), 0o644); err != nil {
+	if err := os.WriteFile(files[0], []byte(`{"version":"`+emulator.StatusCacheVersion+`","status":"compile-error: planted"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r3, _ := run()
