@@ -448,6 +448,7 @@ type ewLayout struct {
 	inPlace bool
 	shape   []string     // the view's array shape (every access shares it) when in place
 	bcast   map[int]bool // loads (by index) of a row vector at the thread's column
+	colv    map[int]bool // loads (by index) of a column vector at the thread's row (target[i / cols])
 }
 
 func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
@@ -528,12 +529,14 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 			return ewLayout{}
 		}
 	}
-	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}}
+	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}}
 	for i, l := range m.loads {
 		switch {
 		case l.idx.poly.equal(flat) && same(t.params[l.param]):
 		case m.columnIndexed(t, l, lay.shape, dims, ext):
 			lay.bcast[i] = true
+		case m.rowIndexed(t, l, lay.shape, dims):
+			lay.colv[i] = true
 		default:
 			return ewLayout{}
 		}
@@ -571,6 +574,31 @@ func (m *ewMode) columnIndexed(t *tr, l ewAccess, shape []string, dims []string,
 	}
 	return false
 }
+
+// rowIndexed reports whether load l reads a column vector, as long as the
+// view's rows, at the thread's row: x[i / cols] in a 1-D launch over a 2-D
+// view whose last dimension is cols (a per-sample target beside per-class
+// logits).
+func (m *ewMode) rowIndexed(t *tr, l ewAccess, shape []string, dims []string) bool {
+	if len(shape) != 2 || len(dims) != 1 || len(l.idx.poly) != 1 {
+		return false
+	}
+	rows, err1 := kernels.ParseExpr(shape[0])
+	cols, err2 := kernels.ParseExpr(shape[1])
+	if err1 != nil || err2 != nil || exprPoly(rows) == nil || exprPoly(cols) == nil {
+		return false
+	}
+	if !paramSize(t.params[l.param]).equal(exprPoly(rows)) {
+		return false
+	}
+	for atom, c := range l.idx.poly {
+		mm := reRowDiv.FindStringSubmatch(atom)
+		return c == 1 && mm != nil && t.namePoly(mm[1]).equal(exprPoly(cols))
+	}
+	return false
+}
+
+var reRowDiv = regexp.MustCompile(`^o:_c_div\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
 
 var reColRem = regexp.MustCompile(`^o:_c_rem\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
 
@@ -782,6 +810,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		if lay.bcast[i] {
 			ins = append(ins, "p_"+l.param+".reshape(1, VCOLS)")
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, BCOLS), lambda i, j: (0, j))")
+			continue
+		}
+		if lay.colv[i] {
+			ins = append(ins, "p_"+l.param+".reshape(VROWS, 1)")
+			inSpecs = append(inSpecs, "pl.BlockSpec((BROWS, 1), lambda i, j: (i, 0))")
 			continue
 		}
 		ins = append(ins, view(l.param))

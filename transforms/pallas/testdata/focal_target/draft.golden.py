@@ -11,10 +11,11 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
-def _kernel(target_ref, input_ref, output_ref, *, gamma, alpha, num_classes):
+def _kernel(target_ref, input_ref, output_ref, *, gamma, alpha, num_classes, cols):
     shape = output_ref.shape
     row = pl.program_id(0) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
-    d = row * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
+    col = pl.program_id(1) * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
+    d = row * cols + col
     i_x = d
     target = target_ref[...]
     input = input_ref[...]
@@ -51,30 +52,21 @@ def run(args, *, interpret):
     D = extent_x
     if D <= 0:
         return {"output": jnp.zeros((rows, classes), jnp.float32)}
-    lanes, block_rows, padded_rows = _layout(D, 8)
-    size = padded_rows * lanes
-    d = jnp.arange(size, dtype=jnp.int32)
-    i_x = d
-    ins = [
-        _gather(target, (0 + _c_div(i_x, num_classes, jnp.int32)), size, lanes),
-        _blocked(input, size, lanes),
-    ]
-    spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
+    view_rows = rows
+    cols = classes
+    block_cols = min(cols, 2048 if view_rows >= 8 else 65536)
+    block_rows = min(view_rows, max(8, 65536 // block_cols // 8 * 8))
+    spec = pl.BlockSpec((block_rows, block_cols), lambda i, j: (i, j))
     outs = pl.pallas_call(
-        functools.partial(_kernel, gamma=gamma, alpha=alpha, num_classes=num_classes),
-        grid=(padded_rows // block_rows,),
-        in_specs=[spec] * len(ins),
-        out_specs=[spec] * 1,
-        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
-        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+        functools.partial(_kernel, gamma=gamma, alpha=alpha, num_classes=num_classes, cols=cols),
+        grid=(pl.cdiv(view_rows, block_rows), pl.cdiv(cols, block_cols)),
+        in_specs=[pl.BlockSpec((block_rows, 1), lambda i, j: (i, 0)), spec],
+        out_specs=[spec],
+        out_shape=[jax.ShapeDtypeStruct((view_rows, cols), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel")),
         interpret=interpret,
-    )(*ins)
-    r_output = _unblock(outs[0], D, (rows, classes), jnp.float32)
-    return {"output": r_output.reshape((rows, classes))}
-
-
-def _round_up(v, m):
-    return (v + m - 1) // m * m
+    )(target.reshape(view_rows, 1), input)
+    return {"output": outs[0]}
 
 
 def _c_div(a, b, dt):
@@ -96,26 +88,3 @@ def _c_rem(a, b, dt):
 
 def _cast(x, dt):
     return jnp.asarray(x).astype(dt)
-
-
-def _layout(n, sub):
-    """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
-    lanes = 512 if n >= 512 * 64 else 128
-    rows = pl.cdiv(n, lanes)
-    br = min(_round_up(rows, sub), 64 if lanes == 512 else 256)
-    br = _round_up(br, sub)
-    return lanes, br, _round_up(rows, br)
-
-
-def _blocked(a, dp, lanes):
-    flat = a.reshape(-1)
-    return jnp.pad(flat, (0, dp - flat.shape[0])).reshape(dp // lanes, lanes)
-
-
-def _gather(a, idx, dp, lanes):
-    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
-    return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
-
-
-def _unblock(o, n, shape, dt):
-    return o.reshape(-1)[:n].reshape(shape).astype(dt)
