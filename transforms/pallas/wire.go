@@ -478,7 +478,11 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 				for i := range names {
 					names[i] = regexp.QuoteMeta(names[i])
 				}
-				callee = regexp.MustCompile(`^(?:` + strings.Join(names, "|") + `)\.` + regexp.QuoteMeta(p.pyname) + `$`)
+				pattern := `^(?:` + strings.Join(names, "|") + `)\.` + regexp.QuoteMeta(p.pyname) + `$`
+				if fns := functionAliases(string(src), names, p.pyname); len(fns) > 0 {
+					pattern += `|^(?:` + strings.Join(fns, "|") + `)$`
+				}
+				callee = regexp.MustCompile(pattern)
 				files = []string{f}
 				break
 			}
@@ -580,6 +584,21 @@ func extensionAliases(src, ext string) []string {
 	for _, m := range re.FindAllStringSubmatch(src, -1) {
 		if m[1] != ext && !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// functionAliases are the names src binds to the extension's function fn
+// ("gelu = ext.my_gelu", "self.gelu = ext.my_gelu"), quoted for a regexp;
+// exts are the extension's names, already quoted.
+func functionAliases(src string, exts []string, fn string) []string {
+	re := regexp.MustCompile(`(?m)^[ \t]*((?:self\.)?\w+)[ \t]*=[ \t]*(?:` + strings.Join(exts, "|") + `)\.` +
+		regexp.QuoteMeta(fn) + `[ \t]*(?:#.*)?$`)
+	var out []string
+	for _, m := range re.FindAllStringSubmatch(src, -1) {
+		if q := regexp.QuoteMeta(m[1]); !slices.Contains(out, q) {
+			out = append(out, q)
 		}
 	}
 	return out
