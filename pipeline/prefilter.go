@@ -18,7 +18,9 @@ import (
 // at its start, its end or both (`\bflash_attn\b`): the byte before (after)
 // the match must not be an ASCII letter, digit or underscore, or the match
 // must start (end) the file. So `\bcuda\b` matches `torch.cuda` and
-// `"cuda:0"`, not `is_cuda` or `cudaMalloc`.
+// `"cuda:0"`, not `is_cuda` or `cudaMalloc`. A part ending in `\(` must be
+// called: `\bpipeline\(` matches `pipeline(` and `pipeline \\\n  (`, not
+// `import pipeline`. The language is rule.NeedleMatch's.
 //
 // Besides the rules, the prefilter answers for extra needle sets (the kernel
 // discovery's, see kernelNeedles): Select's second result says which of them
@@ -41,6 +43,7 @@ type hit struct {
 	bit           uint64
 	n             int
 	before, after bool // needs a word boundary before / after the match
+	call          bool // needs a call's "(" after the match (rule.CallFollows)
 }
 
 // needleParts splits a needle into the strings that must all occur: parts
@@ -48,7 +51,7 @@ type hit struct {
 func needleParts(nd string) []string { // the language is rule.NeedleMatch's
 	var parts []string
 	for _, p := range strings.Split(nd, " & ") {
-		if text, _, _ := rule.NeedlePart(p); text != "" {
+		if text, _, _, _ := rule.NeedlePart(p); text != "" {
 			parts = append(parts, p)
 		}
 	}
@@ -76,7 +79,7 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 		pf.owner = append(pf.owner, owner)
 		pf.full = append(pf.full, 1<<len(parts)-1)
 		for b, part := range parts {
-			text, before, after := rule.NeedlePart(part)
+			text, before, after, call := rule.NeedlePart(part)
 			s := int32(0)
 			for j := 0; j < len(text); j++ {
 				c := text[j]
@@ -88,7 +91,7 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 				}
 				s = nx
 			}
-			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after})
+			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after, call: call})
 		}
 		return true
 	}
@@ -181,6 +184,9 @@ func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
 				continue
 			}
 			if h.after && pos+1 < len(src) && rule.WordByte(src[pos+1]) {
+				continue
+			}
+			if h.call && !rule.CallFollows(src, pos+1) {
 				continue
 			}
 			if mask[h.needle] |= h.bit; mask[h.needle] == pf.full[h.needle] {

@@ -14,7 +14,8 @@ func TestPrefilterWordsAndParts(t *testing.T) {
 	word := &rule.Rule{Code: "W", Needles: []string{`\bcuda\b`}}
 	pre := &rule.Rule{Code: "P", Needles: []string{`\bflash_attn`}}
 	and := &rule.Rule{Code: "A", Needles: []string{`\bpipeline\b & \bdevice`, "device_map"}}
-	all := []*rule.Rule{word, pre, and}
+	call := &rule.Rule{Code: "C", Needles: []string{`\bpipeline\( & \bdevice`}}
+	all := []*rule.Rule{word, pre, and, call}
 	cases := []struct {
 		src, want string
 	}{
@@ -26,11 +27,14 @@ func TestPrefilterWordsAndParts(t *testing.T) {
 		{"import flash_attn_2_cuda", "P"},
 		{"is_flash_attn_available()", ""},
 		{"pipeline('x')", ""},
-		{"pipeline('x', device=0)", "A"},
-		{"device = 0\np = pipeline('x')", "A"},
+		{"pipeline('x', device=0)", "A,C"},
+		{"device = 0\np = pipeline('x')", "A,C"},
 		{"mypipeline('x', device=0)", ""},
 		{"from_pretrained(device_map='auto')", "A"},
 		{"a_cuda cuda_b cuda", "W"},
+		{"pipeline (  # c\n 'x', device=0)", "A,C"},
+		{"from transformers import pipeline\ndevice = 0", "A"},
+		{"pipeline\\\n('x', device_map=m)", "A,C"},
 	}
 	for _, tc := range cases {
 		sel, _ := newPrefilter(all).Select([]byte(tc.src))
@@ -77,12 +81,12 @@ func TestPrefilterMatchesReference(t *testing.T) {
 	for _, r := range rules {
 		for _, nd := range r.Needles {
 			for _, part := range strings.Split(nd, " & ") {
-				text, _, _ := rule.NeedlePart(part)
+				text, _, _, _ := rule.NeedlePart(part)
 				pieces = append(pieces, text, text[:len(text)/2])
 			}
 		}
 	}
-	pieces = append(pieces, "_", "x", " ", ".", "\n", "(", "\"")
+	pieces = append(pieces, "_", "x", " ", ".", "\n", "(", "\"", "#", "\\")
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 3000; i++ {
 		var b strings.Builder

@@ -37,13 +37,23 @@ def predict(x):
 }
 
 // InferenceMode rewrites torch.inference_mode to torch.no_grad in modules
+// inferenceModeNeedles: inference_mode, in a module that compiles (PCM001's
+// needles) or that PCM002 would make compile (its needles).
+var inferenceModeNeedles = func() []string {
+	var out []string
+	for _, c := range append(append([]string(nil), tpuSettingsNeedles...), wrapModelNeedles...) {
+		out = append(out, `inference_mode & `+c)
+	}
+	return out
+}()
+
 // that compile.
 var InferenceMode = &rule.Rule{
 	Code:    "PCM003",
 	Name:    "inference-mode-under-compile",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"inference_mode"},
+	Needles: inferenceModeNeedles,
 	Example: inferenceModeExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.inference_mode in a module that uses torch.compile",

@@ -30,13 +30,18 @@ model = torch.compile(model, backend="tpu", dynamic=False)
 `,
 }
 
+// tpuSettingsNeedles: the call or decorator is qualified as torch.compile,
+// so the file spells torch.compile (not torch.compiler), or binds compile or torch under another
+// name with an import (from torch import compile; import torch as th).
+var tpuSettingsNeedles = []string{`torch.compile\b`, `from torch import & \bcompile\b`, `torch as & \bcompile\b`}
+
 // TPUSettings gives existing torch.compile calls the TPU backend and static shapes.
 var TPUSettings = &rule.Rule{
 	Code:    "PCM001",
 	Name:    "compile-tpu-settings",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{`\bcompile\b`},
+	Needles: tpuSettingsNeedles,
 	Example: tpuSettingsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.compile without backend=\"tpu\" and dynamic=False",

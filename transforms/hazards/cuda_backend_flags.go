@@ -22,7 +22,7 @@ var CudaBackendFlags = &rule.Rule{
 	Name:    "cuda-backend-flags",
 	Family:  Family,
 	Safety:  rule.DisplayOnly,
-	Needles: []string{"cudnn", "cuda"},
+	Needles: []string{`\bbackends\b & \bcudnn\b`, `\bbackends\b & \bcuda\b`}, // qualified torch.backends.cudnn/cuda.*
 	Example: backendFlagsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "cuDNN and CUDA backend flags (benchmark, deterministic, allow_tf32, SDPA kernels)",

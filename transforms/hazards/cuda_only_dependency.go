@@ -74,10 +74,11 @@ func runCudaOnlyDependency(p *rule.Pass) {
 			p.Report(kit.Finding(n, "CUDA-only dependency `"+head+"` imported: "+advice, nil))
 		}
 	}
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		switch n.Type() {
-		case "string", "comment":
-			return false
+	// The index lists every import statement outside strings and comments,
+	// in source order, so no walk over the whole tree is needed.
+	ix := p.Tree.Index()
+	for i, n := range ix.Nodes {
+		switch ix.Types[i] {
 		case "import_statement":
 			for _, c := range ts.Children(n) {
 				switch c.Type() {
@@ -87,7 +88,6 @@ func runCudaOnlyDependency(p *rule.Pass) {
 					report(c, p.Text(c.ChildByFieldName("name")))
 				}
 			}
-			return false
 		case "import_from_statement":
 			if m := n.ChildByFieldName("module_name"); m != nil && m.Type() == "dotted_name" {
 				report(n, p.Text(m))
@@ -103,8 +103,6 @@ func runCudaOnlyDependency(p *rule.Pass) {
 					}
 				}
 			}
-			return false
 		}
-		return true
-	})
+	}
 }

@@ -41,7 +41,7 @@ var DeviceMap = &rule.Rule{
 	Name:    "hf-device-map",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"device_map"},
+	Needles: []string{`\bfrom_pretrained\( & \bdevice_map\b`},
 	Example: deviceMapExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "from_pretrained(..., device_map=<CUDA device or strategy>)",

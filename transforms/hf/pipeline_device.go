@@ -35,7 +35,7 @@ var PipelineDevice = &rule.Rule{
 	Name:    "hf-pipeline-device",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{`\bpipeline\b & \bdevice`}, // a pipeline(...) call with device= or device_map=
+	Needles: []string{`\bpipeline\( & \bdevice`}, // a pipeline(...) call with device= or device_map=
 	Example: pipelineDeviceExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "pipeline(..., device=0 / \"cuda\" / \"cuda:N\") or pipeline(..., device_map=...)",

@@ -37,7 +37,7 @@ var TrainingArgsFP16 = &rule.Rule{
 	Name:    "hf-training-args-fp16",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: []string{"fp16"},
+	Needles: []string{`\bTrainingArguments\( & \bfp16\b`, `\bSeq2SeqTrainingArguments\( & \bfp16\b`},
 	Example: trainingArgsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "TrainingArguments(fp16=True): fp16 mixed precision instead of bf16",

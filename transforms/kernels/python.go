@@ -28,7 +28,9 @@ type pyResult struct {
 
 // PythonNeedles are the strings of which a Python file must hold one for
 // discovery to parse it: a file with none holds no kernel (DiscoverScan).
-var PythonNeedles = []string{"load_inline", "cpp_extension", "CUDAExtension", "RawKernel", "RawModule", "triton", "jit"}
+// There is no "jit": a @triton.jit kernel is read only in a file that
+// imports triton.
+var PythonNeedles = []string{"load_inline", "cpp_extension", "CUDAExtension", "RawKernel", "RawModule", "triton"}
 
 // python scans one Python file for CUDA sources and Triton kernels.
 func (d *discoverer) python(p *ts.Parser, rel string) pyResult {

@@ -9,9 +9,11 @@ import (
 // by " & ", all of which must occur somewhere in the file; a part is a byte
 // string, optionally anchored with `\b` at its start and/or end: there the
 // byte before (after) the match must not be an ASCII letter, digit or
-// underscore (or the match starts or ends the file). `\bcuda\b` matches
-// `torch.cuda` and `"cuda:0"`, not `is_cuda`; `\bpipeline\b & \bdevice`
-// needs a word pipeline and a word starting with device.
+// underscore (or the match starts or ends the file). A part ending in `\(`
+// must be followed by a call's opening parenthesis: after the match only
+// blanks, newlines, line continuations and comments, then `(`. `\bcuda\b`
+// matches `torch.cuda` and `"cuda:0"`, not `is_cuda`; `\bpipeline\( &
+// \bdevice` needs a call of pipeline and a word starting with device.
 //
 // MayReport is the plain reference implementation; the pipeline answers the
 // same question for every rule at once with one automaton (and its tests
@@ -35,27 +37,48 @@ func (r *Rule) MayReport(src []byte) bool {
 // non-empty part matches everything.
 func NeedleMatch(src []byte, needle string) bool {
 	for _, part := range strings.Split(needle, " & ") {
-		text, before, after := NeedlePart(part)
-		if text != "" && !partMatch(src, text, before, after) {
+		text, before, after, call := NeedlePart(part)
+		if text != "" && !partMatch(src, text, before, after, call) {
 			return false
 		}
 	}
 	return true
 }
 
-// NeedlePart splits the `\b` anchors off one part of a needle.
-func NeedlePart(part string) (text string, before, after bool) {
+// NeedlePart splits the `\b` anchors and the `\(` call suffix off one part
+// of a needle.
+func NeedlePart(part string) (text string, before, after, call bool) {
 	text = part
 	if t, ok := strings.CutPrefix(text, `\b`); ok {
 		text, before = t, true
 	}
-	if t, ok := strings.CutSuffix(text, `\b`); ok && t != "" {
+	if t, ok := strings.CutSuffix(text, `\(`); ok && t != "" {
+		text, call = t, true
+	} else if t, ok := strings.CutSuffix(text, `\b`); ok && t != "" {
 		text, after = t, true
 	}
-	return text, before, after
+	return text, before, after, call
 }
 
-func partMatch(src []byte, text string, before, after bool) bool {
+// CallFollows reports whether src[at:] starts, after blanks, newlines, line
+// continuations and comments, with "(".
+func CallFollows(src []byte, at int) bool {
+	for at < len(src) {
+		switch c := src[at]; c {
+		case ' ', '\t', '\n', '\r', '\f', '\\':
+			at++
+		case '#':
+			for at < len(src) && src[at] != '\n' {
+				at++
+			}
+		default:
+			return c == '('
+		}
+	}
+	return false
+}
+
+func partMatch(src []byte, text string, before, after, call bool) bool {
 	t := []byte(text)
 	for off := 0; ; {
 		i := bytes.Index(src[off:], t)
@@ -63,7 +86,8 @@ func partMatch(src []byte, text string, before, after bool) bool {
 			return false
 		}
 		s, e := off+i, off+i+len(t)
-		if (!before || s == 0 || !WordByte(src[s-1])) && (!after || e == len(src) || !WordByte(src[e])) {
+		if (!before || s == 0 || !WordByte(src[s-1])) && (!after || e == len(src) || !WordByte(src[e])) &&
+			(!call || CallFollows(src, e)) {
 			return true
 		}
 		off = s + 1
