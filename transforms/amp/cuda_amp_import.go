@@ -74,6 +74,7 @@ func runCudaAmpImport(p *rule.Pass) {
 		}
 		mod := n.ChildByFieldName("module_name")
 		locals := map[string]string{} // local name -> imported name
+		var order []string            // the local names in import order: the report does not depend on map order
 		for i := 0; i < int(n.ChildCount()); i++ {
 			c := n.Child(i)
 			if n.FieldNameForChild(i) != "name" {
@@ -83,14 +84,17 @@ func runCudaAmpImport(p *rule.Pass) {
 			if c.Type() == "aliased_import" {
 				name, local = c.ChildByFieldName("name"), c.ChildByFieldName("alias")
 			}
+			if _, dup := locals[p.Text(local)]; !dup {
+				order = append(order, p.Text(local))
+			}
 			locals[p.Text(local)] = p.Text(name)
 		}
 		var newMod string
 		switch p.Text(mod) {
 		case "torch.cuda.amp":
 			newMod = "torch.amp"
-			for _, name := range locals {
-				if !ampNames[name] {
+			for _, local := range order {
+				if name := locals[local]; !ampNames[name] {
 					report(p, n, "imports "+name+" from torch.cuda.amp, which has no torch.amp counterpart here", nil)
 					return false
 				}
@@ -110,8 +114,8 @@ func runCudaAmpImport(p *rule.Pass) {
 		}
 		pl := &plan{}
 		pl.add(rule.Edit{Start: kit.Start(mod), End: kit.End(mod), New: newMod})
-		for local, name := range locals {
-			if bad := planUses(p, dv, pl, n, local, name); bad != "" {
+		for _, local := range order {
+			if bad := planUses(p, dv, pl, n, local, locals[local]); bad != "" {
 				report(p, n, bad, nil)
 				return false
 			}
