@@ -233,8 +233,10 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 		if at < 0 {
 			at = im.BodyStart
 		}
-		seq++
-		accepted = append(accepted, placed{Edit{Start: at, End: at, New: header}, seq})
+		// First among insertions at its offset: a marker there (a file
+		// that starts with code) belongs right above its line, below the
+		// header, or the next run would mark the line again.
+		accepted = append(accepted, placed{Edit{Start: at, End: at, New: header}, 0})
 	}
 	if len(accepted) == 0 {
 		return nil, nil
