@@ -499,17 +499,27 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 		if p.ns != "" || k.Origin == kernels.OriginLoadInline || k.Origin == kernels.OriginLoad {
 			return callee
 		}
-		var names []string
+		var names, loaders []string
 		for bound, fn := range extFunctions(src) {
 			if fn == p.pyname {
 				names = append(names, regexp.QuoteMeta(bound))
 			}
 		}
-		if len(names) == 0 {
+		for _, m := range reLoaderAssign.FindAllStringSubmatch(src, -1) {
+			loaders = append(loaders, regexp.QuoteMeta(m[1]))
+		}
+		if len(names) == 0 && len(loaders) == 0 {
 			return callee
 		}
 		sort.Strings(names)
-		return regexp.MustCompile(callee.String() + `|^(?:` + strings.Join(names, "|") + `)$`)
+		pattern := callee.String()
+		if len(names) > 0 {
+			pattern += `|^(?:` + strings.Join(names, "|") + `)$`
+		}
+		if len(loaders) > 0 {
+			pattern += `|^(?:` + strings.Join(loaders, "|") + `)\.` + regexp.QuoteMeta(p.pyname) + `$`
+		}
+		return regexp.MustCompile(pattern)
 	}
 	parser := ts.NewParser(ts.Python)
 	defer parser.Close()
@@ -698,6 +708,10 @@ var (
 		`(\w+(?:[ \t]+as[ \t]+\w+)?(?:[ \t]*,[ \t]*\w+(?:[ \t]+as[ \t]+\w+)?)*)[ \t]*(?:#[^\n]*)?$`)
 )
 
+// reLoaderAssign binds a module-level name to a compiled extension through
+// a loader registry (mmcv: ext_module = ext_loader.load_ext("_ext", [...])).
+var reLoaderAssign = regexp.MustCompile(`(?m)^(\w+)[ \t]*=[ \t]*(?:[\w.]+\.)?load_ext[ \t]*\(`)
+
 // extFunctions maps each name src binds to a function imported from a
 // compiled extension (from ._C import nms as _nms: "_nms" -> "nms").
 func extFunctions(src string) map[string]string {
@@ -764,6 +778,14 @@ func guardExtension(s string, lazy bool) (string, bool) {
 			g = fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass", stmt)
 		}
 		s = s[:m[0]] + g + s[m[1]:]
+	}
+	if m := reLoaderAssign.FindStringSubmatchIndex(s); m != nil {
+		if _, end, ok := splitArgs(s, m[1]-1); ok {
+			name := s[m[2]:m[3]]
+			g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    %s = None",
+				strings.ReplaceAll(s[m[0]:end], "\n", "\n    "), name)
+			s = s[:m[0]] + g + s[end:]
+		}
 	}
 	if m := reExtFromImport.FindStringSubmatchIndex(s); m != nil {
 		stmt := s[m[0]:m[1]]

@@ -28,6 +28,8 @@ func TestGuardExtension(t *testing.T) {
 			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass\n"},
 		{"functions from _C", "import torch\nfrom ._C import nms, roi_align as _ra  # ops\n", true,
 			"import torch\ntry:\n    from ._C import nms, roi_align as _ra  # ops\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _ra = nms = None\n"},
+		{"loader registry", "from ..utils import ext_loader\n\next_module = ext_loader.load_ext(\n    \"_ext\", [\"a\", \"b\"])\n", true,
+			"from ..utils import ext_loader\n\ntry:\n    ext_module = ext_loader.load_ext(\n        \"_ext\", [\"a\", \"b\"])\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    ext_module = None\n"},
 		{"nothing to guard", "import torch\nx = 1\n", true, "import torch\nx = 1\n"},
 	}
 	for _, c := range cases {
@@ -161,6 +163,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 		// the function imported from the extension under a name of its own
 		{"function from _C", "import torch\nfrom ._C import twice as _twice\n\n\ndef twice(x):\n    return _twice(x)\n",
 			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else _twice(x)\n", "    _twice = None\n"},
+		// mmcv's registry: the extension bound by a loader under a name of its own
+		{"load_ext registry", "import torch\nfrom ..utils import ext_loader\n\next_module = ext_loader.load_ext(\"_ext\", [\"twice\"])\n\n\n" +
+			"def twice(x):\n    return ext_module.twice(x)\n",
+			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else ext_module.twice(x)\n", "    ext_module = None\n"},
 		// inside an expression the conditional keeps its parentheses
 		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return 2 * _C.twice(x)\n",
 			`return 2 * (_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},
