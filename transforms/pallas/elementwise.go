@@ -446,9 +446,10 @@ func unwrapInt(py string) string {
 // ewLayout is how an elementwise draft reaches its data.
 type ewLayout struct {
 	inPlace bool
-	shape   []string     // the view's array shape (every access shares it) when in place
-	bcast   map[int]bool // loads (by index) of a row vector at the thread's column
-	colv    map[int]bool // loads (by index) of a column vector at the thread's row (target[i / cols])
+	shape   []string      // the view's array shape (every access shares it) when in place
+	bcast   map[int]bool  // loads (by index) of a row vector at the thread's column
+	colv    map[int]bool  // loads (by index) of a column vector at the thread's row (target[i / cols])
+	colOff  map[int]int64 // loads (by index) of column block g of a [rows, W*cols] array (gates[b, g*H + j])
 }
 
 func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
@@ -529,7 +530,7 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 			return ewLayout{}
 		}
 	}
-	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}}
+	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}, colOff: map[int]int64{}}
 	for i, l := range m.loads {
 		switch {
 		case l.idx.poly.equal(flat) && same(t.params[l.param]):
@@ -537,6 +538,8 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 			lay.bcast[i] = true
 		case m.rowIndexed(t, l, lay.shape, dims):
 			lay.colv[i] = true
+		case m.columnBlock(t, l, lay.shape, dims, ext) >= 0:
+			lay.colOff[i] = m.columnBlock(t, l, lay.shape, dims, ext)
 		default:
 			return ewLayout{}
 		}
@@ -573,6 +576,41 @@ func (m *ewMode) columnIndexed(t *tr, l ewAccess, shape []string, dims []string,
 		return t.namePoly(mm[1]).equal(last)
 	}
 	return false
+}
+
+// columnBlock is g when load l reads column block g of a [rows, W*cols]
+// array at the thread's (row, column) of a 2-D launch over (rows, cols):
+// gates[b * 4H + g * H + j] beside [batch, H] states. Else -1.
+func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, ext map[string]val) int64 {
+	prm := t.params[l.param]
+	if len(shape) != 2 || len(dims) != 2 || dims[0] != "y" || dims[1] != "x" || prm == nil || len(prm.Shape) != 2 || l.idx.poly == nil {
+		return -1
+	}
+	dimPoly := func(s string) poly {
+		e, err := kernels.ParseExpr(s)
+		if err != nil {
+			return nil
+		}
+		return exprPoly(e)
+	}
+	rows, cols := dimPoly(shape[0]), dimPoly(shape[1])
+	prows, pcols := dimPoly(prm.Shape[0]), dimPoly(prm.Shape[1])
+	if rows == nil || cols == nil || prows == nil || pcols == nil || !prows.equal(rows) ||
+		!cols.equal(ext["x"].poly) || !rows.equal(ext["y"].poly) {
+		return -1
+	}
+	for w := int64(2); w <= 8; w++ {
+		if !cols.mul(pconst(w)).equal(pcols) {
+			continue
+		}
+		for g := int64(0); g < w; g++ {
+			want := patom("v:y").mul(pcols).add(cols.mul(pconst(g)), 1).add(patom("v:x"), 1)
+			if l.idx.poly.equal(want) {
+				return g
+			}
+		}
+	}
+	return -1
 }
 
 // rowIndexed reports whether load l reads a column vector, as long as the
@@ -802,6 +840,16 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	}
 	sub := t.sublanes()
 	ww("    BCOLS = min(VCOLS, 2048 if VROWS >= %d else 65536)", sub)
+	if len(lay.colOff) > 0 {
+		// column blocks of a wider array: whole blocks of 128·k lanes that
+		// divide the view's columns, else XLA slices of the blocks
+		ww("    n_col_blocks = 0")
+		ww("    if VCOLS %% 128 == 0:")
+		ww("        BCOLS = 2048")
+		ww("        while VCOLS %% BCOLS:")
+		ww("            BCOLS //= 2")
+		ww("        n_col_blocks = VCOLS // BCOLS")
+	}
 	ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
 	ww("    spec = pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, j))")
 	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
@@ -815,6 +863,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		if lay.colv[i] {
 			ins = append(ins, "p_"+l.param+".reshape(VROWS, 1)")
 			inSpecs = append(inSpecs, "pl.BlockSpec((BROWS, 1), lambda i, j: (i, 0))")
+			continue
+		}
+		if g, ok := lay.colOff[i]; ok {
+			ins = append(ins, fmt.Sprintf("(p_%s if n_col_blocks else p_%s[:, %d * VCOLS : %d * VCOLS])", l.param, l.param, g, g+1))
+			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, %d * n_col_blocks + j))", g))
 			continue
 		}
 		ins = append(ins, view(l.param))
