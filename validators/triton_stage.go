@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/triton"
 )
@@ -17,11 +17,11 @@ import (
 // sandbox (reference.py of the kernel-mode call), and a candidate is proven
 // against it with the same protocol and TPU compile gate as a CUDA draft.
 
-var _ pipeline.TritonValidator = (*StageValidator)(nil)
+var _ draft.TritonValidator = (*StageValidator)(nil)
 
-// ProbeTriton implements pipeline.TritonValidator: one case of the kernel's
+// ProbeTriton implements draft.TritonValidator: one case of the kernel's
 // spec through the interpreter, with the launches of the kernel it recorded.
-func (s *StageValidator) ProbeTriton(ctx context.Context, k *kernels.Kernel, call triton.Call) (*pipeline.TritonRun, error) {
+func (s *StageValidator) ProbeTriton(ctx context.Context, k *kernels.Kernel, call triton.Call) (*draft.TritonRun, error) {
 	if k.Spec == nil {
 		return nil, fmt.Errorf("triton kernel %s has no spec", k.ID)
 	}
@@ -33,7 +33,7 @@ func (s *StageValidator) ProbeTriton(ctx context.Context, k *kernels.Kernel, cal
 	if err != nil {
 		return nil, err
 	}
-	run := &pipeline.TritonRun{OK: p.OK, Error: p.Error}
+	run := &draft.TritonRun{OK: p.OK, Error: p.Error}
 	for _, l := range p.Launches {
 		if l.Kernel == k.Name {
 			run.Launches++
@@ -45,8 +45,8 @@ func (s *StageValidator) ProbeTriton(ctx context.Context, k *kernels.Kernel, cal
 	return run, nil
 }
 
-// ValidateTriton implements pipeline.TritonValidator.
-func (s *StageValidator) ValidateTriton(ctx context.Context, k *kernels.Kernel, call triton.Call, module []byte) (*pipeline.DraftVerdict, error) {
+// ValidateTriton implements draft.TritonValidator.
+func (s *StageValidator) ValidateTriton(ctx context.Context, k *kernels.Kernel, call triton.Call, module []byte) (*draft.Verdict, error) {
 	if k.Spec == nil {
 		return nil, fmt.Errorf("triton kernel %s has no spec", k.ID)
 	}
@@ -64,7 +64,7 @@ func (s *StageValidator) ValidateTriton(ctx context.Context, k *kernels.Kernel, 
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.DraftVerdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
+	return &draft.Verdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
 		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU),
 		Chips: wireChips(v.TPU), Cases: wireCases(v)}, nil
 }
