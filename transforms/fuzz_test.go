@@ -66,6 +66,10 @@ func FuzzEngine(f *testing.F) {
 		f.Add(s)
 	}
 	rules := transforms.All()
+	byName := map[string]*rule.Rule{}
+	for _, r := range rules {
+		byName[r.Name] = r
+	}
 	var configs []rule.Options
 	for _, tg := range rule.Targets {
 		configs = append(configs, rule.Options{Target: tg}, rule.Options{Target: tg, UnsafeFixes: true, Mark: true})
@@ -100,6 +104,13 @@ func FuzzEngine(f *testing.F) {
 			}
 			for _, pr := range res.Problems {
 				t.Logf("%+v: %s %s", o, pr.Code, pr.Message)
+			}
+			for _, f := range res.Findings {
+				// The driver's prefilter skips a rule on a file its needles
+				// rule out: they must hold wherever the rule reports.
+				if r := byName[f.Rule]; r != nil && !r.MayReport(src) {
+					t.Fatalf("%+v: %s reports on an input its needles %q rule out:\n%s", o, r.Code, r.Needles, src)
+				}
 			}
 			if res.Output == nil {
 				continue
