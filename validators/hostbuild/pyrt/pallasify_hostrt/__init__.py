@@ -7,7 +7,8 @@ computes:
 - torch.cuda.is_available() is True, with one device; synchronize and the
   memory queries are host equivalents;
 - tensors put on "cuda" (device=, .to(), .cuda(), modules' .cuda()) live on
-  the CPU (a TorchFunctionMode maps the device);
+  the CPU (a TorchFunctionMode maps the device), and a host tensor's
+  is_cuda is True (as is_cuda() is is_cpu() in the CPU-built extensions);
 - the prebuilt modules import under their real names (e.g. mmcv._ext), and
   torch.utils.cpp_extension.load / load_inline return the prebuilt module
   whose sources match, or record the request (discovery) and raise;
@@ -202,6 +203,12 @@ def _is_cuda(d):
 def _install_cuda_as_cpu():
     import torch
     from torch.overrides import TorchFunctionMode
+
+    # t.is_cuda: a host tensor stands for a CUDA one, as is_cuda() is
+    # is_cpu() in the CPU-built extensions (a wrapper's `assert
+    # grad_output.is_cuda` holds). A property of the Python class, not the
+    # mode: autograd runs a Function's backward with the mode off.
+    torch.Tensor.is_cuda = property(lambda t: t.device.type in ("cpu", "cuda"))
 
     class CudaAsCpu(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
