@@ -66,9 +66,12 @@ func runDeviceContext(p *rule.Pass) {
 		if len(c.args.All) != 1 || c.args.Splat {
 			return
 		}
-		// Our own portable output: `torch.cuda.device(i) if DEVICE.type == "cuda" else ...`.
-		if par := c.call.Parent(); par != nil && par.Type() == "conditional_expression" && par.NamedChildCount() == 3 &&
-			par.NamedChild(0).Equal(c.call) && strings.HasSuffix(p.Text(par.NamedChild(1)), `.type == "cuda"`) {
+		// Our own portable output: `torch.cuda.device(i) if DEVICE.type == "cuda" else ...`
+		// (the tpu target writes nullcontext(), and compares device types
+		// with "tpu", so there the form is the user's and is rewritten).
+		if par := c.call.Parent(); p.Target == rule.Portable && par != nil && par.Type() == "conditional_expression" && par.NamedChildCount() == 3 &&
+			par.NamedChild(0).Equal(c.call) && strings.HasSuffix(p.Text(par.NamedChild(1)), `.type == "cuda"`) &&
+			strings.HasSuffix(p.Text(par.NamedChild(2)), "nullcontext()") {
 			return
 		}
 		f := c.finding(p, "switches the CUDA device for a block; TorchTPU has one chip per process and no device context")

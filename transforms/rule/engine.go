@@ -192,7 +192,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 		}
 		for _, ed := range f.Fix.Edits {
 			seq++
-			accepted = append(accepted, placed{ed, seq})
+			accepted = append(accepted, placed{apart(src, ed), seq})
 			owner[seq] = f.Code
 		}
 		f.Applied = true
@@ -401,6 +401,25 @@ func headerBlock(src []byte, im *Imports, anchor int, imports []string, preludes
 		}
 	}
 	return b.String()
+}
+
+// apart keeps an edit's new text from gluing onto a neighbouring token: a
+// string literal replaced by a name in `"cuda"else` would read `DEVICE.typeelse`.
+// Where the edit's boundary was a token boundary in src and both sides are
+// identifier characters now, a space is added.
+func apart(src []byte, e Edit) Edit {
+	if e.New == "" {
+		return e
+	}
+	if e.End < len(src) && isIdentByte(src[e.End]) && isIdentByte(e.New[len(e.New)-1]) &&
+		(e.End == 0 || !isIdentByte(src[e.End-1]) || e.Start == e.End) {
+		e.New += " "
+	}
+	if e.Start > 0 && isIdentByte(src[e.Start-1]) && isIdentByte(e.New[0]) &&
+		(e.Start >= len(src) || !isIdentByte(src[e.Start]) || e.Start == e.End) {
+		e.New = " " + e.New
+	}
+	return e
 }
 
 // usesName reports whether the new text of edits names the identifier name.
