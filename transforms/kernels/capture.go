@@ -215,6 +215,12 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	spec := sh.spec()
 	seen := map[string]bool{}
 	var bytesUsed int64
+	// An integer scalar that is no symbol but changes between the launches
+	// that fit (mmcv's nthreads = N × num_classes, a product the shapes do
+	// not show) is a size the spec fixes at the first launch's value: only
+	// sizes captured with that value are swept, and none around them.
+	hidden := sh.hiddenScalars()
+	varies := false
 	for _, l := range mine {
 		if l.Instance != first.Instance {
 			continue
@@ -234,6 +240,10 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 		cp.Used++
 		cp.Cases = append(cp.Cases, c)
 		cp.Entries = appendOne(cp.Entries, l.Entry)
+		if !sameScalars(l, first, hidden) {
+			varies = true
+			continue
+		}
 		key := sizesKey(sizes)
 		if len(spec.Symbols) > 0 && !seen[key] {
 			seen[key] = true
@@ -243,7 +253,7 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	if cp.Used == 0 {
 		return nil, cp, fmt.Errorf("no launch of %s could be read back (buffers missing or unreadable)", k.Name)
 	}
-	if len(spec.Symbols) == 1 {
+	if len(spec.Symbols) == 1 && !varies {
 		spec.Domain.Sweep = around(spec.Domain.Sweep, spec.Symbols[0])
 	}
 	for _, s := range spec.Symbols {
@@ -256,6 +266,33 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
 	}
 	return spec, cp, nil
+}
+
+// hiddenScalars are the indices of the integer scalars that are no symbol.
+func (sh *shaper) hiddenScalars() []int {
+	var out []int
+	for i, a := range sh.first.Args {
+		if isIntScalar(a) && !contains(sh.syms, argName(sh.k, a, i)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// sameScalars reports whether launch l passed the same values as first for
+// the scalars at idx.
+func sameScalars(l, first CapturedLaunch, idx []int) bool {
+	for _, i := range idx {
+		if i >= len(l.Args) {
+			return false
+		}
+		a, ok1 := scalarInt(l.Args[i])
+		b, ok2 := scalarInt(first.Args[i])
+		if !ok1 || !ok2 || a != b {
+			return false
+		}
+	}
+	return true
 }
 
 // around adds the sizes next to each captured one (±1, half, double+1) for a

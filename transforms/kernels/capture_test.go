@@ -453,3 +453,73 @@ func TestSpecFromLaunchesNullAndUint64(t *testing.T) {
 		t.Errorf("ValidateSpec: %v", probs)
 	}
 }
+
+// A size the shapes do not show (nthreads = N × num_classes, passed as its
+// own argument) changes between launches: the spec fixes it at the first
+// launch's value, so only sizes captured with that value are swept and none
+// around them (growing num_classes alone would leave outputs unwritten).
+func TestSpecFromLaunchesHiddenSize(t *testing.T) {
+	root := writeRepo(t, map[string]string{"csrc/loss.cu": `
+__global__ void loss_kernel(const int nthreads, const float* input, float* output, const int num_classes) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < nthreads) output[i] = input[i] * (i % num_classes);
+}
+void launch(int n, int c, const float* in, float* out) { loss_kernel<<<1, 512>>>(n * c, in, out, c); }
+`})
+	inv, _ := Discover(context.Background(), root, nil)
+	var k *Kernel
+	for _, x := range inv.Kernels {
+		if x.Name == "loss_kernel" {
+			k = x
+		}
+	}
+	if k == nil {
+		t.Fatalf("loss_kernel not discovered")
+	}
+	dir := t.TempDir()
+	var lines []string
+	for seq, c := range [][3]int{{4, 2, 2}, {9, 3, 3}, {6, 2, 3}} { // nthreads, N, num_classes
+		n := c[0]
+		file := fmt.Sprintf("%d.bin", seq)
+		if err := os.WriteFile(filepath.Join(dir, file), make([]byte, 4*n), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ptr := func(idx int, name, role string) map[string]any {
+			return map[string]any{"index": idx, "name": name, "kind": "pointer", "ctype": "float*", "dtype": "float32",
+				"address": fmt.Sprintf("0x%x", 0x1000*(idx+1)), "alloc": map[string]any{"id": idx, "bytes": 4 * n, "origin": "torch"},
+				"extent_bytes": 4 * n, "shape_hint": []int{c[1], c[2]}, "read": role == "input", "written": role == "output",
+				"read_known": true, "role": role, "before": file, "after": file}
+		}
+		l := map[string]any{"schema": CaptureSchema, "seq": seq, "kernel": "loss_kernel", "instance": "loss_kernel",
+			"grid": []int{1, 1, 1}, "block": []int{512, 1, 1}, "shared_bytes": 0, "roles_from": "replay",
+			"args": []any{
+				map[string]any{"index": 0, "name": "nthreads", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": n},
+				ptr(1, "input", "input"), ptr(2, "output", "output"),
+				map[string]any{"index": 3, "name": "num_classes", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": c[2]}}}
+		b, _ := json.Marshal(l)
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, cp, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(spec.Symbols, []string{"num_classes"}) {
+		t.Fatalf("symbols = %v, want [num_classes]", spec.Symbols)
+	}
+	if want := []map[string]int64{{"num_classes": 2}}; !reflect.DeepEqual(spec.Domain.Sweep, want) {
+		t.Errorf("sweep = %v, want %v (only sizes captured with nthreads=4)", spec.Domain.Sweep, want)
+	}
+	if p := spec.Params[0]; p.Role != "scalar" || p.Value == nil || *p.Value != 4 {
+		t.Errorf("nthreads = %+v, want a scalar fixed at 4", p)
+	}
+	if cp.Used != 2 {
+		t.Errorf("used %d launches as cases, want 2 (the launch with nthreads=9 fits the shapes)", cp.Used)
+	}
+}
