@@ -671,8 +671,10 @@ func CaptureCodes() []CodeDoc {
 			"No test file imports a Python module that loads the extension, and no KernelBench-style get_inputs() drives " +
 				"its ModelNew. Write a test, or a spec file for the kernel."},
 		{CodeCaptureNotLaunched, "not-launched", SevInfo, "The tests ran but never launched the kernel",
-			"The repository's tests ran against the CPU-built original (or failed before reaching the op: the reason " +
-				"names the first failure) without launching this kernel, so no launch could be captured."},
+			"The repository's tests ran against the CPU-built original (or failed before reaching the op) without " +
+				"launching this kernel, so no launch could be captured. The reason names the kernel's own op test (the test " +
+				"file whose stem is part of the kernel's file or name: test_psa_mask.py for psamask_cuda_kernel.cuh), failed " +
+				"or passed without launching it, else the first failure."},
 		{CodeCaptureUnreadable, "capture-unreadable", SevWarning, "The captured launches do not make a spec",
 			"The kernel was launched, but its launches could not be turned into a spec: buffers missing, an extent that is " +
 				"not a whole number of elements, arguments that do not match the kernel's signature."},
