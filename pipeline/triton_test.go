@@ -27,7 +27,7 @@ func TestTritonE2E(t *testing.T) {
 		t.Skip("integration test (-short)")
 	}
 	py := e2ePython(t)
-	for _, name := range []string{"flat", "rows", "tiles"} {
+	for _, name := range []string{"flat", "rows", "tiles", "halves"} {
 		t.Run(name, func(t *testing.T) {
 			root := filepath.Join("..", "fixtures", "triton_e2e", name)
 			run := migrateKernels(t, root)

@@ -95,14 +95,17 @@ func Render(a *Analysis) ([]byte, error) {
 	kw := append([]string{"_bound", "_block", "_bm"}, a.DataParams...)
 	fmt.Fprintf(&b, "\n\ndef _kernel(%s, *, %s):\n", strings.Join(refs, ", "), strings.Join(kw, ", "))
 	if a.Mode == ModeRow {
-		first := ins[0].Name + "_ref"
+		first, width := ins[0].Name+"_ref", ".shape[1]"
 		for _, p := range ins {
-			if p.Access == access2D {
-				first = p.Name + "_ref"
+			if p.Access == access2D && p.Segs == 0 {
+				first, width = p.Name+"_ref", ".shape[1]"
 				break
 			}
+			if p.Access == access2D && width == ".shape[1]" && first == ins[0].Name+"_ref" {
+				first, width = p.Name+"_ref", ".shape[1] // 2" // a row in two halves: the lanes of one
+			}
 		}
-		fmt.Fprintf(&b, "    _lane = lax.broadcasted_iota(jnp.int32, (1, %s.shape[1]), 1)\n", first)
+		fmt.Fprintf(&b, "    _lane = lax.broadcasted_iota(jnp.int32, (1, %s%s), 1)\n", first, width)
 		b.WriteString("    _valid = _lane < _bound\n    _inblk = _lane < _block\n")
 	} else {
 		fmt.Fprintf(&b, "    _shape = (_bm, %d)\n", lanes)
@@ -137,22 +140,27 @@ func kwargs(a *Analysis, sizes map[string]string) string {
 
 func renderRowRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 	var x string
+	xSegs := 0
 	n2d := 0
 	for _, p := range a.Ptrs {
 		if p.Access == access2D {
-			if x == "" && p.Loaded {
-				x = p.Name
+			if p.Loaded && (x == "" || xSegs > 0 && p.Segs == 0) {
+				x, xSegs = p.Name, p.Segs
 			}
 			if p.Loaded {
-				n2d++
+				n2d += max(p.Segs, 1)
 			}
 			if p.Stored {
-				n2d++
+				n2d += max(p.Segs, 1)
 			}
 		}
 	}
 	b.WriteString("\n\ndef run(args, *, interpret):\n")
-	fmt.Fprintf(b, "    rows, cols = args[%q].shape\n", x)
+	if xSegs > 0 {
+		fmt.Fprintf(b, "    rows, cols = args[%q].shape[0], args[%q].shape[1] // 2\n", x, x)
+	} else {
+		fmt.Fprintf(b, "    rows, cols = args[%q].shape\n", x)
+	}
 	b.WriteString("    block = _next_pow2(cols)\n")
 	fmt.Fprintf(b, "    cp = _round_up(block, %d)\n", lanes)
 	fmt.Fprintf(b, "    bm = max(8, min(_round_up(rows, 8), 256, %d // (cp * 4 * 2 * %d) // 8 * 8))\n", vmemBudget, max(n2d, 1))
@@ -166,6 +174,13 @@ func renderRowRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 	}
 	for _, p := range ins {
 		a := fmt.Sprintf("args[%q].astype(jnp.float32)", p.Name)
+		switch {
+		case p.Access == access2D && p.Segs > 0:
+			// each half padded to the lanes on its own: the kernel slices the block in two
+			inExprs = append(inExprs, fmt.Sprintf("jnp.pad(%s.reshape(rows, 2, cols), ((0, rows_p - rows), (0, 0), (0, cp - cols))).reshape(rows_p, 2 * cp)", a))
+			inSpecs = append(inSpecs, "pl.BlockSpec((bm, 2 * cp), lambda i: (i, 0))")
+			continue
+		}
 		switch p.Access {
 		case access2D:
 			inExprs = append(inExprs, fmt.Sprintf("jnp.pad(%s, ((0, rows_p - rows), (0, cp - cols)))", a))
@@ -179,6 +194,12 @@ func renderRowRun(b *strings.Builder, a *Analysis, ins, outs []PtrParam) {
 		inSpecs = append(inSpecs, spec[p.Access])
 	}
 	for i, p := range outs {
+		if p.Access == access2D && p.Segs > 0 {
+			outShapes = append(outShapes, "jax.ShapeDtypeStruct((rows_p, 2 * cp), jnp.float32)")
+			rets = append(rets, fmt.Sprintf("%q: res[%d].reshape(rows_p, 2, cp)[:rows, :, :cols].reshape(rows, 2 * cols)", p.Name, i))
+			outSpecs = append(outSpecs, "pl.BlockSpec((bm, 2 * cp), lambda i: (i, 0))")
+			continue
+		}
 		switch p.Access {
 		case access2D:
 			outShapes = append(outShapes, "jax.ShapeDtypeStruct((rows_p, cp), jnp.float32)")

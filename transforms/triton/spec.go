@@ -43,6 +43,9 @@ type Call struct {
 type SymRef struct {
 	Param string `json:"param"`
 	Axis  int    `json:"axis"`
+	// Div divides the dimension (a row of two halves of cols: 2); 0 or 1
+	// reads it as it is.
+	Div int `json:"div,omitempty"`
 }
 
 // Buffer is an output the kernel-mode reference allocates.
@@ -151,6 +154,9 @@ func Spec(a *Analysis) (*kernels.Spec, Call, error) {
 		if pp, ok := ptrs[p.Name]; ok {
 			sp := kernels.Param{Name: p.Name, Kind: "pointer", CType: "tl.pointer_type(tl.float32)", DType: "float32",
 				Role: pp.Role(), Shape: shapes[pp.Access]}
+			if pp.Segs > 0 { // a row in two halves of cols
+				sp.Shape = []string{"rows", fmt.Sprintf("%d * cols", pp.Segs)}
+			}
 			s.Params = append(s.Params, sp)
 			if pp.Stored {
 				call.Returns = append(call.Returns, p.Name)
@@ -159,8 +165,12 @@ func Spec(a *Analysis) (*kernels.Spec, Call, error) {
 				call.Alloc[p.Name] = Buffer{Shape: sp.Shape, DType: "float32"}
 			} else {
 				for axis, sym := range sp.Shape {
-					if _, ok := call.Symbols[sym]; !ok {
-						call.Symbols[sym] = SymRef{Param: p.Name, Axis: axis}
+					div := 1
+					if pp.Segs > 0 && axis == 1 {
+						sym, div = "cols", pp.Segs
+					}
+					if r, ok := call.Symbols[sym]; !ok || r.Div > 1 && div == 1 {
+						call.Symbols[sym] = SymRef{Param: p.Name, Axis: axis, Div: div}
 					}
 				}
 			}

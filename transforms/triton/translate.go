@@ -34,6 +34,13 @@ type PtrParam struct {
 	Access string
 	Loaded bool
 	Stored bool
+	// Segs is 2 for a (rows, 2 * cols) tensor whose rows the kernel reads
+	// or writes as two halves of cols (ptr + cols_bound + cols), else 0.
+	Segs int
+
+	stride   string       // the row stride parameter of its accesses
+	segSeen  map[int]bool // the halves accessed (stores: both must be)
+	segBound string       // the column count the second half is offset by
 }
 
 // Role is the spec role: input, output or inout.
@@ -109,6 +116,9 @@ type off struct {
 	flat   bool
 	taxis  int  // the program-id axis of a flat block (or column tile)
 	tiled  bool // cols are pid(taxis) * BLOCK + arange: a column tile of the row
+	// seg is the column count added to a row's address (ptr + n_cols +
+	// cols: the second half of a [rows, 2 * cols] row, a fused gate-up).
+	seg string
 }
 
 type val struct {
@@ -152,6 +162,7 @@ type translator struct {
 	// arange) as a vector shared by the rows: the second pass over a
 	// kernel whose rows are walked in column tiles (a gamma beside x).
 	flatCols bool
+	lastSeg  int // the half the last pointer access addressed
 }
 
 // Translate drafts a Pallas candidate for k: it analyses the kernel (Analyse)
@@ -660,13 +671,91 @@ func (t *translator) pointer(v val, n *ts.Node) (string, string) {
 	}
 	p := t.ptrs[v.param]
 	if p == nil {
-		p = &PtrParam{Name: v.param, Access: acc}
+		p = &PtrParam{Name: v.param, Access: acc, segSeen: map[int]bool{}}
 		t.ptrs[v.param] = p
 	}
 	if p.Access != acc {
 		t.fail(CodeAddress, n, "%s accessed as %s and as %s", v.param, p.Access, acc)
 	}
+	seg := 0
+	if o.seg != "" {
+		if acc != access2D || o.tiled {
+			t.fail(CodeAddress, n, "offset arithmetic + (a column offset outside a whole row)")
+		}
+		seg, p.Segs, p.segBound = 1, 2, o.seg
+	}
+	p.segSeen[seg] = true
+	if acc == access2D && o.stride != "" {
+		if p.stride != "" && p.stride != o.stride {
+			t.fail(CodeAddress, n, "%s with two row strides", v.param)
+		}
+		p.stride = o.stride
+	}
+	t.lastSeg = seg
 	return v.param, acc
+}
+
+// segRef is the placeholder for one half of a pointer's row block,
+// resolved by the analysis once every access is known («name#seg»).
+func segRef(name string, seg int) string { return fmt.Sprintf("«%s#%d»", name, seg) }
+
+var (
+	reSegRef   = regexp.MustCompile(`«([A-Za-z_][A-Za-z0-9_]*)#([01])»`)
+	reSegShape = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)_oref\[«[A-Za-z_][A-Za-z0-9_]*#[01]»\]\.shape`)
+)
+
+// resolveSegs turns the placeholders into whole-block or half-block
+// indexes, checks the halves (a halved pointer's stride is twice the row,
+// a halved output is stored in both halves) and retypes their strides.
+func (t *translator) resolveSegs() {
+	halved := map[string]bool{}
+	for _, p := range t.ptrs {
+		if p.Segs == 0 {
+			continue
+		}
+		if p.segBound != t.bound {
+			panic(refuse(CodeAddress, "%s is offset by %s, not by the column count %s", p.Name, p.segBound, t.bound))
+		}
+		if p.Stored && !(p.segSeen[0] && p.segSeen[1]) {
+			panic(refuse(CodeAddress, "%s stores one half of its rows only", p.Name))
+		}
+		if p.stride == "" || p.stride == "1" {
+			panic(refuse(CodeAddress, "%s is halved without a row stride", p.Name))
+		}
+		halved[p.stride] = true
+	}
+	for _, p := range t.ptrs {
+		if p.Segs == 0 && p.Access == access2D && halved[p.stride] {
+			panic(refuse(CodeAddress, "stride %s used for two shapes", p.stride))
+		}
+	}
+	for st := range halved {
+		t.strides[st] = "2 * cols"
+	}
+	for i, l := range t.lines {
+		l = reSegShape.ReplaceAllStringFunc(l, func(m string) string {
+			name := reSegShape.FindStringSubmatch(m)[1]
+			if t.ptrs[name] == nil || t.ptrs[name].Segs == 0 {
+				return name + "_oref.shape"
+			}
+			return fmt.Sprintf("(%s_oref.shape[0], %s_oref.shape[1] // 2)", name, name)
+		})
+		t.lines[i] = reSegRef.ReplaceAllStringFunc(l, func(m string) string {
+			g := reSegRef.FindStringSubmatch(m)
+			name, seg := g[1], g[2]
+			ref := name + "_ref"
+			if strings.Contains(l, name+"_oref[") {
+				ref = name + "_oref"
+			}
+			if t.ptrs[name] == nil || t.ptrs[name].Segs == 0 {
+				return "..."
+			}
+			if seg == "0" {
+				return ":, : " + ref + ".shape[1] // 2"
+			}
+			return ":, " + ref + ".shape[1] // 2 :"
+		})
+	}
 }
 
 func (t *translator) checkMask(kw map[string]*ts.Node, n *ts.Node) bool {
@@ -693,6 +782,9 @@ func (t *translator) load(c *ts.Node) val {
 	}
 	p.Loaded = true
 	ref := fmt.Sprintf("%s_ref[...]", name)
+	if acc == access2D {
+		ref = fmt.Sprintf("%s_ref[%s]", name, segRef(name, t.lastSeg))
+	}
 	masked := t.checkMask(kw, c)
 	other := "0.0"
 	if o, ok := kw["other"]; ok {
@@ -737,6 +829,11 @@ func (t *translator) store(c *ts.Node, indent int) {
 		t.fail(CodeConstruct, c, "stored value is not data")
 	}
 	t.ptrs[name].Stored = true
+	if acc == access2D {
+		sr := segRef(name, t.lastSeg)
+		t.emit(indent, "%s_oref[%s] = jnp.broadcast_to(%s, %s_oref[%s].shape).astype(%s_oref.dtype)", name, sr, t.py(v), name, sr, name)
+		return
+	}
 	t.emit(indent, "%s_oref[...] = jnp.broadcast_to(%s, %s_oref.shape).astype(%s_oref.dtype)", name, t.py(v), name, name)
 }
 
@@ -883,6 +980,9 @@ func (t *translator) binary(op string, l, r val, n *ts.Node) val {
 		return val{k: kOff, off: mergeOff(asOff(l), asOff(r), t, n)}
 	case op == "+" && l.k == kPtr && r.k == kPtr:
 		t.fail(CodeAddress, n, "pointer plus pointer")
+	case op == "+" && (l.k == kPtr || l.k == kParam && !t.scal[l.param]) && (r.k == kConst || r.k == kParam) && r.param != "" &&
+		(t.bound == "" || r.param == t.bound):
+		return t.addSeg(l, r.param, n)
 	case (l.k == kPtr || l.k == kOff) && r.k == kData || (r.k == kPtr || r.k == kOff) && l.k == kData:
 		t.fail(CodeAddress, n, "address from a loaded or computed value (a gather)")
 	case l.k == kOff || r.k == kOff || l.k == kPtr || r.k == kPtr:
@@ -942,7 +1042,24 @@ func mergeOff(a, b off, t *translator, n *ts.Node) off {
 func (t *translator) addPtr(p, o val, n *ts.Node) val {
 	base := p.param
 	cur := p.off
-	return val{k: kPtr, param: base, off: mergeOff(cur, asOff(o), t, n)}
+	ov := asOff(o)
+	m := mergeOff(cur, ov, t, n)
+	m.seg = cur.seg + ov.seg
+	return val{k: kPtr, param: base, off: m}
+}
+
+// addSeg is ptr + bound: the row's second half of bound columns (the bound
+// is checked when the kernel's mask is known).
+func (t *translator) addSeg(p val, bound string, n *ts.Node) val {
+	if p.k == kParam {
+		p = val{k: kPtr, param: p.param}
+	}
+	if p.off.seg != "" || p.off.flat {
+		t.fail(CodeAddress, n, "offset arithmetic + (a second column offset)")
+	}
+	o := p.off
+	o.seg = bound
+	return val{k: kPtr, param: p.param, off: o}
 }
 
 // noteAxes records which program-id axis walks the rows and which the
@@ -1327,6 +1444,7 @@ func (t *translator) helper(name string, c *ts.Node) string {
 }
 
 func (t *translator) analysis() *Analysis {
+	t.resolveSegs()
 	a := &Analysis{Kernel: t.k, Mode: t.mode, Sizes: map[string]string{}, Constexprs: map[string]string{},
 		Bound: t.bound, Block: t.block, Reductions: t.nred, Body: t.lines, Helpers: t.helperSrc,
 		DataParams: sortedKeys(t.scal)}

@@ -427,7 +427,7 @@ func addOpsImport(ctx context.Context, src string, pkg bool) string {
 // (rows of a row kernel) from the grid's axis.
 func (p *wirePlan) symbols() (map[string]string, error) {
 	out := map[string]string{}
-	for _, strides := range []bool{false, true} { // the mask bound before a stride equal to it
+	sizes := func(strides bool) {
 		for _, sp := range p.wk.Spec.Params {
 			if sp.Role != "size" || strings.Contains(strings.ToLower(sp.Name), "stride") != strides {
 				continue
@@ -438,12 +438,15 @@ func (p *wirePlan) symbols() (map[string]string, error) {
 			}
 		}
 	}
-	for _, name := range sortedKeys(p.wk.Call.Constexprs) { // a constexpr mask bound (N: tl.constexpr)
+	// the mask bound (a parameter, or a constexpr N: tl.constexpr) before a stride equal to it
+	sizes(false)
+	for _, name := range sortedKeys(p.wk.Call.Constexprs) {
 		e := strings.TrimSpace(p.wk.Call.Constexprs[name])
 		if _, ok := out[e]; !ok && contains(p.wk.Spec.Symbols, e) && contains(p.wk.Kernel.Constexprs(), name) {
 			out[e] = "int(" + name + ")"
 		}
 	}
+	sizes(true)
 	for _, s := range p.wk.Spec.Symbols {
 		if _, ok := out[s]; ok {
 			continue
@@ -468,6 +471,8 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+var reScaled = regexp.MustCompile(`^\s*([0-9]+)\s*\*\s*([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 var reSizeExpr = regexp.MustCompile(`^[A-Za-z0-9_ +*()-]+$`)
 
@@ -647,6 +652,14 @@ func (p *wirePlan) jaxFunction() (string, error) {
 			for axis, d := range t.Shape {
 				if strings.TrimSpace(d) == s && !bound[s] {
 					w("    s_%s = %s.shape[%d]", s, t.Name, axis)
+					bound[s] = true
+				}
+			}
+		}
+		for _, t := range p.tensorParams() { // a row of K halves: (rows, K * cols)
+			for axis, d := range t.Shape {
+				if m := reScaled.FindStringSubmatch(d); m != nil && m[2] == s && !bound[s] {
+					w("    s_%s = %s.shape[%d] // %s", s, t.Name, axis, m[1])
 					bound[s] = true
 				}
 			}

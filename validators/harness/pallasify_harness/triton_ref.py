@@ -290,7 +290,7 @@ class TritonReference:
         d = self.desc
         env = {"next_power_of_2": triton.next_power_of_2, "cdiv": triton.cdiv, "min": min, "max": max}
         for sym, ref in (d.get("symbols") or {}).items():
-            env[sym] = int(np.shape(args[ref["param"]])[int(ref["axis"])])
+            env[sym] = int(np.shape(args[ref["param"]])[int(ref["axis"])]) // int(ref.get("div") or 1)
 
         def ev(expr):
             return eval(compile(str(expr), "<spec>", "eval"), {"__builtins__": {}}, dict(env))  # noqa: S307 - ours
