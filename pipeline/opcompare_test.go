@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -156,34 +157,10 @@ func originalOutputs(t *testing.T, sb *sandbox.Sandbox, py, orig, name, plan str
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cache := os.Getenv("PALLASIFY_HOSTBUILD_CACHE")
-	if cache == "" {
-		cache = filepath.Join(os.TempDir(), "pallasify-hostbuild-cache")
-	}
-	files, err := kernels.ListFiles(orig)
+	cache := opCompareCache()
+	built, err := buildOriginal(ctx, t, sb, cache, py, orig)
 	if err != nil {
-		t.Fatal(err)
-	}
-	inv, _ := kernels.Discover(ctx, orig, files)
-	exts := kernels.FindExtensions(orig, inv, files)
-	if len(exts) == 0 {
-		t.Fatalf("%s: no extension found", name)
-	}
-	var built []*hostbuild.Built
-	for _, e := range exts {
-		req, why := hostRequest(orig, e, py)
-		if why != "" {
-			t.Fatalf("%s: the original extension cannot be built for the CPU (%s): the op comparison cannot run", name, why)
-		}
-		b, err := hostbuild.Build(ctx, sb, cache, req)
-		var be *hostbuild.BuildError
-		if errors.As(err, &be) {
-			t.Fatalf("%s: the original extension %s is refused for the CPU (%s): the op comparison cannot run", name, e.Module, be.Error())
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		built = append(built, b)
+		t.Fatalf("%s: %v: the op comparison cannot run", name, err)
 	}
 	root := filepath.Join(t.TempDir(), "root")
 	copyPlain(t, orig, root)
@@ -206,6 +183,80 @@ func originalOutputs(t *testing.T, sb *sandbox.Sandbox, py, orig, name, plan str
 	}
 	t.Logf("original (CPU-built %d module(s), cached run %v): %s", len(built), res.Cached, strings.TrimSpace(res.Output))
 	return filepath.Join(capDir, "opcompare")
+}
+
+func opCompareCache() string {
+	if d := os.Getenv("PALLASIFY_HOSTBUILD_CACHE"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), "pallasify-hostbuild-cache")
+}
+
+// buildOriginal builds every extension of the tree at orig for the CPU
+// (sandboxed, cached); an extension that cannot be built is an error that
+// names it and the builder's code.
+func buildOriginal(ctx context.Context, t *testing.T, sb *sandbox.Sandbox, cache, py, orig string) ([]*hostbuild.Built, error) {
+	t.Helper()
+	files, err := kernels.ListFiles(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := kernels.Discover(ctx, orig, files)
+	exts := kernels.FindExtensions(orig, inv, files)
+	if len(exts) == 0 {
+		return nil, errors.New("no extension found")
+	}
+	var built []*hostbuild.Built
+	for _, e := range exts {
+		req, why := hostRequest(orig, e, py)
+		if why != "" {
+			return nil, fmt.Errorf("the original extension cannot be built for the CPU (%s)", why)
+		}
+		b, err := hostbuild.Build(ctx, sb, cache, req)
+		var be *hostbuild.BuildError
+		if errors.As(err, &be) {
+			return nil, fmt.Errorf("the original extension %s is refused for the CPU (%w)", e.Module, be)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		built = append(built, b)
+	}
+	return built, nil
+}
+
+// TestOpCompareSaysWhenRefused: where the original extension cannot be
+// built for the CPU (here inline_act with an include the emulator lacks),
+// the comparison reports the builder's code instead of passing.
+func TestOpCompareSaysWhenRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	py := e2ePython(t)
+	sb := &sandbox.Sandbox{}
+	if err := sb.Check(context.Background()); err != nil {
+		stackMissing(t, "the original runs only in the sandbox, and bubblewrap is unavailable: "+err.Error())
+	}
+	orig := filepath.Join(t.TempDir(), "inline_act")
+	copyPlain(t, filepath.Join("..", "fixtures", "e2e", "inline_act"), orig)
+	ops := filepath.Join(orig, "inline_act", "ops.py")
+	src, err := os.ReadFile(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := strings.Replace(string(src), "#include <torch/extension.h>\n", "#include <torch/extension.h>\n#include <kittens.cuh>\n", 1)
+	if refused == string(src) {
+		t.Fatal("no include line to extend")
+	}
+	if err := os.WriteFile(ops, []byte(refused), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = buildOriginal(context.Background(), t, sb, opCompareCache(), py, orig)
+	var be *hostbuild.BuildError
+	if !errors.As(err, &be) || be.Code != hostbuild.CodeInclude || !strings.Contains(err.Error(), "inline_act_ext") {
+		t.Fatalf("want the build of inline_act_ext refused with %s, got %v", hostbuild.CodeInclude, err)
+	}
+	t.Logf("not compared: %v", err)
 }
 
 // hostRequest is the builder's request for an extension as the repository
