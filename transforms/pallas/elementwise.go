@@ -64,7 +64,7 @@ func paramVal(t *tr, name string) (val, bool, error) {
 	if err != nil {
 		return val{}, true, err
 	}
-	v := val{py: "p_" + name, ct: ct, k: kUniform, poly: patom("p:" + name)}
+	v := val{py: "p_" + name, ct: ct, k: kUniform, poly: pparam(name)}
 	if p.Role == "size" && p.Expr != "" {
 		if e, err := kernels.ParseExpr(p.Expr); err == nil {
 			v.poly = exprPoly(e)
@@ -154,14 +154,14 @@ func (m *ewMode) field(t *tr, obj, fld string) (val, error) {
 			fn = "_c_div"
 		}
 		py := fmt.Sprintf("%s(iv_%s, %s, jnp.int32)", fn, fld, bd.py)
-		return val{py: py, ct: "uint", k: kIndex, poly: patom("o:" + py)}, nil
+		return val{py: py, ct: "uint", k: kIndex, poly: popaque(py, kIndex)}, nil
 	}
 	return val{}, refuse(CodeUnsupported, "%s.%s", obj, fld)
 }
 
 func (m *ewMode) globalIdx(t *tr, dim string) (val, bool) {
 	m.dims[dim] = true
-	return val{py: "iv_" + dim, ct: "int", k: kIndex, poly: patom("v:" + dim)}, true
+	return val{py: "iv_" + dim, ct: "int", k: kIndex, poly: pvar(dim)}, true
 }
 
 func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
@@ -341,10 +341,11 @@ func (m *ewMode) guardBounds(t *tr, c *ts.Node, negated bool) (map[string]val, b
 		return nil, false, nil
 	}
 	for key, coef := range v.poly {
-		if coef != 1 || !strings.HasPrefix(key, "v:") || strings.Contains(key, "*") {
+		atoms := monomial(key)
+		if coef != 1 || len(atoms) != 1 || atoms[0].kind != atomVar {
 			return nil, false, nil
 		}
-		d := strings.TrimPrefix(key, "v:")
+		d := atoms[0].name
 		if _, set := m.extent[d]; set {
 			return nil, false, nil
 		}
@@ -371,7 +372,7 @@ func (m *ewMode) gridStride(t *tr, n *ts.Node) (bool, error) {
 			iv = v
 		}
 	}
-	if len(iv.poly) != 1 || iv.poly["v:x"] != 1 {
+	if len(iv.poly) != 1 || iv.poly[varKey("x")] != 1 {
 		return false, nil
 	}
 	if upd.Type() != "assignment_expression" || t.u.text(upd.ChildByFieldName("operator")) != "+=" || t.u.text(upd.ChildByFieldName("left")) != name {
@@ -482,7 +483,7 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	m.foldVectors(t, dims, ext)
 	flat, size := pconst(0), pconst(1)
 	for _, d := range dims {
-		flat = flat.mul(ext[d].poly).add(patom("v:"+d), 1)
+		flat = flat.mul(ext[d].poly).add(pvar(d), 1)
 		size = size.mul(ext[d].poly)
 	}
 	lay := m.layout(t, flat, size, dims, ext)
@@ -562,14 +563,14 @@ func (m *ewMode) columnIndexed(t *tr, l ewAccess, shape []string, dims []string,
 	if last == nil || !paramSize(t.params[l.param]).equal(last) {
 		return false
 	}
-	if len(dims) >= 2 && dims[len(dims)-1] == "x" && ext["x"].poly.equal(last) && l.idx.poly.equal(patom("v:x")) {
+	if len(dims) >= 2 && dims[len(dims)-1] == "x" && ext["x"].poly.equal(last) && l.idx.poly.equal(pvar("x")) {
 		return true
 	}
 	if len(dims) != 1 || len(l.idx.poly) != 1 {
 		return false
 	}
-	for atom, c := range l.idx.poly {
-		mm := reColRem.FindStringSubmatch(atom)
+	for key, c := range l.idx.poly {
+		mm := varyingMatch(reColRem, key)
 		if c != 1 || mm == nil {
 			return false
 		}
@@ -604,7 +605,7 @@ func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, e
 			continue
 		}
 		for g := int64(0); g < w; g++ {
-			want := patom("v:y").mul(pcols).add(cols.mul(pconst(g)), 1).add(patom("v:x"), 1)
+			want := pvar("y").mul(pcols).add(cols.mul(pconst(g)), 1).add(pvar("x"), 1)
 			if l.idx.poly.equal(want) {
 				return g
 			}
@@ -629,16 +630,26 @@ func (m *ewMode) rowIndexed(t *tr, l ewAccess, shape []string, dims []string) bo
 	if !paramSize(t.params[l.param]).equal(exprPoly(rows)) {
 		return false
 	}
-	for atom, c := range l.idx.poly {
-		mm := reRowDiv.FindStringSubmatch(atom)
+	for key, c := range l.idx.poly {
+		mm := varyingMatch(reRowDiv, key)
 		return c == 1 && mm != nil && t.namePoly(mm[1]).equal(exprPoly(cols))
 	}
 	return false
 }
 
-var reRowDiv = regexp.MustCompile(`^o:_c_div\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
+// varyingMatch matches re against a monomial that is one varying
+// sub-expression (the thread's index divided by or modulo a size), else nil.
+func varyingMatch(re *regexp.Regexp, key string) []string {
+	atoms := monomial(key)
+	if len(atoms) != 1 || atoms[0].kind != atomVarying {
+		return nil
+	}
+	return re.FindStringSubmatch(atoms[0].name)
+}
 
-var reColRem = regexp.MustCompile(`^o:_c_rem\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
+var reRowDiv = regexp.MustCompile(`^_c_div\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
+
+var reColRem = regexp.MustCompile(`^_c_rem\(iv_x, ([A-Za-z_][A-Za-z0-9_]*), jnp\.u?int32\)$`)
 
 // namePoly is the size polynomial of a placeholder: s_<symbol>, or a size
 // parameter p_<name> by its expression.

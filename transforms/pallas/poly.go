@@ -7,10 +7,56 @@ import (
 	"github.com/pallasify/pallasify/transforms/kernels"
 )
 
-// poly is an integer polynomial over atoms (index variables, size symbols,
-// opaque sub-expressions): monomial key ("a*b", "" for the constant) to
-// coefficient. It decides whether an access is the identity on the domain.
+// poly is an integer polynomial over atoms: monomial key (its atoms' keys,
+// sorted, joined by monoSep, which no Python text holds; "" for the
+// constant) to coefficient. It decides
+// whether an access is the identity on the domain. Atoms are typed (see
+// atom); a key is only built by atom.key and read back by monomial.
 type poly map[string]int64
+
+// atomKind says what an atom of a poly stands for.
+type atomKind byte
+
+const (
+	atomVar     atomKind = 'v' // an index variable: x, y, z (global index), t (thread), b (block), j (row loop), s (tree stride)
+	atomSize    atomKind = 's' // a size symbol of the spec
+	atomParam   atomKind = 'p' // a scalar parameter of the kernel
+	atomOpaque  atomKind = 'o' // a sub-expression the same for every thread, kept as its Python text
+	atomVarying atomKind = 'd' // a sub-expression of the thread's position or of data, kept as its Python text
+)
+
+// atom is one factor of a monomial.
+type atom struct {
+	kind atomKind
+	name string
+}
+
+func (a atom) key() string { return string(a.kind) + ":" + a.name }
+
+// monomial reads a poly key back as its atoms (none for the constant).
+func monomial(key string) []atom {
+	if key == "" {
+		return nil
+	}
+	parts := strings.Split(key, monoSep)
+	out := make([]atom, len(parts))
+	for i, k := range parts {
+		out[i] = atom{kind: atomKind(k[0]), name: k[2:]}
+	}
+	return out
+}
+
+func monomialKey(atoms []atom) string {
+	keys := make([]string, len(atoms))
+	for i, a := range atoms {
+		keys[i] = a.key()
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, monoSep)
+}
+
+// monoSep joins a monomial's atoms: an opaque atom's Python text may hold "*".
+const monoSep = "\x1f"
 
 func pconst(c int64) poly {
 	if c == 0 {
@@ -19,7 +65,25 @@ func pconst(c int64) poly {
 	return poly{"": c}
 }
 
-func patom(a string) poly { return poly{a: 1} }
+func patom(a atom) poly { return poly{a.key(): 1} }
+
+// pvar is the index variable name; varKey its monomial key.
+func pvar(name string) poly { return patom(atom{atomVar, name}) }
+
+func varKey(name string) string { return atom{atomVar, name}.key() }
+
+func psize(name string) poly { return patom(atom{atomSize, name}) }
+
+func pparam(name string) poly { return patom(atom{atomParam, name}) }
+
+// popaque is a sub-expression the polynomial does not look into: uniform
+// (k == kUniform) or varying with the thread or the data.
+func popaque(py string, k kind) poly {
+	if k == kUniform {
+		return patom(atom{atomOpaque, py})
+	}
+	return patom(atom{atomVarying, py})
+}
 
 func (p poly) add(q poly, sign int64) poly {
 	if p == nil || q == nil {
@@ -41,15 +105,7 @@ func (p poly) add(q poly, sign int64) poly {
 }
 
 func mulKey(a, b string) string {
-	var parts []string
-	if a != "" {
-		parts = append(parts, strings.Split(a, "*")...)
-	}
-	if b != "" {
-		parts = append(parts, strings.Split(b, "*")...)
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, "*")
+	return monomialKey(append(monomial(a), monomial(b)...))
 }
 
 func (p poly) mul(q poly) poly {
@@ -104,7 +160,7 @@ func exprPoly(e *kernels.Expr) poly {
 	case "lit":
 		return pconst(e.Val)
 	case "sym":
-		return patom("s:" + e.Name)
+		return psize(e.Name)
 	case "+":
 		return exprPoly(e.L).add(exprPoly(e.R), 1)
 	case "-":
@@ -117,7 +173,7 @@ func exprPoly(e *kernels.Expr) poly {
 	if c, ok := constEval(e); ok {
 		return pconst(c)
 	}
-	return patom("o:" + e.String())
+	return patom(atom{atomOpaque, e.String()})
 }
 
 func constEval(e *kernels.Expr) (int64, bool) {

@@ -127,9 +127,9 @@ func (m *rowMode) field(t *tr, obj, fld string) (val, error) {
 	}
 	switch obj {
 	case "threadIdx":
-		return val{py: "tid", ct: "uint", k: kIndex, sp: spThread, poly: patom("v:t")}, nil
+		return val{py: "tid", ct: "uint", k: kIndex, sp: spThread, poly: pvar("t")}, nil
 	case "blockIdx":
-		return val{py: "B", ct: "uint", k: kIndex, poly: patom("v:b")}, nil
+		return val{py: "B", ct: "uint", k: kIndex, poly: pvar("b")}, nil
 	case "blockDim":
 		return val{py: strconv.FormatInt(m.T, 10), ct: "uint", k: kUniform, poly: pconst(m.T)}, nil
 	case "gridDim":
@@ -145,10 +145,10 @@ func splitB(p poly) (poly, poly) {
 	}
 	s, c := poly{}, poly{}
 	for k, v := range p {
-		parts := strings.Split(k, "*")
+		atoms := monomial(k)
 		found := -1
-		for i, a := range parts {
-			if a == "v:b" {
+		for i, a := range atoms {
+			if a == (atom{atomVar, "b"}) {
 				found = i
 			}
 		}
@@ -156,12 +156,14 @@ func splitB(p poly) (poly, poly) {
 			c[k] = v
 			continue
 		}
-		rest := append(append([]string{}, parts[:found]...), parts[found+1:]...)
-		s[strings.Join(rest, "*")] += v
+		rest := append(append([]atom{}, atoms[:found]...), atoms[found+1:]...)
+		s[monomialKey(rest)] += v
 	}
 	return s, c
 }
 
+// polyPy writes a uniform poly as Python; false when it has an index
+// variable or a varying sub-expression.
 func polyPy(p poly) (string, bool) {
 	if p == nil {
 		return "", false
@@ -173,21 +175,16 @@ func polyPy(p poly) (string, bool) {
 	for _, k := range sortedKeys(p) {
 		coef := p[k]
 		var fs []string
-		if k != "" {
-			for _, a := range strings.Split(k, "*") {
-				switch {
-				case strings.HasPrefix(a, "s:"):
-					fs = append(fs, "s_"+a[2:])
-				case strings.HasPrefix(a, "p:"):
-					fs = append(fs, "p_"+a[2:])
-				case strings.HasPrefix(a, "o:"):
-					if strings.Contains(a, "iv_") || strings.Contains(a, "tid") || strings.Contains(a, "jj") || strings.Contains(a, "B") && strings.Contains(a, "(B") {
-						return "", false
-					}
-					fs = append(fs, "("+a[2:]+")")
-				default:
-					return "", false
-				}
+		for _, a := range monomial(k) {
+			switch a.kind {
+			case atomSize:
+				fs = append(fs, "s_"+a.name)
+			case atomParam:
+				fs = append(fs, "p_"+a.name)
+			case atomOpaque:
+				fs = append(fs, "("+a.name+")")
+			default:
+				return "", false
 			}
 		}
 		if coef != 1 || len(fs) == 0 {
@@ -229,7 +226,7 @@ func (m *rowMode) load(t *tr, p ptrv, idx val) (val, error) {
 			return val{}, refuse(CodeUnsupported, "shared %s is read at %s after its tree reduction", p.base, idx.py)
 		}
 		switch {
-		case sv.sp == spRow && idx.poly.equal(patom("v:j")), sv.sp == spThread && idx.poly.equal(patom("v:t")):
+		case sv.sp == spRow && idx.poly.equal(pvar("j")), sv.sp == spThread && idx.poly.equal(pvar("t")):
 			return sv, nil
 		}
 		return val{}, refuse(CodeUnsupported, "shared %s is read at %s (only the thread's or the loop's own slot is understood)", p.base, idx.py)
@@ -253,12 +250,12 @@ func (m *rowMode) load(t *tr, p ptrv, idx val) (val, error) {
 	ref := vw.name + "_ref"
 	cast := computeType(prm)
 	switch {
-	case C.equal(patom("v:j")):
+	case C.equal(pvar("j")):
 		if m.L == nil || !S.equal(m.L.poly) && len(S) != 0 {
 			return val{}, refuse(CodeUnsupported, "%s rows (stride %s) differ from the row loop", p.base, vw.spy)
 		}
 		return t.bind(val{py: ref + "[...].astype(" + cast + ")", ct: ct, k: kData, sp: spRow}, "r"), nil
-	case len(C) <= 2 && C["v:t"] == 1:
+	case len(C) <= 2 && C[varKey("t")] == 1:
 		c := C[""]
 		if len(C) == 2 && c == 0 {
 			return val{}, refuse(CodeUnsupported, "address of %s", p.base)
@@ -279,7 +276,7 @@ func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
 	if idx.k == kData {
 		return refuse(CodeDataIndex, "%s is written at a data-dependent index", p.base)
 	}
-	if p.shared && v.acc != nil && idx.poly.equal(patom("v:t")) && isTrue(t.path) && !m.elected {
+	if p.shared && v.acc != nil && idx.poly.equal(pvar("t")) && isTrue(t.path) && !m.elected {
 		// a per-thread partial parked in the thread's slot for a tree reduction
 		m.shared[p.base] = v
 		delete(m.reduced, p.base)
@@ -293,10 +290,10 @@ func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
 			return refuse(CodeUnsupported, "shared %s is written under a condition", p.base)
 		}
 		switch {
-		case m.inLoop > 0 && idx.poly.equal(patom("v:j")) && v.sp != spThread:
+		case m.inLoop > 0 && idx.poly.equal(pvar("j")) && v.sp != spThread:
 			v.sp = spRow
 			m.shared[p.base] = v
-		case idx.poly.equal(patom("v:t")) && v.sp != spRow && !m.elected:
+		case idx.poly.equal(pvar("t")) && v.sp != spRow && !m.elected:
 			if v.sp == spUniform {
 				v = t.bind(val{py: fmt.Sprintf("jnp.broadcast_to(%s, (BR, %d))", v.py, m.T), ct: v.ct, k: v.k, sp: spThread}, "v")
 			}
@@ -352,7 +349,7 @@ func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
 	}
 	blk := t.fresh("ob")
 	switch {
-	case C.equal(patom("v:j")) && m.inLoop > 0:
+	case C.equal(pvar("j")) && m.inLoop > 0:
 		if !S.equal(m.L.poly) {
 			return refuse(CodeUnsupported, "%s rows differ from the row loop", p.base)
 		}
@@ -548,7 +545,7 @@ func (m *rowMode) stmt(t *tr, n *ts.Node) (bool, error) {
 		if c.Type() == "binary_expression" && t.u.text(c.ChildByFieldName("operator")) == "==" && n.ChildByFieldName("alternative") == nil && t.depth == 0 {
 			l, err1 := t.expr(c.ChildByFieldName("left"))
 			r, err2 := t.expr(c.ChildByFieldName("right"))
-			if err1 == nil && err2 == nil && l.poly.equal(patom("v:t")) {
+			if err1 == nil && err2 == nil && l.poly.equal(pvar("t")) {
 				if k, ok := r.poly.constant(); ok && k >= 0 && k < m.T && r.k == kUniform && !m.elected {
 					m.elected = true
 					err := t.block(n.ChildByFieldName("consequence"))
@@ -662,7 +659,7 @@ func (m *rowMode) rowLoop(t *tr, n *ts.Node) (bool, error) {
 			iv = v
 		}
 	}
-	if !iv.poly.equal(patom("v:t")) {
+	if !iv.poly.equal(pvar("t")) {
 		return false, nil
 	}
 	if upd.Type() != "assignment_expression" || t.u.text(upd.ChildByFieldName("operator")) != "+=" || t.u.text(upd.ChildByFieldName("left")) != name {
@@ -698,7 +695,7 @@ func (m *rowMode) rowLoop(t *tr, n *ts.Node) (bool, error) {
 	m.inLoop = len(t.env.scopes) - 1
 	m.jmask = "jm"
 	t.path = val{py: "jm", ct: "bool", k: kIndex, sp: spRow}
-	t.env.declare(name, val{py: "jj", ct: "int", k: kIndex, sp: spRow, poly: patom("v:j")})
+	t.env.declare(name, val{py: "jj", ct: "int", k: kIndex, sp: spRow, poly: pvar("j")})
 	err = t.block(n.ChildByFieldName("body"))
 	t.env.pop()
 	m.inLoop = 0
@@ -757,14 +754,14 @@ func (m *rowMode) treeLoop(t *tr, n *ts.Node) (bool, error) {
 	}
 	t.env.push()
 	defer t.env.pop()
-	t.env.declare(name, val{py: "s_tree", ct: "int", k: kUniform, poly: patom("v:s")})
+	t.env.declare(name, val{py: "s_tree", ct: "int", k: kUniform, poly: pvar("s")})
 	g := strip(stmts[0].ChildByFieldName("condition"))
 	if g.Type() != "binary_expression" || t.u.text(g.ChildByFieldName("operator")) != "<" {
 		return true, refuse(CodeUnsupported, "tree reduction guard")
 	}
 	gl, err1 := t.expr(g.ChildByFieldName("left"))
 	gr, err2 := t.expr(g.ChildByFieldName("right"))
-	if err1 != nil || err2 != nil || !gl.poly.equal(patom("v:t")) || !gr.poly.equal(patom("v:s")) {
+	if err1 != nil || err2 != nil || !gl.poly.equal(pvar("t")) || !gr.poly.equal(pvar("s")) {
 		return true, refuse(CodeUnsupported, "tree reduction guard is not threadIdx < stride")
 	}
 	ifn := stmts[0]
@@ -782,7 +779,7 @@ func (m *rowMode) treeLoop(t *tr, n *ts.Node) (bool, error) {
 		return true, refuse(CodeUnsupported, "tree reduction update")
 	}
 	base, li, err := t.address(lhs)
-	if err != nil || !base.ptr.shared || !li.poly.equal(patom("v:t")) {
+	if err != nil || !base.ptr.shared || !li.poly.equal(pvar("t")) {
 		return true, refuse(CodeUnsupported, "tree reduction does not update the thread's shared slot")
 	}
 	arr := base.ptr.base
@@ -792,7 +789,7 @@ func (m *rowMode) treeLoop(t *tr, n *ts.Node) (bool, error) {
 			return false
 		}
 		b, i, err := t.address(x)
-		return err == nil && b.ptr.base == arr && i.poly.equal(patom("v:t").add(patom("v:s"), 1))
+		return err == nil && b.ptr.base == arr && i.poly.equal(pvar("t").add(pvar("s"), 1))
 	}
 	isSelf := func(x *ts.Node) bool {
 		x = strip(x)
@@ -800,7 +797,7 @@ func (m *rowMode) treeLoop(t *tr, n *ts.Node) (bool, error) {
 			return false
 		}
 		b, i, err := t.address(x)
-		return err == nil && b.ptr.base == arr && i.poly.equal(patom("v:t"))
+		return err == nil && b.ptr.base == arr && i.poly.equal(pvar("t"))
 	}
 	op := ""
 	rhs := strip(a.ChildByFieldName("right"))

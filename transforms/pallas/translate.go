@@ -767,7 +767,7 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 			fn = "_c_rem"
 		}
 		py := fn + "(" + a.py + ", " + b.py + ", " + jnpType(ct) + ")"
-		return val{py: py, ct: ct, k: k, sp: sp, poly: patom("o:" + py)}, nil
+		return val{py: py, ct: ct, k: k, sp: sp, poly: popaque(py, k)}, nil
 	case "<", "<=", ">", ">=", "==", "!=":
 		ct := arith(a.ct, b.ct)
 		if a.ct == "bool" && b.ct == "bool" {

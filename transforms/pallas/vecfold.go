@@ -74,7 +74,7 @@ func (m *ewMode) foldVectors(t *tr, dims []string, ext map[string]val) bool {
 	if !ok {
 		return false
 	}
-	own := val{py: "iv_x", ct: "int", k: kIndex, poly: patom("v:x")}
+	own := val{py: "iv_x", ct: "int", k: kIndex, poly: pvar("x")}
 	for i := range loads {
 		loads[i].idx = own
 	}
@@ -105,9 +105,9 @@ func (m *ewMode) vectorWidth() (int64, bool) {
 		if p == nil || len(p) > 2 {
 			return 0, false
 		}
-		aw, c := p["v:x"], p[""]
+		aw, c := p[varKey("x")], p[""]
 		for k := range p {
-			if k != "v:x" && k != "" {
+			if k != varKey("x") && k != "" {
 				return 0, false
 			}
 		}
