@@ -110,10 +110,10 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 
 func header(k *kernels.Kernel, class string, notes []string) string {
 	var b strings.Builder
-	b.WriteString(`"""` + wrapText(fmt.Sprintf("Pallas TPU draft of CUDA kernel %s (%s:%d), drafted by pallasify rules (%s).",
+	b.WriteString(`"""` + WrapText(fmt.Sprintf("Pallas TPU draft of CUDA kernel %s (%s:%d), drafted by pallasify rules (%s).",
 		k.Name, k.Path, k.Line, class), maxLine-3))
 	for _, n := range notes {
-		b.WriteString("\n" + wrapText("Note: "+n+".", maxLine))
+		b.WriteString("\n" + WrapText("Note: "+n+".", maxLine))
 	}
 	b.WriteString(`"""` + "\n")
 	return b.String()
