@@ -596,21 +596,7 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 			Verdict: verdictLine(p.Verdict), Cases: p.Verdict.Cases, TPU: p.Verdict.Chips})
 	}
 	files, wired, probs := pallas.Wire(ctx, wks, read, py)
-	for _, wf := range files {
-		if f := byPath[wf.Path]; f != nil {
-			if f.Original == nil {
-				orig, _ := read(wf.Path)
-				f.Original = orig
-			}
-			f.Updated = wf.Content
-			continue
-		}
-		f := &File{Path: wf.Path, Lang: langOf(wf.Path), Generated: true, Updated: wf.Content, Mode: 0o644,
-			Bytes: int64(len(wf.Content)), Lines: countLines(wf.Content)}
-		byPath[wf.Path] = f
-		r.Files = append(r.Files, f)
-	}
-	sort.Slice(r.Files, func(i, j int) bool { return r.Files[i].Path < r.Files[j].Path })
+	applyWireFiles(r, byPath, read, files)
 	for _, wd := range wired {
 		for _, pk := range r.Kernels {
 			if pk.ID == wd.Kernel && pk.Draft != nil {
