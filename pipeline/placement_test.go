@@ -18,7 +18,9 @@ var placementFixture = filepath.Join("..", "fixtures", "projects", "device_pkg")
 // migrated device_pkg with torch's accelerator probes made to fail: importing
 // a library module must not look for the accelerator (a module-level DEVICE
 // would, and on CUDA that poisons fork). Then it runs them on this host, where
-// the device they find on first use is the CPU.
+// the device they find on first use is the CPU, and a caller passing
+// device=None explicitly still gets None (the parameter's new default is a
+// sentinel, not None).
 func TestPlacementImportDoesNotProbe(t *testing.T) {
 	py := python(t)
 	ctx := context.Background()
@@ -65,6 +67,9 @@ import mypkg.guarded  # the same, torch imported under a guard
 import mypkg.late  # module-level code that uses the device before a late import
 
 print(mypkg.late.DEFAULT, mypkg.late.ones().device, mypkg.guarded.describe())
+# an explicit device=None still reaches the body as None (the original passed it on to torch)
+label, helper_label = mypkg.model.device_label, helpers.device_label
+print(label(None), label(), label(device=None), helper_label(None), helper_label())
 `
 	cmd := exec.Command(py, "-c", script, out)
 	cmd.Env = append(os.Environ(), "CUDA_VISIBLE_DEVICES=", "PYTHONDONTWRITEBYTECODE=1", "TORCH_DEVICE_BACKEND_AUTOLOAD=0")
@@ -72,7 +77,7 @@ print(mypkg.late.DEFAULT, mypkg.late.ones().device, mypkg.guarded.describe())
 	if err != nil {
 		t.Fatalf("migrated package: %v\n%s", err, got)
 	}
-	want := "cpu cpu cpu 0.0 None\n['cpu'] cpu\ncpu cpu cpu cpu\n"
+	want := "cpu cpu cpu 0.0 None\n['cpu'] cpu\ncpu cpu cpu cpu\nNone cpu None None cpu\n"
 	if !strings.HasSuffix(string(got), want) {
 		t.Errorf("migrated package printed\n%s\nwant it to end with\n%s", got, want)
 	}

@@ -68,14 +68,16 @@ var CudaDeviceDefault = &rule.Rule{
 			"an index becomes `str(device_at(i))` " +
 			"(`\"cuda:i\"` on CUDA, the plain device type elsewhere; see cuda-device-string, PDV001). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).\n\n" +
 			"In a library module (see \"Where DEVICE is defined\") a default evaluated on import moves to the call: " +
-			"a parameter default becomes `None`, resolved first in the body (`if device is None: device = " +
-			"pallasify_device().type`), and a dataclass field becomes `field(default_factory=lambda: " +
-			"pallasify_device().type)`, so importing the module does not look for the accelerator.",
+			"a parameter default becomes `DEVICE_ON_FIRST_USE`, a sentinel resolved first in the body (`if device is " +
+			"DEVICE_ON_FIRST_USE: device = pallasify_device().type`), and a dataclass field becomes " +
+			"`field(default_factory=lambda: pallasify_device().type)`, so importing the module does not look for the " +
+			"accelerator. The sentinel is defined with the other helpers (in a package, in `_pallasify_device.py`).",
 		Why: "A default of `\"cuda\"` makes the program fail before the user can say otherwise on a machine " +
 			"without CUDA; these values usually flow into `torch.device(...)` or `.to(...)` later.",
-		Safety: "Safe: the value keeps its type (`str`) and, on a CUDA machine, its value (in a library module: a " +
-			"caller that passes `device=None` explicitly now gets the device rather than torch's default; the dataclass " +
-			"field is no longer a class attribute). The tpu target treats " +
+		Safety: "Safe: the value keeps its type (`str`) and, on a CUDA machine, its value. In a library module the " +
+			"moved parameter default is exact: a caller that passes `device=None` explicitly still passes `None` (torch's " +
+			"default), since only the sentinel is resolved; the dataclass field is no longer a class attribute " +
+			"(instances are unchanged). The tpu target treats " +
 			"indices as cuda-device-string (PDV001) does: a per-process index is safe, any other is an unsafe fix.",
 	}, cudaDeviceDefaultExample),
 	Run: runCudaDeviceDefault,

@@ -13,14 +13,18 @@ import (
 // field — must not call kit.LazyDevice then. lazyDefault moves such a
 // default to where it is used:
 //
-//	def f(x, device="cuda"):          def f(x, device=None):
-//	    return x.to(device)      →        if device is None:
+//	def f(x, device="cuda"):          def f(x, device=DEVICE_ON_FIRST_USE):
+//	    return x.to(device)      →        if device is DEVICE_ON_FIRST_USE:
 //	                                          device = pallasify_device().type
 //	                                      return x.to(device)
 //
 //	@dataclass                        @dataclass
 //	class Cfg:                   →    class Cfg:
 //	    device: str = "cuda"              device: str = field(default_factory=lambda: pallasify_device().type)
+//
+// The parameter's new default is a sentinel (kit.FirstUse, defined like the
+// other helpers), not None, so a caller passing device=None explicitly
+// passes None as before: the rewrite is exact.
 //
 // Any other import-time site (a class attribute, a module-level value) keeps
 // the call, which then runs on import.
@@ -52,9 +56,11 @@ func lazyDefault(p *rule.Pass, st site, f *rule.Fix) *rule.Fix {
 		name := p.Text(holder.ChildByFieldName("name"))
 		g := *f
 		g.Edits = []rule.Edit{
-			{Start: kit.Start(value), End: kit.End(value), New: "None"},
-			{Start: at, End: at, New: indent + "if " + name + " is None:\n" + indent + "    " + name + " = " + newText + "\n"},
+			{Start: kit.Start(value), End: kit.End(value), New: kit.FirstUse},
+			{Start: at, End: at, New: indent + "if " + name + " is " + kit.FirstUse + ":\n" +
+				indent + "    " + name + " = " + newText + "\n"},
 		}
+		g.Preludes = append(append([]rule.Prelude(nil), f.Preludes...), kit.FirstUsePrelude())
 		return &g
 	case "assignment":
 		if holder.ChildByFieldName("type") == nil || !inDataclass(p, holder) {

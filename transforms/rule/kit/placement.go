@@ -32,8 +32,9 @@ const PlacementDoc = "The example is an entry script (a file with `if __name__ =
 	"`DEVICE` is `pallasify_device()`, a cached function that finds the device on its first call. In a package it and " +
 	"the helpers are written once, into `_pallasify_device.py` next to the top `__init__.py`, and each library module " +
 	"imports what it uses (`from .._pallasify_device import device_at`); a library module in no package defines them " +
-	"inline. A parameter default of a library function becomes `None` and is resolved in the body (`if device is None: " +
-	"device = pallasify_device().type`), a dataclass field a `default_factory`; other module-level uses (a class " +
+	"inline. A parameter default of a library function becomes `DEVICE_ON_FIRST_USE`, a sentinel resolved in the body " +
+	"(`if device is DEVICE_ON_FIRST_USE: device = pallasify_device().type`; a caller passing `None` still passes " +
+	"`None`), a dataclass field a `default_factory`; other module-level uses (a class " +
 	"attribute, a decorator argument) still call `pallasify_device()` when the module is imported."
 
 // LazyDevice is the expression library modules use for DEVICE.
@@ -55,6 +56,26 @@ func LazyDevicePrelude() rule.Prelude {
 		Marker:  "def " + lazyDeviceFn + "(",
 		Imports: []string{"import functools", "import torch"},
 		Share:   lazyDeviceFn,
+	}
+}
+
+// FirstUse is the default a library function's device parameter takes in
+// place of an import-time one (see lazyDefault in transforms/device): a
+// sentinel, so a caller passing None explicitly still passes None.
+const FirstUse = "DEVICE_ON_FIRST_USE"
+
+// FirstUsePrelude defines FirstUse (shared where the module is in a
+// package).
+func FirstUsePrelude() rule.Prelude {
+	return rule.Prelude{
+		Key: "00-device-first-use",
+		Text: "class _DeviceOnFirstUse:\n" +
+			"    \"\"\"pallasify: a default resolved on first use to pallasify_device().type.\"\"\"\n\n" +
+			"    def __repr__(self):\n" +
+			"        return \"<the device found on first use>\"\n\n\n" +
+			FirstUse + " = _DeviceOnFirstUse()\n",
+		Marker: FirstUse + " = ",
+		Share:  FirstUse,
 	}
 }
 
