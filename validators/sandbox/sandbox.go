@@ -256,11 +256,21 @@ func (s *Sandbox) trivial(ctx context.Context) error {
 	} else {
 		args = append(args, "true")
 	}
-	if out, err := exec.CommandContext(ctx, bw, args...).CombinedOutput(); err != nil {
+	cmd := exec.CommandContext(ctx, bw, args...)
+	cmd.WaitDelay = 2 * time.Second // a process left holding the output pipe must not hang the check
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %s", err, out)
 	}
 	return nil
 }
+
+// started remembers, per bubblewrap binary and user mode, that a trivial
+// sandbox started in this process; checkMu serialises the first checks, so
+// drafts validated in parallel start one trivial sandbox, not one each.
+var (
+	checkMu sync.Mutex
+	started = map[string]bool{}
+)
 
 // Check reports whether bubblewrap can start a trivial sandbox here, with
 // the same user and namespaces Command uses.
@@ -268,12 +278,20 @@ func (s *Sandbox) Check(ctx context.Context) error {
 	if s.Disabled {
 		return nil
 	}
-	if _, err := s.bwrap(); err != nil {
+	bw, err := s.bwrap()
+	if err != nil {
 		return err
+	}
+	key := fmt.Sprintf("%s|%v", bw, dropsRoot())
+	checkMu.Lock()
+	defer checkMu.Unlock()
+	if started[key] {
+		return nil
 	}
 	if err := s.trivial(ctx); err != nil {
 		return fmt.Errorf("%w: bubblewrap failed to start: %v (install Debian's bubblewrap, allow unprivileged user namespaces, or pass --no-sandbox to run untrusted code unconfined)", ErrUnavailable, err)
 	}
+	started[key] = true
 	return nil
 }
 
