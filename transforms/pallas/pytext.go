@@ -66,3 +66,23 @@ func WrapText(s string, width int) string {
 	b.WriteString("\n")
 	return b.String()
 }
+
+// JaxOpHelper is the Python of _jax_op, the ops modules' one way to reach
+// torch_tpu's jax_op (the public torch.tpu.pallas.jax_op, else the internal
+// path), imported on first use; the CUDA and the Triton ops modules both
+// write it.
+const JaxOpHelper = `def _jax_op():
+    """torch_tpu's jax_op: the public torch.tpu.pallas.jax_op, else the internal one."""
+    try:
+        import torch
+        import torch_tpu  # noqa: F401  (registers torch.tpu where torch did not load it)
+
+        try:
+            return torch.tpu.pallas.jax_op
+        except AttributeError:
+            from torch_tpu._internal.pallas import jax_op
+
+            return jax_op
+    except ImportError as e:
+        raise RuntimeError(f"tpu tensors need torch_tpu and jax for the Pallas kernels: {e}") from e
+`
