@@ -38,9 +38,17 @@ type (
 	TritonRun       = draft.TritonRun
 )
 
-// TritonDraft is one launched Triton kernel through the rule translator: the
-// inferred spec, the kernel-mode call that runs the original (isolated from
-// its file) under the interpreter and the candidate, or the refusal.
+// TritonDraft is one launched Triton kernel: its spec and the kernel-mode
+// call that runs the original (isolated from its file) under the
+// interpreter, and the rule translator's candidate or refusal.
+//
+// Spec and Call are set whenever the kernel has a spec, whether or not the
+// rules translate it: from the launches the repository's tests made
+// (captured under the interpreter, spec source "tests"), else from the
+// translation (source "static"). Refusal is only the rule translator's
+// refusal (Candidate is then nil): a kernel with a Refusal and a Spec can
+// still be drafted by another drafter and validated against the same
+// reference.
 type TritonDraft struct {
 	Kernel    *triton.Kernel
 	Spec      *kernels.Spec
