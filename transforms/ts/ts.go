@@ -7,7 +7,6 @@ package ts
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -101,10 +100,11 @@ func (t *Tree) Close() {
 }
 
 // Flat is a Go-side copy of a tree: every node (named or not) in source
-// order, as Walk visits them, with its type, built in one traversal. Rules
-// that scan the whole tree read it instead of crossing into C (cursor
-// moves, Type) for every node on every scan. Byte ranges are not copied
-// (two more calls into C per node); ask the few nodes that need them.
+// order, as Walk visits them, with its type and byte range, built in one
+// traversal in C (flatc.go). Rules that scan the whole tree read it instead
+// of crossing into C (cursor moves, Type, ranges) for every node on every
+// scan. Its nodes are equal (Node.Equal) to the ones a cursor or a parent
+// hands out, not the same pointers: compare nodes with Equal.
 type Flat struct {
 	Nodes []*Node  // the nodes in preorder
 	Types []string // Types[i] == Nodes[i].Type()
@@ -112,21 +112,11 @@ type Flat struct {
 	// next preorder node that is not a descendant of i).
 	Next []int32
 
-	rng   [][2]uint32 // Range memo, valid where known
-	known []bool
+	rng [][2]uint32 // rng[i] is node i's byte range
 }
 
-// Range returns the byte range of node i, asking C once per node.
+// Range returns the byte range of node i.
 func (f *Flat) Range(i int) (start, end int) {
-	if f.known == nil {
-		f.known = make([]bool, len(f.Nodes))
-		f.rng = make([][2]uint32, len(f.Nodes))
-	}
-	if !f.known[i] {
-		n := f.Nodes[i]
-		f.rng[i] = [2]uint32{n.StartByte(), n.EndByte()}
-		f.known[i] = true
-	}
 	return int(f.rng[i][0]), int(f.rng[i][1])
 }
 
@@ -150,57 +140,6 @@ func (f *Flat) Walk(fn func(i int) bool) {
 			i++
 		} else {
 			i = int(f.Next[i])
-		}
-	}
-}
-
-func flatten(root *Node, sizeHint int) *Flat {
-	f := &Flat{}
-	if root == nil {
-		return f
-	}
-	f.Nodes = make([]*Node, 0, sizeHint)
-	f.Types = make([]string, 0, sizeHint)
-	f.Next = make([]int32, 0, sizeHint)
-	// A node's type is a function of its (public) symbol; Type allocates a
-	// Go string per call, Symbol does not. Grammar symbols are small
-	// numbers (ERROR is the exception and goes through the map).
-	var small [512]string
-	names := map[sitter.Symbol]string{}
-	c := sitter.NewTreeCursor(root)
-	defer c.Close()
-	var open []int32 // indices of the nodes whose subtree is being visited
-	for {
-		n := c.CurrentNode()
-		i := int32(len(f.Nodes))
-		sym := n.Symbol()
-		var typ string
-		if int(sym) < len(small) {
-			if typ = small[sym]; typ == "" {
-				typ = n.Type()
-				small[sym] = typ
-			}
-		} else {
-			var ok bool
-			if typ, ok = names[sym]; !ok {
-				typ = n.Type()
-				names[sym] = typ
-			}
-		}
-		f.Nodes = append(f.Nodes, n)
-		f.Types = append(f.Types, typ)
-		f.Next = append(f.Next, i+1)
-		if c.GoToFirstChild() {
-			open = append(open, i)
-			continue
-		}
-		for !c.GoToNextSibling() {
-			if !c.GoToParent() || len(open) == 0 {
-				return f
-			}
-			p := open[len(open)-1]
-			open = open[:len(open)-1]
-			f.Next[p] = int32(len(f.Nodes))
 		}
 	}
 }
@@ -337,9 +276,7 @@ var IndexTypes = []string{"call", "decorator", "class_definition", "assignment",
 
 // Index lists, in source order (as Walk visits them), the tree's nodes of
 // the IndexTypes that do not lie inside a string or a comment. Rules look
-// for calls, decorators, classes, assignments and imports this way; for
-// Python trees a tree-sitter query finds them in C, so the rest of the tree
-// never crosses into Go.
+// for calls, decorators, classes, assignments and imports this way.
 type Index struct {
 	Types []string // Types[i] == Nodes[i].Type(), one of IndexTypes
 	Nodes []*Node
@@ -355,75 +292,14 @@ func Indexed(typ string) bool {
 	return false
 }
 
-// Index returns the tree's index, built on first use. Like the tree, it is
-// not safe for concurrent first use; do not modify it.
+// Index returns the tree's index, built on first use from the flattened
+// tree. Like the tree, it is not safe for concurrent first use; do not
+// modify it.
 func (t *Tree) Index() *Index {
 	if t.index == nil {
-		t.index = t.buildIndex()
+		t.index = indexFromFlat(t.Flat())
 	}
 	return t.index
-}
-
-// pythonIndexQuery is the compiled query behind Index for Python: one
-// pattern per IndexTypes entry, then string and comment (the subtrees the
-// index leaves out). A compiled query is immutable and may be shared by
-// concurrent cursors; it is built once and never freed.
-var pythonIndexQuery = sync.OnceValues(func() (*sitter.Query, error) {
-	var pat []byte
-	for _, t := range append(append([]string(nil), IndexTypes...), "string", "comment") {
-		pat = append(pat, "("+t+") @n\n"...)
-	}
-	return sitter.NewQuery(pat, Python.language())
-})
-
-func (t *Tree) buildIndex() *Index {
-	q, err := pythonIndexQuery()
-	if t.lang != Python || err != nil {
-		return indexFromFlat(t.Flat())
-	}
-	types := append(append([]string(nil), IndexTypes...), "string", "comment")
-	type capture struct {
-		n          *Node
-		typ        string
-		start, end uint32
-	}
-	var caps []capture
-	qc := sitter.NewQueryCursor()
-	defer qc.Close()
-	qc.Exec(q, t.Root())
-	for {
-		m, ok := qc.NextMatch()
-		if !ok {
-			break
-		}
-		for _, c := range m.Captures {
-			caps = append(caps, capture{n: c.Node, typ: types[m.PatternIndex], start: c.Node.StartByte(), end: c.Node.EndByte()})
-		}
-	}
-	// Preorder: by start, then the enclosing (longer) node first. Nodes of
-	// these types never share both ends with one another.
-	sort.SliceStable(caps, func(i, j int) bool {
-		if caps[i].start != caps[j].start {
-			return caps[i].start < caps[j].start
-		}
-		return caps[i].end > caps[j].end
-	})
-	ix := &Index{}
-	var skipEnd uint32
-	skipping := false
-	for _, c := range caps {
-		if skipping && c.start < skipEnd {
-			continue // inside a string or comment
-		}
-		skipping = false
-		if c.typ == "string" || c.typ == "comment" {
-			skipping, skipEnd = true, c.end
-			continue
-		}
-		ix.Types = append(ix.Types, c.typ)
-		ix.Nodes = append(ix.Nodes, c.n)
-	}
-	return ix
 }
 
 // indexFromFlat builds an Index by walking the flattened tree.

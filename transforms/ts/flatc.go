@@ -1,0 +1,160 @@
+package ts
+
+// The flattening walk runs in C: one call per tree instead of four or five
+// calls into C per node (cursor moves, the node, its symbol, its range).
+// The tree-sitter functions it uses are the ones go-tree-sitter compiles and
+// links in; they are declared here, with the two structs' layouts from
+// tree-sitter's api.h (checked against sitter.Node at init).
+
+/*
+#include <stdint.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+typedef uint16_t TSSymbol;
+typedef struct TSNode {
+  uint32_t context[4];
+  const void *id;
+  const void *tree;
+} TSNode;
+typedef struct TSTreeCursor {
+  const void *tree;
+  const void *id;
+  uint32_t context[3];
+} TSTreeCursor;
+
+TSTreeCursor ts_tree_cursor_new(TSNode);
+void ts_tree_cursor_delete(TSTreeCursor *);
+TSNode ts_tree_cursor_current_node(const TSTreeCursor *);
+bool ts_tree_cursor_goto_first_child(TSTreeCursor *);
+bool ts_tree_cursor_goto_next_sibling(TSTreeCursor *);
+bool ts_tree_cursor_goto_parent(TSTreeCursor *);
+TSSymbol ts_node_symbol(TSNode);
+uint32_t ts_node_start_byte(TSNode);
+uint32_t ts_node_end_byte(TSNode);
+
+// pallasify_flatten writes the nodes under root in preorder (as a cursor
+// walk visits them) into the arrays, at most cap of them, and returns how
+// many there are (more than cap: call again with bigger arrays), or -1 when
+// it runs out of memory. next[i] is the index of the first node after i's
+// subtree.
+static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uint32_t *rng, int32_t *next, int64_t cap) {
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	int64_t n = 0, depth = 0, ocap = 64;
+	int64_t *open = malloc(ocap * sizeof(int64_t));
+	if (open == NULL) {
+		ts_tree_cursor_delete(&c);
+		return -1;
+	}
+	for (;;) {
+		if (n < cap) {
+			TSNode x = ts_tree_cursor_current_node(&c);
+			nodes[n] = x;
+			syms[n] = ts_node_symbol(x);
+			rng[2*n] = ts_node_start_byte(x);
+			rng[2*n+1] = ts_node_end_byte(x);
+			next[n] = (int32_t)(n + 1);
+		}
+		int64_t i = n++;
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			if (depth == ocap) {
+				ocap *= 2;
+				int64_t *grown = realloc(open, ocap * sizeof(int64_t));
+				if (grown == NULL) {
+					free(open);
+					ts_tree_cursor_delete(&c);
+					return -1;
+				}
+				open = grown;
+			}
+			open[depth++] = i;
+			continue;
+		}
+		for (;;) {
+			if (ts_tree_cursor_goto_next_sibling(&c)) {
+				break;
+			}
+			if (!ts_tree_cursor_goto_parent(&c) || depth == 0) {
+				free(open);
+				ts_tree_cursor_delete(&c);
+				return n;
+			}
+			int64_t p = open[--depth];
+			if (p < cap) {
+				next[p] = (int32_t)n;
+			}
+		}
+	}
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	sitter "github.com/smacker/go-tree-sitter"
+)
+
+// nodeLayout mirrors sitter.Node: the C node, then the tree it belongs to.
+type nodeLayout struct {
+	c C.TSNode
+	t *sitter.Tree
+}
+
+func init() {
+	if unsafe.Sizeof(nodeLayout{}) != unsafe.Sizeof(sitter.Node{}) || unsafe.Sizeof(C.TSNode{}) != 32 {
+		panic(fmt.Sprintf("ts: sitter.Node is %d bytes, its mirror %d: go-tree-sitter's layout changed",
+			unsafe.Sizeof(sitter.Node{}), unsafe.Sizeof(nodeLayout{})))
+	}
+}
+
+// flatten builds the Flat of the tree under root in one call into C.
+func flatten(root *Node, sizeHint int) *Flat {
+	f := &Flat{}
+	if root == nil {
+		return f
+	}
+	r := (*nodeLayout)(unsafe.Pointer(root))
+	var cn []C.TSNode
+	var syms []C.TSSymbol
+	n := max(sizeHint, 1)
+	for capacity := 0; n > capacity; {
+		capacity = n
+		cn, syms = make([]C.TSNode, capacity), make([]C.TSSymbol, capacity)
+		f.Next, f.rng = make([]int32, capacity), make([][2]uint32, capacity)
+		n = int(C.pallasify_flatten(r.c, &cn[0], &syms[0], (*C.uint32_t)(unsafe.Pointer(&f.rng[0])),
+			(*C.int32_t)(unsafe.Pointer(&f.Next[0])), C.int64_t(capacity)))
+		if n < 0 {
+			panic("ts: out of memory flattening a tree")
+		}
+	}
+	f.Next, f.rng = f.Next[:n], f.rng[:n]
+	// One allocation holds every node; Nodes points into it. A node's type
+	// is a function of its symbol: asked of C once per symbol.
+	nodes := make([]sitter.Node, n)
+	f.Nodes = make([]*Node, n)
+	f.Types = make([]string, n)
+	var small [512]string
+	names := map[C.TSSymbol]string{}
+	for i := range n {
+		*(*nodeLayout)(unsafe.Pointer(&nodes[i])) = nodeLayout{c: cn[i], t: r.t}
+		f.Nodes[i] = &nodes[i]
+		sym := syms[i]
+		var typ string
+		if int(sym) < len(small) {
+			if typ = small[sym]; typ == "" {
+				typ = nodes[i].Type()
+				small[sym] = typ
+			}
+		} else {
+			var ok bool
+			if typ, ok = names[sym]; !ok {
+				typ = nodes[i].Type()
+				names[sym] = typ
+			}
+		}
+		f.Types[i] = typ
+	}
+	return f
+}
