@@ -565,8 +565,11 @@ def _compile_shape(spec, env, arrays, scalars, out_params, shapes):
     outs = sum(int(np.prod(shapes[p.name], dtype=np.int64)) * p.np_dtype.itemsize
                for p in out_params if p.role == "output")
     inouts = sum(int(np.asarray(arrays[p.name]).nbytes) for p in out_params if p.role == "inout" and p.name in arrays)
+    outputs = {p.name: (tuple(shapes[p.name]), p.np_dtype) for p in out_params if p.role == "output"}
+    outputs.update({p.name: (tuple(np.shape(arrays[p.name])), np.asarray(arrays[p.name]).dtype)
+                    for p in out_params if p.role == "inout" and p.name in arrays})
     return tpu.Shape(env=dict(env), arrays={k: (tuple(np.shape(x)), np.asarray(x).dtype) for k, x in arrays.items()},
-                     scalars=dict(scalars), min_bytes=ins + outs + inouts)
+                     scalars=dict(scalars), min_bytes=ins + outs + inouts, outputs=outputs)
 
 
 def _tpu_gate(a, v, run, shapes, tracer):

@@ -109,6 +109,10 @@ def test_tpu_gate_records_each_chip(tmp_path, refs):
         assert r["compiled"] and "error" not in r, (chip, r)
         assert r["shape"] == largest and r["min_bytes"] == 3 * 4 * largest["n"]
         assert r["bytes_accessed"] >= r["min_bytes"] / 2 and r["compile_s"] > 0
+        # the layout minimum: the same arrays in whole HBM tiles; no program moves less
+        assert r["min_bytes"] <= r["layout_min_bytes"] <= r["bytes_accessed"], r
+        if chip == "v6e":  # 1-D float32 arrays in at most 1024-element tiles
+            assert r["layout_min_bytes"] <= 3 * 4 * (-(-largest["n"] // 1024) * 1024), r
         from pallasify_harness import tpu
         assert r["roofline_s"] == pytest.approx(r["bytes_accessed"] / tpu.CHIPS[chip].device_bandwidth)
         assert r["topology"] == tpu.CHIPS[chip].topology
