@@ -447,10 +447,11 @@ func unwrapInt(py string) string {
 // ewLayout is how an elementwise draft reaches its data.
 type ewLayout struct {
 	inPlace bool
-	shape   []string      // the view's array shape (every access shares it) when in place
-	bcast   map[int]bool  // loads (by index) of a row vector at the thread's column
-	colv    map[int]bool  // loads (by index) of a column vector at the thread's row (target[i / cols])
-	colOff  map[int]int64 // loads (by index) of column block g of a [rows, W*cols] array (gates[b, g*H + j])
+	shape   []string         // the view's array shape (every access shares it) when in place
+	bcast   map[int]bool     // loads (by index) of a row vector at the thread's column
+	colv    map[int]bool     // loads (by index) of a column vector at the thread's row (target[i / cols])
+	colOff  map[int]int64    // loads (by index) of column block g of a [rows, W*cols] array (gates[b, g*H + j])
+	colW    map[string]int64 // W of each array read in column blocks
 }
 
 func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
@@ -531,16 +532,17 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 			return ewLayout{}
 		}
 	}
-	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}, colOff: map[int]int64{}}
+	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}, colOff: map[int]int64{}, colW: map[string]int64{}}
 	for i, l := range m.loads {
+		g, w := m.columnBlock(t, l, lay.shape, dims, ext)
 		switch {
 		case l.idx.poly.equal(flat) && same(t.params[l.param]):
 		case m.columnIndexed(t, l, lay.shape, dims, ext):
 			lay.bcast[i] = true
 		case m.rowIndexed(t, l, lay.shape, dims):
 			lay.colv[i] = true
-		case m.columnBlock(t, l, lay.shape, dims, ext) >= 0:
-			lay.colOff[i] = m.columnBlock(t, l, lay.shape, dims, ext)
+		case g >= 0:
+			lay.colOff[i], lay.colW[l.param] = g, w
 		default:
 			return ewLayout{}
 		}
@@ -579,13 +581,13 @@ func (m *ewMode) columnIndexed(t *tr, l ewAccess, shape []string, dims []string,
 	return false
 }
 
-// columnBlock is g when load l reads column block g of a [rows, W*cols]
+// columnBlock is (g, W) when load l reads column block g of a [rows, W*cols]
 // array at the thread's (row, column) of a 2-D launch over (rows, cols):
-// gates[b * 4H + g * H + j] beside [batch, H] states. Else -1.
-func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, ext map[string]val) int64 {
+// gates[b * 4H + g * H + j] beside [batch, H] states. Else g is -1.
+func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, ext map[string]val) (g, w int64) {
 	prm := t.params[l.param]
 	if len(shape) != 2 || len(dims) != 2 || dims[0] != "y" || dims[1] != "x" || prm == nil || len(prm.Shape) != 2 || l.idx.poly == nil {
-		return -1
+		return -1, 0
 	}
 	dimPoly := func(s string) poly {
 		e, err := kernels.ParseExpr(s)
@@ -598,7 +600,7 @@ func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, e
 	prows, pcols := dimPoly(prm.Shape[0]), dimPoly(prm.Shape[1])
 	if rows == nil || cols == nil || prows == nil || pcols == nil || !prows.equal(rows) ||
 		!cols.equal(ext["x"].poly) || !rows.equal(ext["y"].poly) {
-		return -1
+		return -1, 0
 	}
 	for w := int64(2); w <= 8; w++ {
 		if !cols.mul(pconst(w)).equal(pcols) {
@@ -607,11 +609,11 @@ func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, e
 		for g := int64(0); g < w; g++ {
 			want := pvar("y").mul(pcols).add(cols.mul(pconst(g)), 1).add(pvar("x"), 1)
 			if l.idx.poly.equal(want) {
-				return g
+				return g, w
 			}
 		}
 	}
-	return -1
+	return -1, 0
 }
 
 // rowIndexed reports whether load l reads a column vector, as long as the
@@ -781,11 +783,16 @@ func partialKernel(kw []string) string {
 
 // loadLine reads a ref's block as the compute type.
 func loadLine(name, ref string, p *kernels.Param) string {
+	return loadSliceLine(name, ref, "...", p)
+}
+
+// loadSliceLine reads ref[index] as the compute type.
+func loadSliceLine(name, ref, index string, p *kernels.Param) string {
 	ct := computeType(p)
 	if blockDType(p) == ct {
-		return fmt.Sprintf("    %s = %s[...]", name, ref)
+		return fmt.Sprintf("    %s = %s[%s]", name, ref, index)
 	}
-	return fmt.Sprintf("    %s = %s[...].astype(%s)", name, ref, ct)
+	return fmt.Sprintf("    %s = %s[%s].astype(%s)", name, ref, index, ct)
 }
 
 // inPlace is the kernel and wrapper over the arrays' own layout, in 2-D
@@ -798,7 +805,14 @@ func loadLine(name, ref string, p *kernels.Param) string {
 // fake needs.
 func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout) (kern, wrap []string) {
 	var refs []string
-	for _, l := range m.loads {
+	colRef := map[string]string{} // an array read in column blocks: its one ref (whole rows)
+	for i, l := range m.loads {
+		if _, ok := lay.colOff[i]; ok {
+			if colRef[l.param] != "" {
+				continue
+			}
+			colRef[l.param] = l.name + "_ref"
+		}
 		refs = append(refs, l.name+"_ref")
 	}
 	for _, s := range m.stores {
@@ -812,7 +826,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	w("    COL = pl.program_id(1) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
 	w("    d = ROW * VCOLS + COL")
 	writeIndexVars(w, "    ", dims, ext)
-	for _, l := range m.loads {
+	for i, l := range m.loads {
+		if g, ok := lay.colOff[i]; ok {
+			body = append(body, loadSliceLine(l.name, colRef[l.param], fmt.Sprintf(":, %d * VCOLS : %d * VCOLS", g, g+1), t.params[l.param]))
+			continue
+		}
 		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
 	}
 	for _, line := range t.lines {
@@ -850,18 +868,19 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		view = func(p string) string { return "p_" + p + ".reshape(VROWS, VCOLS)" }
 	}
 	sub := t.sublanes()
-	ww("    BCOLS = min(VCOLS, 2048 if VROWS >= %d else 65536)", sub)
 	if len(lay.colOff) > 0 {
-		// column blocks of a wider array: whole blocks of 128·k lanes that
-		// divide the view's columns, else XLA slices of the blocks
-		ww("    n_col_blocks = 0")
-		ww("    if VCOLS %% 128 == 0:")
-		ww("        BCOLS = 2048")
-		ww("        while VCOLS %% BCOLS:")
-		ww("            BCOLS //= 2")
-		ww("        n_col_blocks = VCOLS // BCOLS")
+		// an array read in column blocks ([rows, W*cols]) comes in whole rows,
+		// once, and the kernel slices its blocks: no XLA slices
+		var wide int64 = 1
+		for _, w := range lay.colW {
+			wide = max(wide, w)
+		}
+		ww("    BCOLS = VCOLS")
+		ww("    BROWS = min(VROWS, max(%d, 65536 // (%d * BCOLS) // %d * %d))", sub, wide, sub, sub)
+	} else {
+		ww("    BCOLS = min(VCOLS, 2048 if VROWS >= %d else 65536)", sub)
+		ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
 	}
-	ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
 	ww("    spec = pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, j))")
 	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
 	var ins, inSpecs, oshapes, ospecs []string
@@ -876,9 +895,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 			inSpecs = append(inSpecs, "pl.BlockSpec((BROWS, 1), lambda i, j: (i, 0))")
 			continue
 		}
-		if g, ok := lay.colOff[i]; ok {
-			ins = append(ins, fmt.Sprintf("(p_%s if n_col_blocks else p_%s[:, %d * VCOLS : %d * VCOLS])", l.param, l.param, g, g+1))
-			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, %d * n_col_blocks + j))", g))
+		if _, ok := lay.colOff[i]; ok {
+			if colRef[l.param] == l.name+"_ref" {
+				ins = append(ins, "p_"+l.param)
+				inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BROWS, %d * VCOLS), lambda i, j: (i, 0))", lay.colW[l.param]))
+			}
 			continue
 		}
 		ins = append(ins, view(l.param))
