@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -34,6 +35,9 @@ type ewAccess struct {
 	idx   val
 	mask  val
 	value val // stores: the value written (in the element's type)
+	// loops are the runtime loops (outermost first) whose iteration the
+	// address reads: the wrapper gathers the load once per iteration.
+	loops []*rtLoop
 }
 
 func newEWMode() *ewMode {
@@ -104,6 +108,16 @@ func elemCT(p *kernels.Param) (string, error) {
 }
 
 func (m *ewMode) ident(t *tr, name string) (val, bool, error) { return paramVal(t, name) }
+
+// saveState snapshots the recorded accesses (a loop is tried unrolled first).
+func (m *ewMode) saveState() func() {
+	loads, stores := slices.Clone(m.loads), slices.Clone(m.stores)
+	stored, dims, extent := maps.Clone(m.stored), maps.Clone(m.dims), maps.Clone(m.extent)
+	touched := m.touched
+	return func() {
+		m.loads, m.stores, m.stored, m.dims, m.extent, m.touched = loads, stores, stored, dims, extent, touched
+	}
+}
 
 func launchVal(t *tr, which, dim string) val {
 	i := map[string]int{"x": 0, "y": 1, "z": 2}[dim]
@@ -194,7 +208,16 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 		}
 	}
 	name := fmt.Sprintf("ld%d", len(m.loads))
-	m.loads = append(m.loads, ewAccess{name: name, param: p.base, idx: idx})
+	loops := t.loopsOf(idx)
+	m.loads = append(m.loads, ewAccess{name: name, param: p.base, idx: idx, loops: loops})
+	if len(loops) > 0 {
+		// this iteration's block of the per-iteration gather
+		line := fmt.Sprintf("%s = %s_ref[%s]", name, name, loopIndexPy(loops))
+		if blockDType(prm) != computeType(prm) {
+			line += ".astype(" + computeType(prm) + ")"
+		}
+		t.emit("%s", line)
+	}
 	return val{py: name, ct: ct, k: kData}, nil
 }
 
@@ -205,6 +228,9 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 	}
 	if idx.k == kData {
 		return refuse(CodeDataIndex, "%s is written at a data-dependent index", p.base)
+	}
+	if t.inRuntimeLoop() {
+		return refuse(CodeLoop, "%s is written inside a loop with a runtime trip count (several elements per thread)", p.base)
 	}
 	mask := and(t.alive, t.path)
 	if mask.k == kData {
@@ -268,7 +294,7 @@ func (m *ewMode) call(t *tr, name string, args []*ts.Node) (val, bool, error) {
 
 // stmt handles guards that bound the domain and grid-stride loops.
 func (m *ewMode) stmt(t *tr, n *ts.Node) (bool, error) {
-	if t.depth > 0 || !isTrue(t.path) || !isTrue(t.alive) {
+	if t.depth > 0 || !isTrue(t.path) || !isTrue(t.alive) || len(t.loops) > 0 {
 		return false, nil
 	}
 	switch n.Type() {
@@ -536,6 +562,8 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 	for i, l := range m.loads {
 		g, w := m.columnBlock(t, l, lay.shape, dims, ext)
 		switch {
+		case len(l.loops) > 0:
+			return ewLayout{}
 		case l.idx.poly.equal(flat) && same(t.params[l.param]):
 		case m.columnIndexed(t, l, lay.shape, dims, ext):
 			lay.bcast[i] = true
@@ -696,6 +724,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		nm.add("iv_"+d, "i_"+d)
 		nm.add("E_"+d, "extent_"+d)
 	}
+	loopNames(nm, t.nloops)
 	for _, p := range [][3]string{{"SHAPE", "shape", "block_shape"}, {"ROW", "row", "block_row"}, {"COL", "col", "block_col"},
 		{"VROWS", "rows", "view_rows"}, {"VCOLS", "cols", "view_cols"}, {"BROWS", "block_rows", "block_rows"},
 		{"BCOLS", "block_cols", "block_cols"}, {"LANES", "lanes", "lanes"}, {"PROWS", "padded_rows", "padded_rows"},
@@ -985,7 +1014,9 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	w("    d = ROW * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
 	writeIndexVars(w, "    ", dims, ext)
 	for _, l := range m.loads {
-		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
+		if len(l.loops) == 0 {
+			body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
+		}
 	}
 	for _, line := range t.lines {
 		w("    %s", line)
@@ -1011,13 +1042,22 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	ww("    DP = PROWS * LANES")
 	ww("    d = jnp.arange(DP, dtype=jnp.int32)")
 	writeIndexVars(ww, "    ", dims, ext)
-	var ins []string
-	for _, l := range m.loads {
-		if l.idx.poly.equal(flat) && paramSize(t.params[l.param]).equal(size) {
+	var ins, inSpecs []string
+	looped := false
+	for i, l := range m.loads {
+		switch {
+		case len(l.loops) > 0:
+			// one block per iteration: (iterations, rows, lanes)
+			ins = append(ins, fmt.Sprintf("_gather_loop(p_%s, [%s %s], DP, LANES)", l.param, l.idx.py, loopComprehension(l.loops)))
+			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((ins[%d].shape[0], BROWS, LANES), lambda i: (0, i, 0))", i))
+			looped = true
+			continue
+		case l.idx.poly.equal(flat) && paramSize(t.params[l.param]).equal(size):
 			ins = append(ins, fmt.Sprintf("_blocked(p_%s, DP, LANES)", l.param))
-		} else {
+		default:
 			ins = append(ins, fmt.Sprintf("_gather(p_%s, %s, DP, LANES)", l.param, l.idx.py))
 		}
+		inSpecs = append(inSpecs, "spec")
 	}
 	ww("    ins = [")
 	for _, in := range ins {
@@ -1032,7 +1072,11 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	ww("    outs = pl.pallas_call(")
 	ww("        %s,", partialKernel(kw))
 	ww("        grid=(PROWS // BROWS,),")
-	ww("        in_specs=[spec] * len(ins),")
+	if looped {
+		ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
+	} else {
+		ww("        in_specs=[spec] * len(ins),")
+	}
 	ww("        out_specs=[spec] * %d,", len(m.stores))
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
 	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")

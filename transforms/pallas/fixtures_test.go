@@ -167,11 +167,11 @@ func selected(name string) bool {
 // capture stage gives it), M_PI, a grid stride kept in a local, and a
 // focal loss reading target[n] at the element's row and accumulating its
 // output in place.
-var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target"}
+var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp"}
 
 // preprocessed are the patterns whose unit goes through the preprocessor
 // first (the capture stage does that for every captured kernel).
-var preprocessed = map[string]bool{"kernel_loop": true}
+var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

@@ -192,6 +192,11 @@ var helpers = []helper{
 	{"_gather", nil, `def _gather(a, idx, dp, lanes):
     idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
     return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)`},
+	{"_gather_loop", []string{"_gather"}, `def _gather_loop(a, idxs, dp, lanes):
+    """a gathered at each iteration's indices: (iterations, dp // lanes, lanes)."""
+    if not idxs:
+        return jnp.zeros((1, dp // lanes, lanes), a.dtype)
+    return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])`},
 	{"_unblock", nil, `def _unblock(o, n, shape, dt):
     return o.reshape(-1)[:n].reshape(shape).astype(dt)`},
 	{"_scatter", nil, `def _scatter(base, idx, mask, o, d, n):

@@ -13,6 +13,7 @@ const (
 	CodeNoUnit      = "PPL004" // no isolated CUDA unit (Triton, unresolved source)
 	CodeDType       = "PPL005" // a dtype TPU kernels do not support (float64)
 	CodeDataIndex   = "PPL006" // a data-dependent address (gather/scatter by value)
+	CodeLoop        = "PPL007" // a loop whose iterations have no exact translation (trip count, stores, jumps)
 	CodeInternal    = "PPL900" // the drafter failed on the kernel (a bug: please report)
 )
 
@@ -63,6 +64,13 @@ func Codes() []CodeDoc {
 		{CodeInternal, "drafter-failed", "The drafter failed on this kernel",
 			"The translator met code it did not expect and stopped; the kernel is reported not drafted. Please report " +
 				"it with the kernel."},
+		{CodeLoop, "loop-bound", "A loop the translator cannot iterate exactly",
+			"Loops with a uniform trip count (a kernel argument or a size) become a loop over that range in the kernel, " +
+				"every thread's iteration in lock-step; bounds that vary with the thread are iterated over a uniform range " +
+				"they are clamped to (max(L, …) … min(U, …)) or shifted by (a uniform trip count), each iteration masked " +
+				"by the thread's own bounds. Refused: a trip count that depends on loaded data (no static bound), bounds " +
+				"neither uniform nor clamped, stores inside such a loop (several elements per thread), break and return " +
+				"inside it, and vector or pointer values carried across its iterations."},
 		{CodeDataIndex, "data-dependent-address", "A data-dependent address",
 			"A load or store whose index depends on loaded data (a gather or scatter by value) is not an elementwise " +
 				"or row pattern; TPU Pallas needs scalar prefetch or XLA gathers for it."},

@@ -37,6 +37,9 @@ type val struct {
 	lane0 bool
 	// vec holds the components of a float2/float4 value.
 	vec []val
+	// lower and upper are a uniform bound of an integer clamped by
+	// max(L, …) or min(U, …): a loop from it iterates L's or U's range.
+	lower, upper *val
 }
 
 // accum is "every thread folded op over its share of a row expression,
@@ -295,9 +298,11 @@ type tr struct {
 	depth   int // helper inlining depth
 	mode    mode
 	notes   []string
-	ret     *val     // return value of the helper being inlined
-	missing []string // size symbols the wrapper cannot derive
-	nulls   []string // pointer parameters the draft takes as NULL (Param.Null)
+	ret     *val      // return value of the helper being inlined
+	missing []string  // size symbols the wrapper cannot derive
+	nulls   []string  // pointer parameters the draft takes as NULL (Param.Null)
+	loops   []*rtLoop // enclosing loops, innermost last (nil: one unrolled here)
+	nloops  []*rtLoop // every runtime loop, in order (for names)
 }
 
 type mode interface {
@@ -609,6 +614,7 @@ func (t *tr) castTo(v val, ct string) (val, error) {
 	out := val{py: conv(v, ct), ct: ct, k: v.k, sp: v.sp}
 	if isInt(ct) && isInt(v.ct) {
 		out.poly = v.poly
+		out.lower, out.upper = v.lower, v.upper
 	}
 	if v.k == kUniform && isInt(ct) && v.poly != nil {
 		if c, ok := v.poly.constant(); ok {
@@ -1053,7 +1059,9 @@ func (t *tr) callExpr(n *ts.Node) (val, error) {
 			fn = strings.TrimPrefix(strings.TrimPrefix(fn, "jnp."), "f")
 			fn = map[string]string{"maximum": "max", "minimum": "min", "max": "max", "min": "min"}[fn]
 		}
-		return val{py: fn + "(" + conv(vs[0], ct) + ", " + conv(vs[1], ct) + ")", ct: ct, k: k, sp: maxSpace(vs...)}, nil
+		out := val{py: fn + "(" + conv(vs[0], ct) + ", " + conv(vs[1], ct) + ")", ct: ct, k: k, sp: maxSpace(vs...)}
+		clampBound(&out, strings.TrimPrefix(name, "std::"), vs)
+		return out, nil
 	case "abs":
 		vs, err := evalArgs()
 		if err != nil || len(vs) != 1 {
@@ -1275,10 +1283,15 @@ func (t *tr) stmt(n *ts.Node) error {
 			}
 			return refuse(CodeUnsupported, "a helper has several returns")
 		}
+		if t.inRuntimeLoop() {
+			return refuse(CodeLoop, "return inside a loop with a runtime trip count")
+		}
 		t.alive = and(t.alive, not(t.path))
 		return nil
 	case "for_statement":
-		return t.unrolledFor(n)
+		return t.forLoop(n)
+	case "continue_statement", "break_statement":
+		return t.loopJump(n)
 	}
 	return refuse(CodeUnsupported, "statement %q", oneLine(t.u.text(n)))
 }
@@ -1398,7 +1411,7 @@ func (t *tr) assign(lhs *ts.Node, op string, rhs val) error {
 		if err != nil {
 			return err
 		}
-		t.env.set(name, t.bind(nv, "v"))
+		t.env.set(name, t.bind(t.maskCarried(name, old, nv), "v"))
 		return nil
 	case "subscript_expression", "pointer_expression":
 		var p ptrv
@@ -1535,6 +1548,8 @@ func (t *tr) unrolledFor(n *ts.Node) error {
 	}
 	t.env.push()
 	defer t.env.pop()
+	t.loops = append(t.loops, nil)
+	defer func() { t.loops = t.loops[:len(t.loops)-1] }()
 	if err := t.declaration(init); err != nil {
 		return err
 	}

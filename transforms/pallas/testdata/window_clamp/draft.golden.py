@@ -1,0 +1,193 @@
+"""Pallas TPU draft of CUDA kernel window_sum_kernel (kernel.cu:9), drafted by pallasify rules
+(elementwise).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def _kernel(input_ref, weight_ref, output_ref, *, height, width, half_h, half_w, ks):
+    shape = output_ref.shape
+    row = pl.program_id(0) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
+    d = row * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
+    i_x = d
+    acc = jnp.float32(0.0)
+    count = 0
+    for hidx in range(((2 * half_h) + 1)):
+        m4 = jnp.logical_and(
+            (
+                hidx
+                >= jnp.maximum(
+                    0, (half_h - _c_rem(_c_div(i_x, width, jnp.int32), height, jnp.int32))
+                )
+            ),
+            (
+                hidx
+                < jnp.minimum(
+                    ((2 * half_h) + 1),
+                    ((height + half_h) - _c_rem(_c_div(i_x, width, jnp.int32), height, jnp.int32)),
+                )
+            ),
+        )
+        for x_step in range(ks):
+            m6 = jnp.logical_and(
+                m4,
+                jnp.logical_not(
+                    jnp.logical_or(
+                        (((_c_rem(i_x, width, jnp.int32) - half_w) + x_step) < 0),
+                        (((_c_rem(i_x, width, jnp.int32) - half_w) + x_step) >= width),
+                    )
+                ),
+            )
+            input = input_ref[hidx * ks + x_step]
+            c7 = input < jnp.float32(0.0)
+            m8 = jnp.logical_and(m6, jnp.logical_not(c7))
+            weight = weight_ref[hidx * ks + x_step]
+            v9 = jnp.where(m8, (acc + (input * weight)), acc)
+            v10 = jnp.where(m8, (count + 1), count)
+            acc = v9
+            count = v10
+    output_ref[...] = jnp.where((count > 0), (acc / _cast(count, jnp.float32)), jnp.float32(0.0))
+
+
+def run(args, *, interpret):
+    nthreads = args["nthreads"]
+    input = args["input"]
+    weight = args["weight"]
+    height = int(args["height"])
+    width = int(args["width"])
+    half_h = args["half_h"]
+    half_w = args["half_w"]
+    kernel_size = args["kernel_size"]
+    n = input.shape[0]
+    ks = int(kernel_size)
+    extent_x = nthreads
+    D = extent_x
+    if D <= 0:
+        return {"output": jnp.zeros((n, height, width), jnp.float32)}
+    lanes, block_rows, padded_rows = _layout(D, 8)
+    size = padded_rows * lanes
+    d = jnp.arange(size, dtype=jnp.int32)
+    i_x = d
+    ins = [
+        _gather_loop(
+            input,
+            [
+                (
+                    0
+                    + (
+                        (
+                            (
+                                (_c_div(_c_div(i_x, width, jnp.int32), height, jnp.int32) * height)
+                                + (
+                                    (
+                                        hidx
+                                        + _c_rem(_c_div(i_x, width, jnp.int32), height, jnp.int32)
+                                    )
+                                    - half_h
+                                )
+                            )
+                            * width
+                        )
+                        + ((_c_rem(i_x, width, jnp.int32) - half_w) + x_step)
+                    )
+                )
+                for hidx in range(((2 * half_h) + 1))
+                for x_step in range(ks)
+            ],
+            size,
+            lanes,
+        ),
+        _gather_loop(
+            weight,
+            [
+                (
+                    0
+                    + (
+                        (hidx * kernel_size)
+                        + (
+                            (
+                                ((_c_rem(i_x, width, jnp.int32) - half_w) + x_step)
+                                - _c_rem(i_x, width, jnp.int32)
+                            )
+                            + half_w
+                        )
+                    )
+                )
+                for hidx in range(((2 * half_h) + 1))
+                for x_step in range(ks)
+            ],
+            size,
+            lanes,
+        ),
+    ]
+    spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
+    outs = pl.pallas_call(
+        functools.partial(_kernel, height=height, width=width, half_h=half_h, half_w=half_w, ks=ks),
+        grid=(padded_rows // block_rows,),
+        in_specs=[
+            pl.BlockSpec((ins[0].shape[0], block_rows, lanes), lambda i: (0, i, 0)),
+            pl.BlockSpec((ins[1].shape[0], block_rows, lanes), lambda i: (0, i, 0)),
+        ],
+        out_specs=[spec] * 1,
+        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+        interpret=interpret,
+    )(*ins)
+    r_output = _unblock(outs[0], D, (n, height, width), jnp.float32)
+    return {"output": r_output.reshape((n, height, width))}
+
+
+def _round_up(v, m):
+    return (v + m - 1) // m * m
+
+
+def _c_div(a, b, dt):
+    """C integer division (truncates toward zero)."""
+    if isinstance(a, int) and isinstance(b, int):
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b >= 0) else -q
+    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
+    return lax.div(a, b)
+
+
+def _c_rem(a, b, dt):
+    """C remainder (takes the sign of the dividend)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a - _c_div(a, b, dt) * b
+    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
+    return lax.rem(a, b)
+
+
+def _cast(x, dt):
+    return jnp.asarray(x).astype(dt)
+
+
+def _layout(n, sub):
+    """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
+    lanes = 512 if n >= 512 * 64 else 128
+    rows = pl.cdiv(n, lanes)
+    br = min(_round_up(rows, sub), 64 if lanes == 512 else 256)
+    br = _round_up(br, sub)
+    return lanes, br, _round_up(rows, br)
+
+
+def _gather(a, idx, dp, lanes):
+    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+    return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
+
+
+def _gather_loop(a, idxs, dp, lanes):
+    """a gathered at each iteration's indices: (iterations, dp // lanes, lanes)."""
+    if not idxs:
+        return jnp.zeros((1, dp // lanes, lanes), a.dtype)
+    return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])
+
+
+def _unblock(o, n, shape, dt):
+    return o.reshape(-1)[:n].reshape(shape).astype(dt)
