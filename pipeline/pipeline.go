@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -200,6 +201,10 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 			work = append(work, i)
 		}
 	}
+	// The largest files first: the last file to finish is then a small one,
+	// so no core idles at the end while another parses a big file. The
+	// results land in r.Files by index, whatever the order.
+	sort.SliceStable(work, func(a, b int) bool { return entries[work[a]].size > entries[work[b]].size })
 	st.entries = entries
 	st.pending = map[int][2][]byte{}
 	st.pkgs, st.shared = packageDirs(entries), map[string][]rule.Shared{}

@@ -8,8 +8,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pallasify/pallasify/transforms/ts"
 )
@@ -167,17 +170,14 @@ func DiscoverScan(ctx context.Context, root string, files []string, scan func(re
 	byPath := map[string]*source{}
 	var tritons []*Kernel
 	// Python first: it refines origins of .cu files and adds inline sources.
-	py := ts.NewParser(ts.Python)
-	defer py.Close()
-	refs := map[string]*pyRef{}
+	var pyFiles []string
 	for _, rel := range sorted {
-		if ctx.Err() != nil {
-			break
+		if strings.HasSuffix(rel, ".py") && (scan == nil || scan(rel)) {
+			pyFiles = append(pyFiles, filepath.ToSlash(rel))
 		}
-		if !strings.HasSuffix(rel, ".py") || scan != nil && !scan(rel) {
-			continue
-		}
-		res := d.safePython(py, filepath.ToSlash(rel))
+	}
+	refs := map[string]*pyRef{}
+	for _, res := range d.scanPython(pyFiles) {
 		d.sources = append(d.sources, res.inline...)
 		inv.Extensions = append(inv.Extensions, res.exts...)
 		for _, r := range res.refs {
@@ -576,6 +576,40 @@ func (d *discoverer) safeKernel(u *unitFiles, it *item, sites []*launchSite) (k 
 		}
 	}()
 	return d.kernel(u, it, sites)
+}
+
+// scanPython scans the Python files on every core, each file with a
+// discoverer of its own (the scan reads only root and ctx and adds
+// problems), and returns their results in the order of files, with their
+// problems added to d's in that order: as a scan one file after another
+// would. Files after a cancellation give empty results.
+func (d *discoverer) scanPython(files []string) []pyResult {
+	res := make([]pyResult, len(files))
+	probs := make([][]Problem, len(files))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.NumCPU(), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			py := ts.NewParser(ts.Python)
+			defer py.Close()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(files) || d.ctx.Err() != nil {
+					return
+				}
+				fd := &discoverer{ctx: d.ctx, root: d.root}
+				res[i] = fd.safePython(py, files[i])
+				probs[i] = fd.probs
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range probs {
+		d.probs = append(d.probs, p...)
+	}
+	return res
 }
 
 func (d *discoverer) safePython(p *ts.Parser, rel string) (res pyResult) {
