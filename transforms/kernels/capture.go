@@ -187,12 +187,20 @@ const maxCaseBytes = 48 << 20
 // (Capture.Used counts the rest).
 func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	var mine []CapturedLaunch
+	var others []string // template arguments of same-named launches another body runs
 	for _, l := range ls {
 		if l.Kernel == k.Name && l.Error == "" {
+			if !k.RunsBody(l.TemplateArgs) {
+				others = appendUniq(others, "<"+strings.Join(l.TemplateArgs, ", ")+">")
+				continue
+			}
 			mine = append(mine, l)
 		}
 	}
 	cp := &Capture{Launches: len(mine)}
+	if len(mine) == 0 && len(k.Specializes) > 0 && len(others) > 0 {
+		return nil, cp, fmt.Errorf("kernel %s<%s> (an explicit specialisation) was not launched: the tests launched %s, which run the primary template", k.Name, strings.Join(k.Specializes, ", "), strings.Join(others, ", "))
+	}
 	if len(mine) == 0 {
 		return nil, cp, fmt.Errorf("kernel %s was not launched", k.Name)
 	}

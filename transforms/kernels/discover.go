@@ -79,6 +79,14 @@ type Kernel struct {
 	FastMath     bool     `json:"fast_math,omitempty"`
 	// TemplateArgs used to instantiate a template kernel.
 	TemplateArgs map[string]string `json:"template_args,omitempty"`
+	// Specializes is set on an explicit specialisation (`template <>
+	// __global__ void k<at::Half>(...)`): its template arguments. Only a
+	// launch with exactly those arguments runs its body.
+	Specializes []string `json:"specializes,omitempty"`
+	// Specialized lists the template arguments (comma-joined) an explicit
+	// specialisation of this template replaces: a launch with them runs the
+	// specialisation's body, not this one.
+	Specialized []string `json:"specialized,omitempty"`
 	// Captured is what the capture stage recorded for this kernel (nil when
 	// no test launched it).
 	Captured *Capture `json:"-"`
@@ -242,6 +250,7 @@ func DiscoverScan(ctx context.Context, root string, files []string, scan func(re
 		seen[k.ID] = true
 		inv.Kernels = append(inv.Kernels, k)
 	}
+	linkSpecializations(inv.Kernels)
 	sort.SliceStable(inv.Kernels, func(i, j int) bool {
 		a, b := inv.Kernels[i], inv.Kernels[j]
 		if a.Path != b.Path {
@@ -467,6 +476,7 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 	}
 	k.Launches = len(mine)
 	k.sig = kernelParams(f, it.node)
+	k.Specializes = specializationArgs(f, it)
 	var targs []string
 	reason := ""
 	var spec *Spec
@@ -563,6 +573,61 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 	k.SpecStatus, k.Reason = SpecNeedsSpec, reason
 	d.needsSpec(k)
 	return k
+}
+
+// specializationArgs are the template arguments of an explicit
+// specialisation (`template <>` before `name<args>(...)`), nil otherwise.
+func specializationArgs(f *cudaFile, it *item) []string {
+	if it.template == nil || it.template.NamedChildCount() != 0 {
+		return nil
+	}
+	d := findType(it.node.ChildByFieldName("declarator"), "template_function")
+	if d == nil || d.ChildByFieldName("arguments") == nil {
+		return nil
+	}
+	var args []string
+	al := d.ChildByFieldName("arguments")
+	for i := 0; i < int(al.NamedChildCount()); i++ {
+		args = append(args, f.text(al.NamedChild(i)))
+	}
+	return args
+}
+
+// linkSpecializations tells each primary template which template arguments
+// an explicit specialisation of the same name takes over.
+func linkSpecializations(ks []*Kernel) {
+	for _, s := range ks {
+		if len(s.Specializes) == 0 {
+			continue
+		}
+		for _, k := range ks {
+			if k.Name == s.Name && len(k.Specializes) == 0 {
+				k.Specialized = appendUniq(k.Specialized, targsKey(s.Specializes))
+			}
+		}
+	}
+}
+
+// targsKey normalises template arguments for comparison: no spaces, and
+// at::/c10:: spell the same types (at::Half is c10::Half).
+func targsKey(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		a = strings.Join(strings.Fields(a), "")
+		a = strings.TrimPrefix(strings.TrimPrefix(a, "at::"), "c10::")
+		out[i] = a
+	}
+	return strings.Join(out, ",")
+}
+
+// RunsBody reports whether a launch with template arguments targs runs
+// this kernel's body: an explicit specialisation runs only its own
+// arguments, a primary template every argument no specialisation takes.
+func (k *Kernel) RunsBody(targs []string) bool {
+	if len(k.Specializes) > 0 {
+		return targsKey(targs) == targsKey(k.Specializes)
+	}
+	return !contains(k.Specialized, targsKey(targs))
 }
 
 // safeKernel runs kernel, turning a failure of the analysis on unexpected

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -228,5 +229,50 @@ func TestKernelIDStable(t *testing.T) {
 	}
 	if after.Line != 4 || inv1.Kernels[0].Line != 1 {
 		t.Errorf("lines %d, %d", inv1.Kernels[0].Line, after.Line)
+	}
+}
+
+// TestExplicitSpecialization: `template <> __global__ void k<at::Half>` in
+// the .cu that includes the primary template is the at::Half body only; the
+// primary runs every other instantiation (mmcv's bbox_overlaps_cuda_kernel).
+func TestExplicitSpecialization(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "src/k.cuh"), `template <typename T>
+__global__ void scale_kernel(const T* x, T* y, const int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] * 2;
+}
+`)
+	writeFile(t, filepath.Join(dir, "src/k.cu"), `#include "k.cuh"
+template <>
+__global__ void scale_kernel<at::Half>(const at::Half* x, at::Half* y, const int n) {}
+`)
+	inv, _ := Discover(context.Background(), dir, []string{"src/k.cu", "src/k.cuh"})
+	var primary, spec *Kernel
+	for _, k := range inv.Kernels {
+		switch k.Path {
+		case "src/k.cuh":
+			primary = k
+		case "src/k.cu":
+			spec = k
+		}
+	}
+	if primary == nil || spec == nil {
+		t.Fatalf("kernels: %+v", inv.Kernels)
+	}
+	if !slices.Equal(spec.Specializes, []string{"at::Half"}) || len(primary.Specializes) != 0 {
+		t.Fatalf("Specializes: primary %q, specialisation %q", primary.Specializes, spec.Specializes)
+	}
+	for _, c := range []struct {
+		targs         []string
+		primary, spec bool
+	}{{[]string{"float"}, true, false}, {[]string{"c10::Half"}, false, true}, {[]string{"at::Half"}, false, true}} {
+		if primary.RunsBody(c.targs) != c.primary || spec.RunsBody(c.targs) != c.spec {
+			t.Errorf("%v: primary runs it %v, specialisation %v", c.targs, primary.RunsBody(c.targs), spec.RunsBody(c.targs))
+		}
+	}
+	_, _, err := SpecFromLaunches(spec, []CapturedLaunch{{Kernel: "scale_kernel", TemplateArgs: []string{"float"}}})
+	if err == nil || !strings.Contains(err.Error(), "explicit specialisation") || !strings.Contains(err.Error(), "<float>") {
+		t.Errorf("specialisation given only float launches: %v", err)
 	}
 }
