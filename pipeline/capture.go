@@ -269,6 +269,8 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 		switch {
 		case err == nil:
 			k.UseCapture(spec, cp)
+		case cp.Launches == 0 && len(k.Specializes) > 0:
+			kc.BuildReason = &BuildReason{Code: CodeCaptureNotLaunched, Text: oneLine(err.Error())}
 		case cp.Launches == 0:
 			why := fmt.Sprintf("%d test entr%s ran, none launched %s", len(entries), plural(len(entries), "y", "ies"), k.Name)
 			if w := notLaunchedWhy(k, runs); w != "" {
