@@ -118,6 +118,9 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		if !keep {
 			continue
 		}
+		if staleSpecRequest(p, inv) {
+			continue
+		}
 		d := Diagnostic{Code: p.Code, Severity: Severity(p.Severity), Path: p.Path, Line: p.Line, Message: p.Message, Safety: "diagnostic"}
 		if f := byPath[p.Path]; f != nil {
 			f.Diagnostics = append(f.Diagnostics, d)
@@ -143,4 +146,12 @@ func specSourceOf(k *kernels.Kernel) string {
 	default:
 		return SpecStatic
 	}
+}
+
+// staleSpecRequest: discovery asked for a spec (PKN002) that the capture
+// stage then gave the kernel from its tests; the report must not say the
+// kernel still needs one.
+func staleSpecRequest(p kernels.Problem, inv *kernels.Inventory) bool {
+	k := inv.Lookup(p.Kernel)
+	return p.Code == kernels.CodeNeedsSpec && k != nil && k.Spec != nil
 }

@@ -57,3 +57,23 @@ func TestKernelStage(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleSpecRequestDropped: a PKN002 "needs a spec" note is dropped once
+// the kernel has a spec (the capture stage's), kept while it has none.
+func TestStaleSpecRequestDropped(t *testing.T) {
+	captured := &kernels.Kernel{ID: "k-1", Spec: &kernels.Spec{Name: "a"}}
+	missing := &kernels.Kernel{ID: "k-2"}
+	inv := &kernels.Inventory{Kernels: []*kernels.Kernel{captured, missing}}
+	for _, c := range []struct {
+		p    kernels.Problem
+		drop bool
+	}{
+		{kernels.Problem{Code: kernels.CodeNeedsSpec, Kernel: "k-1"}, true},
+		{kernels.Problem{Code: kernels.CodeNeedsSpec, Kernel: "k-2"}, false},
+		{kernels.Problem{Code: kernels.CodeFound, Kernel: "k-1"}, false},
+	} {
+		if got := staleSpecRequest(c.p, inv); got != c.drop {
+			t.Errorf("%s on %s: dropped %v, want %v", c.p.Code, c.p.Kernel, got, c.drop)
+		}
+	}
+}

@@ -275,7 +275,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		captureColumns(&row, k)
 		if row.Emulator == "not-run" && k.Draft != nil && (k.Draft.Verdict == pipeline.VerdictProven || k.Draft.Verdict == pipeline.VerdictRejected) {
 			// the validator ran the original on the CUDA-on-CPU emulator
-			row.Emulator = "ran (validation reference)"
+			row.Emulator, row.Emulated = "ran (validation reference)", true
 		}
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats

@@ -40,6 +40,10 @@ func TestWiredKernelNotLeftToAHuman(t *testing.T) {
 			if got := rep.Kernels[0].Emulator; got != tc.wantEmu {
 				t.Errorf("emulator = %q; want %q", got, tc.wantEmu)
 			}
+			// the json's emulated says the same as the emulator column
+			if got, want := rep.Kernels[0].Emulated, tc.wantEmu != "not-run"; got != want {
+				t.Errorf("emulated = %v; want %v (emulator column %q)", got, want, tc.wantEmu)
+			}
 		})
 	}
 }
