@@ -318,7 +318,8 @@ func (f *cudaFile) classify(n *ts.Node, wrappers []wrapper) *item {
 		switch {
 		case hasQual(it.quals, "__constant__") || hasQual(it.quals, "__device__") || hasQual(it.quals, "__managed__"):
 			it.kind = itemDevVar
-		case regexp.MustCompile(`^\s*(static\s+)?(constexpr|const)\b`).MatchString(head) || strings.Contains(strings.SplitN(head, "=", 2)[0], "constexpr"):
+		case regexp.MustCompile(`^\s*(static\s+)?(constexpr|const)\b`).MatchString(head) || strings.Contains(strings.SplitN(head, "=", 2)[0], "constexpr") ||
+			constQualified(f, inner):
 			it.kind = itemConstVar
 		default:
 			it.kind = itemHostVar
@@ -569,4 +570,16 @@ func fieldChildren(n *ts.Node, field string) []*ts.Node {
 		}
 	}
 	return out
+}
+
+// constQualified: a declaration whose type is const-qualified after its
+// base type (`int const threadsPerBlock = 64;`, mmcv's nms).
+func constQualified(f *cudaFile, decl *ts.Node) bool {
+	for i := 0; i < int(decl.NamedChildCount()); i++ {
+		c := decl.NamedChild(i)
+		if c.Type() == "type_qualifier" && (f.text(c) == "const" || f.text(c) == "constexpr") {
+			return true
+		}
+	}
+	return false
 }

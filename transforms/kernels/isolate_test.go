@@ -140,3 +140,20 @@ __global__ void k(float* y, int n) {
 		t.Errorf("unsupported = %v", u.Unsupported)
 	}
 }
+
+// TestIsolateConstAfterType: `int const N = ...;` (the qualifier after the
+// type, as mmcv's nms writes threadsPerBlock) is a constant the kernel's
+// unit needs, not host state.
+func TestIsolateConstAfterType(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "k.cu"), "int const threadsPerBlock = sizeof(unsigned long long int) * 8;\nint counter = 0;\n"+
+		"__global__ void k(float* y, int n) { int i = threadIdx.x; if (i < n) y[i] = threadsPerBlock; }\n")
+	inv, _ := Discover(context.Background(), dir, []string{"k.cu"})
+	if len(inv.Kernels) != 1 {
+		t.Fatalf("kernels: %d", len(inv.Kernels))
+	}
+	src := inv.Kernels[0].Unit.Source
+	if !strings.Contains(src, "int const threadsPerBlock") || strings.Contains(src, "int counter") {
+		t.Errorf("unit:\n%s", src)
+	}
+}
