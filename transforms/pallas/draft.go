@@ -10,9 +10,11 @@ package pallas
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/ts"
 )
 
 // Drafter names recorded with a draft.
@@ -69,36 +71,19 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 		return nil, refuse(CodeUnsupported, "the kernel's isolated unit does not parse cleanly after preprocessing")
 	}
 	defer u.close()
-	t := &tr{u: u, spec: k.Spec, params: map[string]*kernels.Param{}, path: truth(), alive: truth()}
-	for i := range k.Spec.Params {
-		t.params[k.Spec.Params[i].Name] = &k.Spec.Params[i]
-	}
-	t.env.push()
-	var body string
-	switch class {
-	case kernels.ClassElementwise:
-		m := newEWMode()
-		t.mode = m
-		if err := t.block(u.kernel.ChildByFieldName("body")); err != nil {
-			return nil, err
+	body, t, err := translate(k, u, class, nil)
+	if _, refused := AsRefusal(err); refused {
+		if p := splitParam(u, k.Spec); p != "" {
+			if b, tt, ok := splitDraft(k, u, class, p); ok {
+				body, t, err = b, tt, nil
+			}
 		}
-		body, err = m.generate(t, k)
-	case kernels.ClassRowReduction:
-		m := newRowMode()
-		t.mode = m
-		if err := m.prepare(t); err != nil {
-			return nil, err
-		}
-		if err := t.block(u.kernel.ChildByFieldName("body")); err != nil {
-			return nil, err
-		}
-		body, err = m.generate(t, k)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(t.missing) > 0 {
-		return nil, refuse(CodeUnsupported, "size symbol %s cannot be read from the arguments", strings.Join(t.missing, ", "))
+	if h := usedHelpers(body); h != "" {
+		body += "\n\n" + h + "\n"
 	}
 	mod := header(k, class, t.notes) + moduleImports(body) + "\n\n\n" + body
 	mod = formatPython(ctx, mod)
@@ -107,6 +92,89 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 	}
 	return &Result{Kernel: k.ID, Class: class, Module: mod, Notes: t.notes}, nil
 }
+
+// translate translates the kernel body in class's mode into the module's
+// kernel and run() (helpers not yet appended); pins fixes bool parameters.
+func translate(k *kernels.Kernel, u *unit, class string, pins map[string]bool) (string, *tr, error) {
+	t := &tr{u: u, spec: k.Spec, params: map[string]*kernels.Param{}, path: truth(), alive: truth(), pins: pins}
+	for i := range k.Spec.Params {
+		t.params[k.Spec.Params[i].Name] = &k.Spec.Params[i]
+	}
+	t.env.push()
+	var body string
+	var err error
+	switch class {
+	case kernels.ClassElementwise:
+		m := newEWMode()
+		t.mode = m
+		if err := t.block(u.kernel.ChildByFieldName("body")); err != nil {
+			return "", t, err
+		}
+		body, err = m.generate(t, k)
+	case kernels.ClassRowReduction:
+		m := newRowMode()
+		t.mode = m
+		if err := m.prepare(t); err != nil {
+			return "", t, err
+		}
+		if err := t.block(u.kernel.ChildByFieldName("body")); err != nil {
+			return "", t, err
+		}
+		body, err = m.generate(t, k)
+	}
+	if err != nil {
+		return "", t, err
+	}
+	if len(t.missing) > 0 {
+		return "", t, refuse(CodeUnsupported, "size symbol %s cannot be read from the arguments", strings.Join(t.missing, ", "))
+	}
+	return body, t, nil
+}
+
+// splitParam is the bool scalar parameter a top-level `if (p) ... else ...`
+// of the kernel body tests (mmcv's bbox_overlaps: `if (aligned)`), or "".
+func splitParam(u *unit, spec *kernels.Spec) string {
+	for _, c := range ts.Children(u.kernel.ChildByFieldName("body")) {
+		if c.Type() != "if_statement" || c.ChildByFieldName("alternative") == nil {
+			continue
+		}
+		name := u.text(strip(c.ChildByFieldName("condition")))
+		for _, p := range spec.Params {
+			if p.Name == name && p.Kind == "scalar" && p.DType == "bool" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// splitDraft drafts the kernel once per value of the bool parameter p (each
+// translation takes only its branch, as for a NULL test) and joins them
+// under one run() that picks the draft by the value the call passes: both
+// branches are code, neither is guessed. ok is false when either value's
+// draft is refused.
+func splitDraft(k *kernels.Kernel, u *unit, class, p string) (string, *tr, bool) {
+	var parts []string
+	var last *tr
+	for _, v := range []bool{true, false} {
+		body, t, err := translate(k, u, class, map[string]bool{p: v})
+		if err != nil {
+			return "", nil, false
+		}
+		suffix := "_" + p
+		if !v {
+			suffix = "_not_" + p
+		}
+		body = reKernelName.ReplaceAllString(body, "_kernel"+suffix)
+		body = strings.Replace(body, "\ndef run(args, *, interpret):", "\ndef _run"+suffix+"(args, *, interpret):", 1)
+		parts = append(parts, strings.TrimRight(body, "\n"))
+		last = t
+	}
+	run := fmt.Sprintf("def run(args, *, interpret):\n    if args[%q]:\n        return _run_%s(args, interpret=interpret)\n    return _run_not_%s(args, interpret=interpret)\n", p, p, p)
+	return strings.Join(parts, "\n\n\n") + "\n\n\n" + run, last, true
+}
+
+var reKernelName = regexp.MustCompile(`\b_kernel\b`)
 
 func header(k *kernels.Kernel, class string, notes []string) string {
 	var b strings.Builder

@@ -52,6 +52,13 @@ func paramVal(t *tr, name string) (val, bool, error) {
 	if !ok {
 		return val{}, false, nil
 	}
+	if v, pinned := t.pins[name]; pinned {
+		// drafted for one value of a bool parameter (splitDraft)
+		if v {
+			return val{py: pyTrue, ct: "bool", k: kUniform, poly: pconst(1)}, true, nil
+		}
+		return val{py: "False", ct: "bool", k: kUniform, poly: pconst(0)}, true, nil
+	}
 	if p.Kind == "pointer" {
 		w := 0
 		switch {
@@ -1125,11 +1132,7 @@ func renderDraft(t *tr, nm *renamer, kern, wrap []string) string {
 	}
 	wrap = mergeIntArgs(wrap)
 	wrap = append(nullGuards(t), wrap...)
-	body := strings.Join(kern, "\n") + "\n\n\ndef run(args, *, interpret):\n" + strings.Join(wrap, "\n") + "\n"
-	if h := usedHelpers(body); h != "" {
-		body += "\n\n" + h + "\n"
-	}
-	return body
+	return strings.Join(kern, "\n") + "\n\n\ndef run(args, *, interpret):\n" + strings.Join(wrap, "\n") + "\n"
 }
 
 // nullGuards make run() refuse a non-empty array for a pointer the draft

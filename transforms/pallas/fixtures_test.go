@@ -166,12 +166,14 @@ func selected(name string) bool {
 // CUDA_1D_KERNEL_LOOP body macro (drafted after preprocessing, as the
 // capture stage gives it), M_PI, a grid stride kept in a local, and a
 // focal loss reading target[n] at the element's row and accumulating its
-// output in place.
-var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp"}
+// output in place, and mmcv's bbox_overlaps (box_iou: a bool parameter
+// choosing between two grid-stride loops, a template helper with reference
+// out-parameters and a float4 specialisation).
+var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "box_iou"}
 
 // preprocessed are the patterns whose unit goes through the preprocessor
 // first (the capture stage does that for every captured kernel).
-var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true}
+var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "box_iou": true}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,23 @@ type ptrv struct {
 	shared bool
 	off    val // in elements of the pointer's type
 	width  int // 2 or 4 for float2*/float4*, else 0
+	// lanes: a scalar pointer reinterpreted as float2*/float4*
+	// (reinterpret_cast<const float4*>(bbox + base)): off counts scalars,
+	// and element i is the scalars off + width·i ... off + width·i + width-1.
+	lanes bool
+}
+
+// elemAt is the index loadAt and storeAt take for p[i].
+func (t *tr) elemAt(p ptrv, i val) (val, error) {
+	if !p.lanes {
+		return addIdx(p.off, i), nil
+	}
+	w := val{py: strconv.Itoa(p.width), ct: "int", k: kUniform, poly: pconst(int64(p.width))}
+	s, err := t.binop("*", i, w)
+	if err != nil {
+		return val{}, err
+	}
+	return addIdx(p.off, s), nil
 }
 
 var vecFields = map[string]int{"x": 0, "y": 1, "z": 2, "w": 3}
@@ -68,7 +86,7 @@ func (t *tr) loadAt(p ptrv, idx val) (val, error) {
 	sp.width = 0
 	out := val{ct: fmt.Sprintf("vec%d", p.width), k: kData}
 	for c := 0; c < p.width; c++ {
-		ci, err := t.vecIndex(idx, p.width, c)
+		ci, err := t.componentIndex(p, idx, c)
 		if err != nil {
 			return val{}, err
 		}
@@ -79,6 +97,64 @@ func (t *tr) loadAt(p ptrv, idx val) (val, error) {
 		out.vec = append(out.vec, v)
 	}
 	return out, nil
+}
+
+// vecPtrWidth is 4 for a float4 pointer type, 2 for float2, else 0.
+func vecPtrWidth(ty string) int {
+	if !strings.HasSuffix(strings.TrimSpace(ty), "*") {
+		return 0
+	}
+	switch {
+	case regexp.MustCompile(`\bfloat4\b`).MatchString(ty):
+		return 4
+	case regexp.MustCompile(`\bfloat2\b`).MatchString(ty):
+		return 2
+	}
+	return 0
+}
+
+// lanesPtr reinterprets a float pointer as a float2*/float4* one. The
+// pointer keeps its scalar offset (alignment is the original's business:
+// a misaligned vector load faults on the GPU, the scalars read here are
+// the ones an aligned one reads).
+func (t *tr) lanesPtr(p ptrv, w int, ty string) (val, error) {
+	if p.width != 0 || p.lanes || p.shared {
+		return val{}, refuse(CodeUnsupported, "reinterpret_cast<%s> of a vector or shared pointer", ty)
+	}
+	if prm := t.params[p.base]; prm == nil || prm.DType != "float32" {
+		return val{}, refuse(CodeUnsupported, "reinterpret_cast<%s> of a pointer whose elements are not float32", ty)
+	}
+	p.width, p.lanes = w, true
+	return val{ct: "ptr", k: kUniform, ptr: &p}, nil
+}
+
+// sizeofType is sizeof(T) for the scalar types whose size CUDA fixes
+// (sizeof(unsigned long long int) * 8 is mmcv nms's threadsPerBlock).
+func sizeofType(t *tr, n *ts.Node) (int, bool) {
+	tn := n.ChildByFieldName("type")
+	if tn == nil {
+		return 0, false
+	}
+	ty := strings.Join(strings.Fields(strings.ReplaceAll(t.u.text(tn), "const", "")), " ")
+	if m, ok := t.u.typeMap[ty]; ok {
+		ty = m
+	}
+	sizes := map[string]int{"char": 1, "signed char": 1, "unsigned char": 1, "bool": 1, "short": 2, "unsigned short": 2,
+		"int": 4, "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long long": 8, "long long int": 8,
+		"unsigned long long": 8, "unsigned long long int": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+		"int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8, "half": 2, "__half": 2, "float2": 8, "float4": 16}
+	b, ok := sizes[ty]
+	return b, ok
+}
+
+// componentIndex is the scalar index of component c of the vector element
+// at idx (idx counts scalars already for a lanes pointer).
+func (t *tr) componentIndex(p ptrv, idx val, c int) (val, error) {
+	if p.lanes {
+		lc := val{py: strconv.Itoa(c), ct: "int", k: kUniform, poly: pconst(int64(c))}
+		return t.binop("+", idx, lc)
+	}
+	return t.vecIndex(idx, p.width, c)
 }
 
 func (t *tr) vecIndex(idx val, w, c int) (val, error) {
@@ -105,7 +181,7 @@ func (t *tr) storeAt(p ptrv, idx val, v val) error {
 	sp := p
 	sp.width = 0
 	for c := 0; c < p.width; c++ {
-		ci, err := t.vecIndex(idx, p.width, c)
+		ci, err := t.componentIndex(p, idx, c)
 		if err != nil {
 			return err
 		}
@@ -289,6 +365,7 @@ type tr struct {
 	u       *unit
 	spec    *kernels.Spec
 	params  map[string]*kernels.Param
+	pins    map[string]bool // bool parameters fixed for this translation (splitDraft)
 	env     env
 	lines   []string
 	ind     string
@@ -400,6 +477,10 @@ func (t *tr) expr(n *ts.Node) (val, error) {
 	switch n.Type() {
 	case "number_literal":
 		return numLit(src)
+	case "sizeof_expression":
+		if b, ok := sizeofType(t, n); ok {
+			return val{py: strconv.Itoa(b), ct: "uint64", k: kUniform, poly: pconst(int64(b))}, nil
+		}
 	case "null":
 		return val{py: "None", ct: "null", k: kUniform}, nil
 	case "true":
@@ -465,7 +546,9 @@ func (t *tr) expr(n *ts.Node) (val, error) {
 				return val{}, err
 			}
 			p := *base.ptr
-			p.off = addIdx(p.off, idx)
+			if p.off, err = t.elemAt(p, idx); err != nil {
+				return val{}, err
+			}
 			return val{ct: "ptr", k: kUniform, ptr: &p}, nil
 		}
 		if op == "*" {
@@ -720,7 +803,11 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 				nb, _ := t.binop("-", val{py: "0", ct: b.ct, k: kUniform, poly: pconst(0)}, b)
 				b = nb
 			}
-			p.off = addIdx(p.off, b)
+			off, err := t.elemAt(p, b)
+			if err != nil {
+				return val{}, err
+			}
+			p.off = off
 			return val{ct: "ptr", k: kUniform, ptr: &p}, nil
 		}
 		if op == "+" && b.ptr != nil && a.ptr == nil {
@@ -939,7 +1026,11 @@ func (t *tr) subscript(n *ts.Node) (val, error) {
 		return val{}, err
 	}
 	p := *base.ptr
-	return t.loadAt(p, addIdx(p.off, idx))
+	at, err := t.elemAt(p, idx)
+	if err != nil {
+		return val{}, err
+	}
+	return t.loadAt(p, at)
 }
 
 // mathConsts are <math.h>'s constants (double literals, as glibc spells
@@ -998,6 +1089,9 @@ func (t *tr) callExpr(n *ts.Node) (val, error) {
 		v, err := t.expr(args[0])
 		if err != nil {
 			return val{}, err
+		}
+		if w := vecPtrWidth(ty); ct == "ptr" && v.ptr != nil && w != 0 {
+			return t.lanesPtr(*v.ptr, w, ty)
 		}
 		return t.castTo(v, ct)
 	}
@@ -1114,10 +1208,96 @@ func (t *tr) callExpr(n *ts.Node) (val, error) {
 		}
 		return t.castTo(vs[0], "float")
 	}
+	if _, ok := t.u.typeMap[name]; ok && len(args) == 1 {
+		// a functional cast to a template type: T(offset)
+		ct, err := t.normType(name)
+		if err != nil {
+			return val{}, err
+		}
+		v, err := t.expr(args[0])
+		if err != nil {
+			return val{}, err
+		}
+		return t.castTo(v, ct)
+	}
 	if fn, ok := t.u.funcs[name]; ok {
 		return t.inline(fn, args)
 	}
+	if fn, targs, ok := t.templateHelper(name); ok {
+		return t.inlineWith(fn, args, targs)
+	}
 	return val{}, refuse(CodeUnsupported, "call to %s", name)
+}
+
+// templateHelper resolves a call with explicit template arguments
+// (`load_bbox<T>(...)`): the arguments spelled with the kernel's template
+// arguments, then the helper's explicit specialisation for them when the
+// unit has one (`template <> ... load_bbox<float>(...)`), else the primary
+// template with its parameters bound to them.
+func (t *tr) templateHelper(name string) (*ts.Node, map[string]string, bool) {
+	i := strings.Index(name, "<")
+	if i <= 0 || !strings.HasSuffix(name, ">") {
+		return nil, nil, false
+	}
+	base := strings.TrimSpace(name[:i])
+	var targs []string
+	for _, a := range strings.Split(name[i+1:len(name)-1], ",") {
+		a = strings.Join(strings.Fields(a), " ")
+		if m, ok := t.u.typeMap[a]; ok {
+			a = m
+		}
+		targs = append(targs, a)
+	}
+	if fn, ok := t.u.funcs[base+"<"+strings.Join(targs, ",")+">"]; ok {
+		return fn, nil, true
+	}
+	fn, ok := t.u.funcs[base]
+	if !ok {
+		return nil, nil, false
+	}
+	tmpl := fn.Parent()
+	if tmpl == nil || tmpl.Type() != "template_declaration" {
+		return nil, nil, false
+	}
+	var names []string
+	for _, p := range ts.Children(tmpl.ChildByFieldName("parameters")) {
+		if p.Type() != "type_parameter_declaration" {
+			return nil, nil, false
+		}
+		cs := ts.Children(p)
+		names = append(names, t.u.text(cs[len(cs)-1]))
+	}
+	if len(names) != len(targs) {
+		return nil, nil, false
+	}
+	bind := map[string]string{}
+	for j, n := range names {
+		bind[n] = targs[j]
+	}
+	return fn, bind, true
+}
+
+// inlineWith inlines a template helper with its template parameters bound.
+func (t *tr) inlineWith(fn *ts.Node, args []*ts.Node, targs map[string]string) (val, error) {
+	saved := map[string]*string{}
+	for n, v := range targs {
+		if old, ok := t.u.typeMap[n]; ok {
+			saved[n] = &old
+		} else {
+			saved[n] = nil
+		}
+		t.u.typeMap[n] = v
+	}
+	defer func() {
+		for n, old := range saved {
+			if old == nil {
+				delete(t.u.typeMap, n)
+			} else {
+				t.u.typeMap[n] = *old
+			}
+		}
+	}()
+	return t.inline(fn, args)
 }
 
 func orRefuse(err error, format string, a ...any) error {
@@ -1150,6 +1330,10 @@ func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
 	if len(ps) != len(args) {
 		return val{}, refuse(CodeUnsupported, "call to %s with %d arguments (declared %d)", funcName(fn, t.u.src), len(args), len(ps))
 	}
+	refs, err := t.refArgs(fn, ps, args)
+	if err != nil {
+		return val{}, err
+	}
 	var vals []val
 	for _, a := range args {
 		v, err := t.expr(a)
@@ -1164,9 +1348,8 @@ func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
 	// helpers see globals only (through ident) and their parameters
 	for i, p := range ps {
 		d := p.ChildByFieldName("declarator")
-		if d != nil && (d.Type() == "reference_declarator") {
-			t.env, t.ret = saved, savedRet
-			return val{}, refuse(CodeUnsupported, "reference parameter in %s", funcName(fn, t.u.src))
+		if d != nil && d.Type() == "reference_declarator" {
+			d = d.NamedChild(0)
 		}
 		pt := t.u.text(p.ChildByFieldName("type"))
 		if d != nil && d.Type() == "pointer_declarator" {
@@ -1194,9 +1377,21 @@ func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
 	t.depth--
 	t.path = savedPath
 	ret := t.ret
+	outs := map[string]val{}
+	for param, local := range refs {
+		outs[local], _ = t.env.lookup(param)
+	}
 	t.env, t.ret = saved, savedRet
 	if err != nil {
 		return val{}, err
+	}
+	for local, v := range outs {
+		cur, _ := t.env.lookup(local)
+		cv, err := t.castTo(v, cur.ct)
+		if err != nil {
+			return val{}, err
+		}
+		t.env.set(local, cv)
 	}
 	if ret == nil {
 		return val{py: "None", ct: "void", k: kUniform}, nil
@@ -1205,6 +1400,49 @@ func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
 		return t.castTo(*ret, rtype)
 	}
 	return *ret, nil
+}
+
+// refArgs maps a helper's reference parameters (`T& x1`) to the caller's
+// locals passed for them: the parameter starts as the local's value and the
+// local takes the parameter's last value when the helper returns. A helper
+// with a return statement, an argument that is not a plain scalar local or
+// a local passed twice is refused (the copy-in, copy-out reading would not
+// be exact).
+func (t *tr) refArgs(fn *ts.Node, ps, args []*ts.Node) (map[string]string, error) {
+	refs := map[string]string{}
+	seen := map[string]bool{}
+	for i, p := range ps {
+		d := p.ChildByFieldName("declarator")
+		if d == nil || d.Type() != "reference_declarator" {
+			continue
+		}
+		a := strip(args[i])
+		cur, ok := t.env.lookup(t.u.text(a))
+		if a.Type() != "identifier" || !ok || cur.ptr != nil || cur.vec != nil || cur.acc != nil || seen[t.u.text(a)] {
+			return nil, refuse(CodeUnsupported, "reference parameter in %s bound to %s", funcName(fn, t.u.src), oneLine(t.u.text(args[i])))
+		}
+		if hasReturn(fn.ChildByFieldName("body")) {
+			return nil, refuse(CodeUnsupported, "reference parameter in %s, which returns early", funcName(fn, t.u.src))
+		}
+		seen[t.u.text(a)] = true
+		refs[declName(d, t.u)] = t.u.text(a)
+	}
+	return refs, nil
+}
+
+func hasReturn(n *ts.Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.Type() == "return_statement" {
+		return true
+	}
+	for _, c := range ts.Children(n) {
+		if hasReturn(c) {
+			return true
+		}
+	}
+	return false
 }
 
 func declName(d *ts.Node, u *unit) string {
@@ -1421,7 +1659,10 @@ func (t *tr) assign(lhs *ts.Node, op string, rhs val) error {
 			if err != nil {
 				return err
 			}
-			p, idx = *base.ptr, addIdx(base.ptr.off, i)
+			p = *base.ptr
+			if idx, err = t.elemAt(p, i); err != nil {
+				return err
+			}
 		} else {
 			if t.u.text(lhs.Child(0)) != "*" {
 				return refuse(CodeUnsupported, "assignment to %s", oneLine(t.u.text(lhs)))
@@ -1538,6 +1779,32 @@ func (t *tr) ifStmt(n *ts.Node) error {
 	return nil
 }
 
+// noTripCount refuses a loop without a constant trip count. One that
+// synchronises the block every iteration orders its iterations (each reads
+// the shared state the last one left: mmcv nms's gather_keep_from_mask
+// walks the boxes in turn): a sequential scan, no rule template.
+func (t *tr) noTripCount(n *ts.Node) error {
+	if callsSync(n.ChildByFieldName("body"), t.u) {
+		return refuse(CodeClass, "loop %q synchronises the block (__syncthreads) in every iteration of a runtime trip count: its iterations are ordered through shared memory (a sequential scan), which has no rule template", oneLine(t.u.text(n)))
+	}
+	return refuse(CodeUnsupported, "loop %q has no constant trip count", oneLine(t.u.text(n)))
+}
+
+func callsSync(n *ts.Node, u *unit) bool {
+	if n == nil {
+		return false
+	}
+	if n.Type() == "call_expression" && u.text(n.ChildByFieldName("function")) == "__syncthreads" {
+		return true
+	}
+	for _, c := range ts.Children(n) {
+		if callsSync(c, u) {
+			return true
+		}
+	}
+	return false
+}
+
 // unrolledFor unrolls a loop with a constant trip count (at most 64).
 func (t *tr) unrolledFor(n *ts.Node) error {
 	init := n.ChildByFieldName("initializer")
@@ -1565,7 +1832,7 @@ func (t *tr) unrolledFor(n *ts.Node) error {
 		}
 		v, _ := t.env.lookup(name)
 		if _, ok := v.poly.constant(); !ok || v.k != kUniform {
-			return refuse(CodeUnsupported, "loop %q has no constant trip count", oneLine(t.u.text(n)))
+			return t.noTripCount(n)
 		}
 		c, err := t.cond(condN)
 		if err != nil {
@@ -1581,7 +1848,7 @@ func (t *tr) unrolledFor(n *ts.Node) error {
 					return nil
 				}
 			} else {
-				return refuse(CodeUnsupported, "loop %q has no constant trip count", oneLine(t.u.text(n)))
+				return t.noTripCount(n)
 			}
 		}
 		if err := t.block(n.ChildByFieldName("body")); err != nil {
