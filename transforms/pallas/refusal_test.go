@@ -1,0 +1,86 @@
+package pallas_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/pallas"
+)
+
+// draftWithSpec drafts the one kernel of src under the user spec specYAML.
+func draftWithSpec(t *testing.T, name, src, specYAML string) error {
+	t.Helper()
+	dir := t.TempDir()
+	id := kernels.KernelID("kernel.cu", name)
+	spec := filepath.Join(dir, filepath.FromSlash(kernels.UserSpecPath(id)))
+	if err := os.MkdirAll(filepath.Dir(spec), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kernel.cu"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, []byte(specYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := kernels.Discover(context.Background(), dir, []string{"kernel.cu"})
+	if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+		t.Fatalf("%s: kernels %+v", name, inv.Kernels)
+	}
+	_, err := pallas.Draft(context.Background(), inv.Kernels[0], pallas.Options{})
+	return err
+}
+
+// TestSequentialScanRefused: a one-block kernel whose runtime-count loop
+// synchronises every iteration and carries its state in shared memory
+// (mmcv nms's gather_keep_from_mask) is a sequential scan: refused as a
+// class without a rule template, not as an unknown name or a bare loop.
+func TestSequentialScanRefused(t *testing.T) {
+	src := `int const threadsPerBlock = sizeof(unsigned long long int) * 8;
+
+__global__ void keep_kernel(bool* keep, const unsigned long long* mask, const int n) {
+  const int col_blocks = (n + threadsPerBlock - 1) / threadsPerBlock;
+  const int tid = threadIdx.x;
+  extern __shared__ unsigned long long removed[];
+  for (int i = tid; i < col_blocks; i += blockDim.x) removed[i] = 0;
+  __syncthreads();
+  for (int nblock = 0; nblock < col_blocks; ++nblock) {
+    auto removed_val = removed[nblock];
+    __syncthreads();
+    for (int inblock = 0; inblock < threadsPerBlock; ++inblock) {
+      const int i = nblock * threadsPerBlock + inblock;
+      if (i >= n) break;
+      if (!(removed_val & (1ULL << inblock))) {
+        if (tid == 0) keep[i] = true;
+        for (int j = tid; j < col_blocks; j += blockDim.x) if (j >= nblock) removed[j] |= mask[i * col_blocks + j];
+        __syncthreads();
+        removed_val = removed[nblock];
+      }
+    }
+  }
+}
+`
+	spec := `name: keep_kernel
+class: row-reduction
+symbols: [n, cb]
+params:
+  - {name: keep, kind: pointer, ctype: "bool*", dtype: bool, role: output, shape: [n]}
+  - {name: mask, kind: pointer, ctype: "const unsigned long long*", dtype: uint64, role: input, shape: [n, cb]}
+  - {name: n, kind: scalar, ctype: "const int", dtype: int32, role: size, expr: n}
+launch:
+  grid: ["1", "1", "1"]
+  block: ["4", "1", "1"]
+  shared_bytes: "cb * 8"
+domain:
+  constraints: ["cb == (n + 63) / 64"]
+deterministic: true
+`
+	err := draftWithSpec(t, "keep_kernel", src, spec)
+	r, ok := pallas.AsRefusal(err)
+	if !ok || r.Code != pallas.CodeClass || !strings.Contains(r.Message, "sequential scan") {
+		t.Fatalf("want a PPL001 sequential-scan refusal, got %v", err)
+	}
+}
