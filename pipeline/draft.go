@@ -100,6 +100,9 @@ type kernelState struct {
 	drafter KernelDrafter
 	next    int // index of the first drafter after drafter in w.drafters()
 	cand    *Candidate
+	// pending: no round-1 candidate yet, the validate stage drafts one (a
+	// Triton kernel the rules refused goes to the LLM after its reference ran).
+	pending bool
 	refusal string
 	start   time.Time
 	took    time.Duration
@@ -263,7 +266,7 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 		w.mu.Lock()
 		st := w.state[pk.ID]
 		w.mu.Unlock()
-		if st == nil || st.cand == nil {
+		if st == nil || st.cand == nil && !st.pending {
 			continue
 		}
 		if w.Validator == nil {
@@ -308,27 +311,42 @@ func (s validateStage) Run(ctx context.Context, r *Run) error {
 // the rules) gets its turn, so a rejected rule draft does not end the search.
 func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *Kernel, st *kernelState) error {
 	t0 := time.Now()
-	ds := w.drafters()
-	d, cand := st.drafter, st.cand
-	var history []string
-	i := st.next
-	for {
-		proven, err := w.search(ctx, k, pk, d, cand)
-		if err != nil {
-			return err
+	proof, err := w.repair(ctx, k, pk, w.Validator, st.drafter, st.cand, w.drafters()[st.next:], nil)
+	if err != nil {
+		return err
+	}
+	if proof != nil {
+		w.mu.Lock()
+		w.proven = append(w.proven, proof)
+		w.mu.Unlock()
+	}
+	pk.Draft.Duration = st.took + time.Since(t0)
+	return nil
+}
+
+// repair is the search over drafters: d's candidate cand (nil: none yet)
+// through its samples and rounds, checked by v, then each drafter of next
+// in turn from its round 1. It returns the first proof; without one, the
+// kernel's reason is every drafter's outcome in order (history holds the
+// ones before d: a rule refusal).
+func (w *KernelWork) repair(ctx context.Context, k *kernels.Kernel, pk *Kernel, v KernelValidator, d KernelDrafter,
+	cand *Candidate, next []KernelDrafter, history []string) (*Proof, error) {
+	for i := 0; ; {
+		if cand != nil {
+			proof, err := w.search(ctx, k, pk, v, d, cand)
+			if err != nil || proof != nil {
+				return proof, err
+			}
+			history = append(history, d.Name()+": "+pk.Draft.Reason)
+			cand = nil
 		}
-		if proven {
-			break
-		}
-		history = append(history, d.Name()+": "+pk.Draft.Reason)
-		cand = nil
-		for cand == nil && i < len(ds) {
-			nd := ds[i]
+		for cand == nil && i < len(next) {
+			nd := next[i]
 			i++
 			c, err := nd.Draft(ctx, k, draft.Turn{Round: 1})
 			if err != nil {
 				if ctx.Err() != nil {
-					return ctx.Err()
+					return nil, ctx.Err()
 				}
 				history = append(history, nd.Name()+": "+err.Error())
 				continue
@@ -341,11 +359,10 @@ func (w *KernelWork) validateKernel(ctx context.Context, k *kernels.Kernel, pk *
 			break
 		}
 	}
-	if pk.Draft.Verdict != VerdictProven && len(history) > 1 {
+	if len(history) > 1 {
 		pk.Draft.Reason = strings.Join(history, "; ")
 	}
-	pk.Draft.Duration = st.took + time.Since(t0)
-	return nil
+	return nil, nil
 }
 
 func addUsage(d *Draft, c *Candidate) {
@@ -364,9 +381,10 @@ type sampleResult struct {
 }
 
 // search runs d's samples on k (first is sample 0's round-1 candidate),
-// Parallel at once; the first proven sample stops the others. It records
-// the outcome on pk.Draft and reports whether a candidate was proven.
-func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, d KernelDrafter, first *Candidate) (bool, error) {
+// Parallel at once, each candidate checked by v; the first proven sample
+// stops the others. It records the outcome on pk.Draft and returns the
+// proof (nil: none proven).
+func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, v KernelValidator, d KernelDrafter, first *Candidate) (*Proof, error) {
 	b := d.Budget()
 	b.Samples, b.Rounds, b.Parallel = max(1, b.Samples), max(1, b.Rounds), max(1, b.Parallel)
 	sctx, cancel := context.WithCancel(ctx)
@@ -379,7 +397,7 @@ func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, 
 			c = first
 		}
 		p.Go(func() {
-			r := w.sample(sctx, k, d, s, b.Rounds, c)
+			r := w.sample(sctx, k, v, d, s, b.Rounds, c)
 			results[s] = r
 			if r.proof != nil {
 				cancel() // first proven wins: stop the other samples
@@ -388,7 +406,7 @@ func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, 
 	}
 	p.Wait()
 	if err := ctx.Err(); err != nil {
-		return false, err
+		return nil, err
 	}
 	var best *sampleResult
 	for _, r := range results {
@@ -411,18 +429,12 @@ func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, 
 		pk.Draft.Shapes = v.Shapes
 		pk.TPUCompiled = v.TPU
 	}
-	if best.proof == nil {
-		return false, nil
-	}
-	w.mu.Lock()
-	w.proven = append(w.proven, best.proof)
-	w.mu.Unlock()
-	return true, nil
+	return best.proof, nil
 }
 
 // sample runs one sample's rounds: cand (nil: drafted here) is checked; a
 // failure is fed back to d for the next round, while rounds remain.
-func (w *KernelWork) sample(ctx context.Context, k *kernels.Kernel, d KernelDrafter, s, rounds int, cand *Candidate) *sampleResult {
+func (w *KernelWork) sample(ctx context.Context, k *kernels.Kernel, v KernelValidator, d KernelDrafter, s, rounds int, cand *Candidate) *sampleResult {
 	r := &sampleResult{verdict: VerdictRejected}
 	var prev *Candidate
 	var fb *draft.Feedback
@@ -445,7 +457,7 @@ func (w *KernelWork) sample(ctx context.Context, k *kernels.Kernel, d KernelDraf
 			cand = c
 		}
 		var stop bool
-		fb, stop = w.check(ctx, k, round, cand, r)
+		fb, stop = w.check(ctx, k, v, round, cand, r)
 		if stop {
 			return r
 		}
@@ -457,10 +469,10 @@ func (w *KernelWork) sample(ctx context.Context, k *kernels.Kernel, d KernelDraf
 	return r
 }
 
-// check gates (when untrusted) and validates one candidate, recording the
-// outcome on r; it returns the feedback for the next round, or stop when
+// check gates (when untrusted) and validates one candidate with v, recording
+// the outcome on r; it returns the feedback for the next round, or stop when
 // another round cannot help (proven, or the validator could not decide).
-func (w *KernelWork) check(ctx context.Context, k *kernels.Kernel, round int, c *Candidate, r *sampleResult) (*draft.Feedback, bool) {
+func (w *KernelWork) check(ctx context.Context, k *kernels.Kernel, val KernelValidator, round int, c *Candidate, r *sampleResult) (*draft.Feedback, bool) {
 	if c.Unreadable != "" {
 		r.verdict, r.reason = VerdictRejected, CodeLLMUnreadable+": "+c.Unreadable
 		return &draft.Feedback{Kind: draft.KindUnreadable, Detail: c.Unreadable}, false
@@ -480,7 +492,7 @@ func (w *KernelWork) check(ctx context.Context, k *kernels.Kernel, round int, c 
 			return &draft.Feedback{Kind: draft.KindGate, Detail: problems}, false
 		}
 	}
-	v, err := w.Validator.Validate(ctx, k, []byte(c.Module))
+	v, err := val.Validate(ctx, k, []byte(c.Module))
 	if err != nil {
 		r.verdict, r.reason = VerdictError, err.Error()
 		if ctx.Err() != nil {

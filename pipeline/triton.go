@@ -11,6 +11,7 @@ import (
 
 	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/llm"
 	"github.com/pallasify/pallasify/transforms/pallas"
 	"github.com/pallasify/pallasify/transforms/triton"
 )
@@ -68,6 +69,9 @@ type TritonDraft struct {
 type TritonStage struct {
 	// Inventory is the last run's Triton discovery (nil before).
 	Inventory *triton.Inventory
+	// Mutate rewrites every Triton rule draft before validation. Tests only:
+	// a broken rule draft is rejected and goes to the LLM drafter.
+	Mutate func(module string) string
 
 	mu     sync.Mutex
 	drafts map[string]*TritonDraft // by kernel id
@@ -78,6 +82,8 @@ type tritonProof struct {
 	id      string
 	draft   *TritonDraft
 	verdict *DraftVerdict
+	// module is the proven candidate, drafter who drafted it.
+	module, drafter string
 }
 
 // NewTritonStage returns the Triton stage state.
@@ -188,25 +194,91 @@ func firstField(s string) string {
 	return s
 }
 
+// TritonKernelDrafter is a drafter that also drafts Triton kernels from
+// their Triton source (the LLM drafter, transforms/llm): the Triton stage
+// hands it a kernel whose rule translation refused or whose rule draft was
+// rejected.
+type TritonKernelDrafter interface {
+	KernelDrafter
+	DraftTriton(ctx context.Context, k *kernels.Kernel, tk llm.TritonKernel, t draft.Turn) (*Candidate, error)
+}
+
+// tritonDrafter is a TritonKernelDrafter bound to one kernel: the repair
+// loop's KernelDrafter for it.
+type tritonDrafter struct {
+	d  TritonKernelDrafter
+	tk llm.TritonKernel
+}
+
+func (t tritonDrafter) Name() string         { return t.d.Name() }
+func (t tritonDrafter) Budget() draft.Budget { return t.d.Budget() }
+func (t tritonDrafter) Draft(ctx context.Context, k *kernels.Kernel, turn draft.Turn) (*Candidate, error) {
+	return t.d.DraftTriton(ctx, k, t.tk, turn)
+}
+
+// tritonRules is the Triton rule translator in the repair loop: its one
+// candidate is drafted at discovery (one round, no repair).
+type tritonRules struct{}
+
+func (tritonRules) Name() string         { return DrafterTritonRules }
+func (tritonRules) Budget() draft.Budget { return draft.One }
+func (tritonRules) Draft(context.Context, *kernels.Kernel, draft.Turn) (*Candidate, error) {
+	return nil, fmt.Errorf("the Triton rules draft once, at discovery")
+}
+
+// tritonCheck proves a candidate of a Triton kernel against the original
+// run by Triton's interpreter (the repair loop's validator for it).
+type tritonCheck struct {
+	tv   TritonValidator
+	call triton.Call
+}
+
+func (c tritonCheck) Validate(ctx context.Context, k *kernels.Kernel, module []byte) (*DraftVerdict, error) {
+	return c.tv.ValidateTriton(ctx, k, c.call, module)
+}
+
+// tritonLLMs are the run's drafters that draft Triton kernels, bound to d.
+func (w *KernelWork) tritonLLMs(d *TritonDraft) []KernelDrafter {
+	var out []KernelDrafter
+	for _, kd := range w.drafters() {
+		if td, ok := kd.(TritonKernelDrafter); ok {
+			out = append(out, tritonDrafter{td, llm.TritonKernel{Inventory: w.Kernels.Triton.Inventory, Kernel: d.Kernel, Call: d.Call}})
+		}
+	}
+	return out
+}
+
 // draftTriton is the draft stage for a Triton kernel: the rule draft made
-// at discovery, or the reason there is none.
+// at discovery, or the reason there is none. A kernel the rules refused
+// that has a spec (and so a reference to prove against) waits for the LLM
+// drafter when one is configured: it drafts after the reference ran.
 func (w *KernelWork) draftTriton(pk *Kernel, k *kernels.Kernel, st *kernelState) {
-	d := w.Kernels.Triton.Draft(k.ID)
+	ts := w.Kernels.Triton
+	d := ts.Draft(k.ID)
 	switch {
 	case d == nil:
 		pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, kernels.CodeInventory+": "+k.Reason
 	case d.Refusal != nil:
 		pk.Draft.Verdict, pk.Draft.Reason = VerdictNotDrafted, d.Refusal.Error()
+		st.pending = k.Spec != nil && d.Call.Entry != "" && len(w.tritonLLMs(d)) > 0
 	default:
-		st.cand = &Candidate{Drafter: DrafterTritonRules, Class: k.Class, Module: string(d.Candidate)}
-		st.next = len(w.drafters()) // the CUDA drafters take no Triton kernel
+		mod := string(d.Candidate)
+		if ts.Mutate != nil {
+			mod = ts.Mutate(mod)
+		}
+		st.drafter = tritonRules{}
+		st.cand = &Candidate{Drafter: DrafterTritonRules, Class: k.Class, Module: mod}
 		pk.Draft.Drafter, pk.Draft.Rounds = DrafterTritonRules, 1
 	}
 }
 
 // validateTriton runs the original under Triton's interpreter (the launches
-// it records are the kernel's captures), then proves the candidate against
-// it. A proven draft waits for wireTriton.
+// it records are the kernel's captures), then proves the rule draft against
+// it; a refused or rejected rule draft goes to the LLM drafter (when one is
+// configured) through the same repair loop as a CUDA kernel's, every
+// candidate validated against the interpreter reference. Without a proof
+// the reason is the rule refusal or verdict, then the LLM's. A proven draft
+// waits for wireTriton.
 func (w *KernelWork) validateTriton(ctx context.Context, k *kernels.Kernel, pk *Kernel, st *kernelState) error {
 	t0 := time.Now()
 	defer func() { pk.Draft.Duration = st.took + time.Since(t0) }()
@@ -233,23 +305,19 @@ func (w *KernelWork) validateTriton(ctx context.Context, k *kernels.Kernel, pk *
 		pk.Draft.Reason = triton.CodeInterpreter + ": Triton's interpreter did not run the original: " + pr.Error
 		return nil
 	}
-	v, err := tv.ValidateTriton(ctx, k, d.Call, []byte(st.cand.Module))
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		pk.Draft.Verdict, pk.Draft.Reason = VerdictError, err.Error()
-		return nil
+	var history []string
+	if st.cand == nil && d.Refusal != nil {
+		history = append(history, DrafterTritonRules+": "+d.Refusal.Error())
 	}
-	pk.Draft.Verdict, pk.Draft.Reason = v.Verdict, v.Reason
-	stats := v.Stats
-	pk.Draft.Stats = &stats
-	pk.Draft.Shapes = v.Shapes
-	pk.TPUCompiled = v.TPU
-	if v.Verdict == VerdictProven {
+	proof, err := w.repair(ctx, k, pk, tritonCheck{tv, d.Call}, st.drafter, st.cand, w.tritonLLMs(d), history)
+	if err != nil {
+		return err
+	}
+	if proof != nil {
 		ts := w.Kernels.Triton
 		ts.mu.Lock()
-		ts.proven = append(ts.proven, tritonProof{id: k.ID, draft: d, verdict: v})
+		ts.proven = append(ts.proven, tritonProof{id: k.ID, draft: d, verdict: proof.Verdict,
+			module: proof.Candidate.Module, drafter: proof.Candidate.Drafter})
 		ts.mu.Unlock()
 	}
 	return nil
@@ -285,9 +353,13 @@ func (w *KernelWork) wireTriton(ctx context.Context, r *Run) error {
 	}
 	var wks []triton.WireKernel
 	for _, p := range proofs {
-		wks = append(wks, triton.WireKernel{Kernel: p.draft.Kernel, ID: p.id, Spec: p.draft.Spec, Call: p.draft.Call,
-			Mode: p.draft.Mode, Block: p.draft.Block, Free: p.draft.Free, Tiled: p.draft.Tiled,
-			Module: string(p.draft.Candidate), Verdict: verdictLine(p.verdict), Cases: p.verdict.Cases, TPU: p.verdict.Chips})
+		wk := triton.WireKernel{Kernel: p.draft.Kernel, ID: p.id, Spec: p.draft.Spec, Call: p.draft.Call,
+			Mode: p.draft.Mode, Block: p.draft.Block, Tiled: p.draft.Tiled, Drafter: p.drafter,
+			Module: p.module, Verdict: verdictLine(p.verdict), Cases: p.verdict.Cases, TPU: p.verdict.Chips}
+		if p.drafter == DrafterTritonRules {
+			wk.Free = p.draft.Free // what the rule candidate does not read; another draft is checked on every constexpr
+		}
+		wks = append(wks, wk)
 	}
 	files, wired, probs := triton.Wire(ctx, wks, read)
 	applyWireFiles(r, byPath, read, files)

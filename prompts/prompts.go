@@ -24,7 +24,7 @@ import (
 // Version names the prompt format; Hash (which includes it) keys caches.
 const Version = "pallas-draft/1"
 
-//go:embed templates/*.tmpl exemplars
+//go:embed templates/*.tmpl exemplars triton_exemplars
 var files embed.FS
 
 // Kernel is what the user prompt shows about one kernel.

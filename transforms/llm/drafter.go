@@ -55,11 +55,16 @@ func (d *Drafter) Budget() draft.Budget {
 // Draft implements draft.Drafter: one model call, the reply read into a
 // candidate module (or, when it cannot be read, a candidate that says why).
 func (d *Drafter) Draft(ctx context.Context, k *kernels.Kernel, t draft.Turn) (*draft.Candidate, error) {
+	return d.draft(ctx, k, t, func() ([]Message, error) { return d.cudaPrompt(k) })
+}
+
+// draft is one turn of k's conversation; first renders round 1's messages.
+func (d *Drafter) draft(ctx context.Context, k *kernels.Kernel, t draft.Turn, first func() ([]Message, error)) (*draft.Candidate, error) {
 	if k.Spec == nil {
 		return nil, fmt.Errorf("llm: no KernelSpec: write %s", kernels.UserSpecPath(k.ID))
 	}
 	s := d.Settings.withDefaults()
-	msgs, err := d.messages(k, t)
+	msgs, err := d.messages(k, t, first)
 	if err != nil {
 		return nil, err
 	}
@@ -91,18 +96,24 @@ func (d *Drafter) Draft(ctx context.Context, k *kernels.Kernel, t draft.Turn) (*
 	return c, nil
 }
 
-// messages is the conversation to send for turn t of kernel k.
-func (d *Drafter) messages(k *kernels.Kernel, t draft.Turn) ([]Message, error) {
+// cudaPrompt is round 1 of a CUDA kernel's conversation.
+func (d *Drafter) cudaPrompt(k *kernels.Kernel) ([]Message, error) {
+	sys, err := prompts.System(d.JAXVersion)
+	if err != nil {
+		return nil, err
+	}
+	user, err := prompts.User(FromKernel(d.Root, k))
+	if err != nil {
+		return nil, err
+	}
+	return []Message{{Role: "system", Content: sys}, {Role: "user", Content: user}}, nil
+}
+
+// messages is the conversation to send for turn t of kernel k (first:
+// round 1's).
+func (d *Drafter) messages(k *kernels.Kernel, t draft.Turn, first func() ([]Message, error)) ([]Message, error) {
 	if t.Round <= 1 || t.Feedback == nil {
-		sys, err := prompts.System(d.JAXVersion)
-		if err != nil {
-			return nil, err
-		}
-		user, err := prompts.User(FromKernel(d.Root, k))
-		if err != nil {
-			return nil, err
-		}
-		return []Message{{Role: "system", Content: sys}, {Role: "user", Content: user}}, nil
+		return first()
 	}
 	d.mu.Lock()
 	prev := d.convs[convKey{k.ID, t.Sample}]

@@ -1,0 +1,213 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/config"
+	"github.com/pallasify/pallasify/transforms/llm"
+	"github.com/pallasify/pallasify/transforms/llm/llmtest"
+	"github.com/pallasify/pallasify/validators"
+)
+
+// tritonLLMRoot is the Triton project the LLM drafter takes over: one flat
+// kernel whose rule draft the tests break (breakRuleDraft), so the rules'
+// candidate is rejected and the kernel goes to the LLM.
+var tritonLLMRoot = filepath.Join("..", "fixtures", "triton_e2e", "llm")
+
+// breakRuleDraft puts the slope on the wrong side of the rule draft of
+// leaky_relu_kernel (the validator must reject it).
+func breakRuleDraft(t *testing.T) func(string) string {
+	return func(m string) string {
+		out := strings.Replace(m, "jnp.where((v_x > 0), v_x, (v_x * slope))", "jnp.where((v_x > 0), (v_x * slope), v_x)", 1)
+		if out == m {
+			t.Errorf("the rule draft of leaky_relu_kernel no longer has the expression the test breaks:\n%s", m)
+		}
+		return out
+	}
+}
+
+// migrateTritonLLM migrates root with the Triton rules (their draft broken)
+// and an LLM drafter behind srv, the static gate and the real validator.
+func migrateTritonLLM(t *testing.T, root string, srv *llmtest.Server, cacheDir string) *pipeline.Run {
+	t.Helper()
+	py := e2ePython(t)
+	s, err := llm.Resolve(config.Defaults().LLM, llm.Flags{BaseURL: srv.URL(), Model: "scripted", CacheDir: cacheDir},
+		func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Timeout = 30 * time.Second
+	d, _, err := llm.New(s, root, validators.PinnedJAX())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := validators.NewStageValidator(validators.Options{Python: py, Timeout: 240 * time.Second})
+	t.Cleanup(func() { sv.Close() })
+	w := pipeline.NewKernelWork(sv, pipeline.RuleDrafter{}, d)
+	w.Gate = &validators.Gate{Python: py}
+	w.Wire = true
+	w.Kernels.Triton.Mutate = breakRuleDraft(t)
+	opts := pipeline.Options{Root: root, Version: "test"}
+	w.Install(&opts)
+	run, err := pipeline.Migrate(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func onlyKernel(t *testing.T, run *pipeline.Run) *pipeline.Kernel {
+	t.Helper()
+	if len(run.Kernels) != 1 || run.Kernels[0].Draft == nil {
+		t.Fatalf("kernels: %+v", run.Kernels)
+	}
+	return run.Kernels[0]
+}
+
+// TestTritonLLMProvenAndWired: the rule draft is rejected, the LLM's module
+// (a correct Pallas kernel, round 1) is proven against the interpreter
+// reference and wired like a rule draft: the patch equals llm.want.patch, a
+// second migrate changes nothing, and check_triton_e2e.py accepts the tree.
+func TestTritonLLMProvenAndWired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	py := e2ePython(t)
+	script := llmtest.Load(t, "..", "triton_right")
+	srv := llmtest.New(t, "..", script)
+	cache := t.TempDir()
+	run := migrateTritonLLM(t, tritonLLMRoot, srv, cache)
+	k := onlyKernel(t, run)
+	if k.Draft.Verdict != pipeline.VerdictProven || k.Draft.Drafter != llm.DrafterName || k.Draft.Module == "" || k.Draft.Rounds != 1 {
+		t.Fatalf("kernel %s: %+v", k.Name, k.Draft)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d LLM requests, want 1", n)
+	}
+	patch := run.Patch()
+	if !bytes.Contains(patch, []byte("drafted by the llm drafter")) || !bytes.Contains(patch, []byte("def _leaky_relu_kernel(x_ref, out_ref, *, slope):")) {
+		t.Errorf("the wired module is not the LLM's draft:\n%s", patch)
+	}
+	wantFile := filepath.Join("..", "fixtures", "triton_e2e", "llm.want.patch")
+	if *updateE2E {
+		if err := os.WriteFile(wantFile, patch, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(wantFile)
+	if err != nil {
+		t.Fatalf("%v (go test ./pipeline -run TritonLLM -update-e2e)", err)
+	}
+	if !bytes.Equal(patch, want) {
+		t.Errorf("patch differs from %s (go test ./pipeline -run TritonLLM -update-e2e):\n%s", wantFile, patch)
+	}
+	dir := t.TempDir()
+	if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset(script)
+	second := migrateTritonLLM(t, dir, srv, cache)
+	for _, n := range pipeline.SecondPassNews(run, second) {
+		t.Errorf("second pass (kernels included): %s", n)
+	}
+	for _, f := range second.Files {
+		if f.Changed() {
+			t.Errorf("second pass changes %s", f.Path)
+		}
+	}
+	out, err := exec.Command(py, "../fixtures/triton_e2e/check_triton_e2e.py", dir, "llm").CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		stackMissing(t, strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		t.Fatalf("migrated tree check: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestTritonLLMRepaired: the LLM's first module is wrong; the validator's
+// verdict goes back to it and round 2 is proven. The first prompt carries
+// the Triton source and the function launching it, the second the verdict.
+func TestTritonLLMRepaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	srv := llmtest.New(t, "..", llmtest.Load(t, "..", "triton_wrong_then_right"))
+	run := migrateTritonLLM(t, tritonLLMRoot, srv, t.TempDir())
+	k := onlyKernel(t, run)
+	if k.Draft.Verdict != pipeline.VerdictProven || k.Draft.Drafter != llm.DrafterName || k.Draft.Rounds != 2 || k.Draft.Module == "" {
+		t.Fatalf("kernel %s: %+v", k.Name, k.Draft)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d LLM requests, want 2", len(reqs))
+	}
+	first := reqs[0].LastUser()
+	for _, want := range []string{"Port this Triton kernel", "def leaky_relu_kernel(x_ptr, out_ptr, slope, n_elements, BLOCK_SIZE: tl.constexpr):",
+		"tl.store(out_ptr + offsets, tl.where(x > 0, x, x * slope), mask=mask)", "BEGIN launching functions",
+		"def leaky_relu(x: torch.Tensor, slope: float) -> torch.Tensor:", "grid (cdiv(n, 512),), constexprs BLOCK_SIZE = 512",
+		"BEGIN KernelSpec"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first prompt lacks %q:\n%s", want, first)
+		}
+	}
+	if sys := reqs[0].Messages()[0][1]; !strings.Contains(sys, "You port Triton kernels") {
+		t.Errorf("system prompt is not the Triton one:\n%s", sys)
+	}
+	fb := reqs[1].LastUser()
+	for _, want := range []string{"The validator rejected your draft", "V-MISMATCH", "seed"} {
+		if !strings.Contains(fb, want) {
+			t.Errorf("round 2's prompt lacks %q:\n%s", want, fb)
+		}
+	}
+	if ms := reqs[1].Messages(); len(ms) != 4 || ms[2][0] != "assistant" {
+		t.Errorf("round 2 messages: %v", ms)
+	}
+}
+
+// TestTritonLLMGarbage: every reply is unreadable; the kernel is refused
+// with codes (the rule draft's verdict first, then the LLM's) and nothing
+// is wired.
+func TestTritonLLMGarbage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	srv := llmtest.New(t, "..", llmtest.Load(t, "..", "triton_garbage"))
+	run := migrateTritonLLM(t, tritonLLMRoot, srv, t.TempDir())
+	k := onlyKernel(t, run)
+	if k.Draft.Verdict == pipeline.VerdictProven || k.Draft.Module != "" {
+		t.Fatalf("kernel %s: %+v", k.Name, k.Draft)
+	}
+	for _, want := range []string{pipeline.DrafterTritonRules + ": V-MISMATCH", llm.DrafterName + ": " + pipeline.CodeLLMUnreadable + ":", "(after 4 rounds)"} {
+		if !strings.Contains(k.Draft.Reason, want) {
+			t.Errorf("reason lacks %q: %s", want, k.Draft.Reason)
+		}
+	}
+	if n := len(srv.Requests()); n != 4 {
+		t.Errorf("%d LLM requests, want 4 (one per round)", n)
+	}
+	for _, f := range run.Files {
+		if f.Changed() || f.Generated {
+			t.Errorf("%s written though nothing was proven", f.Path)
+		}
+	}
+	found := false
+	for _, f := range run.Files {
+		for _, d := range f.Diagnostics {
+			found = found || d.Code == pipeline.CodeDraftRejected && strings.Contains(d.Message, pipeline.CodeLLMUnreadable)
+		}
+	}
+	if !found {
+		t.Errorf("no %s diagnostic naming %s", pipeline.CodeDraftRejected, pipeline.CodeLLMUnreadable)
+	}
+}
