@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/triton"
 	"github.com/pallasify/pallasify/validators/hostbuild"
 )
 
@@ -119,6 +120,12 @@ type CaptureStage struct {
 	Timeout     time.Duration
 	MaxEntries  int
 	MaxLaunches int
+	// Triton runs the tests that reach Triton kernels under the
+	// interpreter (triton_capture.go); nil leaves Triton kernels to their
+	// static specs. python and noSandbox are the run's.
+	Triton    triton.TestRunner
+	python    string
+	noSandbox bool
 
 	mu    sync.Mutex
 	Stats CaptureStats

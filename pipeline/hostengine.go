@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/triton"
 	"github.com/pallasify/pallasify/validators/hostbuild"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
@@ -22,6 +23,9 @@ type CaptureConfig struct {
 	CacheDir string
 	// Python is the interpreter with torch (default $PALLASIFY_PYTHON).
 	Python string
+	// Triton runs the tests reaching Triton kernels under Triton's
+	// interpreter (validators.TritonTests); nil captures no Triton launch.
+	Triton triton.TestRunner
 }
 
 // DefaultCaptureCacheDir is where builds and captures are cached.
@@ -39,7 +43,8 @@ func NewCaptureStage(cfg CaptureConfig) *CaptureStage {
 		cfg.CacheDir = DefaultCaptureCacheDir()
 	}
 	eng := &hostEngine{sb: &sandbox.Sandbox{Disabled: cfg.NoSandbox}, cache: filepath.Join(cfg.CacheDir, "build"), python: cfg.Python}
-	return &CaptureStage{Host: eng, CacheDir: filepath.Join(cfg.CacheDir, "runs")}
+	return &CaptureStage{Host: eng, CacheDir: filepath.Join(cfg.CacheDir, "runs"), Triton: cfg.Triton, python: cfg.Python,
+		noSandbox: cfg.NoSandbox}
 }
 
 // attachCapture sets the capture stage on the kernel inventory stage.

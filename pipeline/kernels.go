@@ -80,6 +80,11 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 	var caps map[string]*KernelCapture
 	if s.Capture != nil {
 		caps = s.Capture.Run(ctx, r.Root, files, inv)
+		if s.Triton != nil {
+			for id, kc := range s.Triton.capture(ctx, s.Capture, inv) {
+				caps[id] = kc
+			}
+		}
 	}
 	r.Kernels = r.Kernels[:0]
 	limit := s.EmulateConcurrency

@@ -73,6 +73,9 @@ type TritonStage struct {
 	// a broken rule draft is rejected and goes to the LLM drafter.
 	Mutate func(module string) string
 
+	// files are the walked Python files the discovery read (by path).
+	files map[string][]byte
+
 	mu     sync.Mutex
 	drafts map[string]*TritonDraft // by kernel id
 	proven []tritonProof
@@ -127,7 +130,7 @@ func (s *TritonStage) run(ctx context.Context, r *Run, inv *kernels.Inventory) {
 	if err != nil {
 		return
 	}
-	s.Inventory = tinv
+	s.Inventory, s.files = tinv, files
 	for _, k := range inv.Kernels {
 		if k.Origin != kernels.OriginTriton {
 			continue
@@ -296,7 +299,8 @@ func (w *KernelWork) validateTriton(ctx context.Context, k *kernels.Kernel, pk *
 		pk.Draft.Verdict, pk.Draft.Reason = VerdictError, err.Error()
 		return nil
 	}
-	pk.Captured, pk.Emulated = pr.Launches, pr.OK
+	// the launches the tests made count too (captured before validation)
+	pk.Captured, pk.Emulated = max(pk.Captured, pr.Launches), pk.Emulated || pr.OK
 	if pr.OK {
 		pk.EmuStatus = "compiled" // run by Triton's interpreter: nothing to build
 	} else {

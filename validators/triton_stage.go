@@ -59,6 +59,9 @@ func (s *StageValidator) ValidateTriton(ctx context.Context, k *kernels.Kernel, 
 		return nil, err
 	}
 	req.Candidate = module
+	if k.SpecStatus == kernels.SpecCaptured && !s.Options.Quick {
+		req.Shapes = len(k.Spec.Domain.Sweep) // the captured sizes and the inferred sweep, all of them
+	}
 	t0 := time.Now()
 	v, err := Validate(ctx, req, s.Options)
 	if err != nil {

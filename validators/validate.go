@@ -89,6 +89,10 @@ type Request struct {
 	// (pallasify.captured/v1 JSON, harness captured.py): the candidate and
 	// the reference must reproduce their outputs before the sweep runs.
 	Captured []byte
+	// Shapes, when set, is how many of the spec's sweep entries are
+	// validated (the harness's --shapes; default 4, spread over the sweep):
+	// a sweep led by captured sizes validates every entry.
+	Shapes int
 }
 
 // Case is one compared output of one test case.
@@ -298,6 +302,9 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 	if opt.Quick {
 		argv = append(argv, "--quick")
 	}
+	if req.Shapes > 0 {
+		argv = append(argv, "--shapes", strconv.Itoa(req.Shapes))
+	}
 	if req.ReferenceNote != "" {
 		argv = append(argv, "--reference-note", req.ReferenceNote)
 	}
@@ -485,6 +492,9 @@ func CacheKey(req Request, specJSON, refBytes []byte, opt Options) string {
 	part("candidate", req.Candidate)
 	if len(req.Captured) > 0 {
 		part("captured", req.Captured)
+	}
+	if req.Shapes > 0 {
+		part("shapes", []byte(strconv.Itoa(req.Shapes)))
 	}
 	part("harness", []byte(HarnessHash()))
 	part("opts", []byte(fmt.Sprintf("seeds=%d quick=%v skipban=%v tpu=%s", opt.Seeds, opt.Quick, opt.UnsafeSkipASTBan, tpuChipsArg(opt))))

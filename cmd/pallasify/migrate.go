@@ -17,6 +17,7 @@ import (
 	"github.com/pallasify/pallasify/pipeline/report"
 	"github.com/pallasify/pallasify/transforms"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/validators"
 )
 
 // treeFlags are the flags analyze and migrate share.
@@ -69,7 +70,7 @@ func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) 
 		Concurrency: f.Jobs, Version: version, Rules: f.Rules,
 	}
 	if f.Capture {
-		opts.Capture = &pipeline.CaptureConfig{}
+		opts.Capture = &pipeline.CaptureConfig{Triton: validators.TritonTests{}}
 	}
 	return opts, format, nil
 }
