@@ -270,10 +270,72 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 			spec.Domain.Sweep = within(spec.Domain.Sweep, s, m)
 		}
 	}
+	capturedIntRanges(spec, cp.Cases)
 	if probs := ValidateSpec(spec, k); len(probs) > 0 {
 		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
 	}
 	return spec, cp, nil
+}
+
+// capturedIntRanges bounds the random data of every integer input to the
+// values the captured launches passed ([min, max+1) over every case): such
+// an input is most often an index (mmcv's idx into points, a label into the
+// classes), and data drawn outside what the repository passes makes the
+// original read out of bounds, which is undefined, not a behaviour to
+// compare. A range the spec already has is kept.
+func capturedIntRanges(spec *Spec, cases []CapturedCase) {
+	for i := range spec.Params {
+		p := &spec.Params[i]
+		if p.Kind != "pointer" || p.Role != "input" || p.Null || len(p.IntRange) > 0 {
+			continue
+		}
+		lo, hi, ok := int64(0), int64(0), false
+		for _, c := range cases {
+			b, isBuf := c.Args[p.Name].(*CapturedBuffer)
+			if !isBuf {
+				continue
+			}
+			vs, isInt := intValues(b)
+			if !isInt {
+				break
+			}
+			for _, v := range vs {
+				if !ok || v < lo {
+					lo = v
+				}
+				if !ok || v > hi {
+					hi = v
+				}
+				ok = true
+			}
+		}
+		if ok {
+			p.IntRange = []int64{lo, hi + 1}
+		}
+	}
+}
+
+// intValues decodes an integer buffer (little-endian); false for any other
+// dtype.
+func intValues(b *CapturedBuffer) ([]int64, bool) {
+	size, signed := map[string]int{"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
+		"int64": 8, "uint64": 8}[b.DType], strings.HasPrefix(b.DType, "int")
+	if size == 0 || len(b.Data)%size != 0 {
+		return nil, false
+	}
+	out := make([]int64, 0, len(b.Data)/size)
+	for i := 0; i < len(b.Data); i += size {
+		var u uint64
+		for j := size - 1; j >= 0; j-- {
+			u = u<<8 | uint64(b.Data[i+j])
+		}
+		v := int64(u)
+		if signed && size < 8 && u&(1<<(8*size-1)) != 0 {
+			v = int64(u) - int64(1)<<(8*size)
+		}
+		out = append(out, v)
+	}
+	return out, true
 }
 
 // hiddenScalars are the indices of the integer scalars that are no symbol.

@@ -523,3 +523,43 @@ void launch(int n, int c, const float* in, float* out) { loss_kernel<<<1, 512>>>
 		t.Errorf("used %d launches as cases, want 2 (the launch with nthreads=9 fits the shapes)", cp.Used)
 	}
 }
+
+// TestCapturedIntRanges: an integer input's random data stays within the
+// values the captured launches passed (an index drawn outside them makes
+// the original read out of bounds); floats, outputs, NULL pointers and a
+// range the spec has are left alone.
+func TestCapturedIntRanges(t *testing.T) {
+	i32 := func(vs ...int32) []byte {
+		b := make([]byte, 4*len(vs))
+		for i, v := range vs {
+			binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
+		}
+		return b
+	}
+	i64 := func(vs ...int64) []byte {
+		b := make([]byte, 8*len(vs))
+		for i, v := range vs {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+		}
+		return b
+	}
+	spec := &Spec{Params: []Param{
+		{Name: "idx", Kind: "pointer", DType: "int32", Role: "input"},
+		{Name: "label", Kind: "pointer", DType: "int64", Role: "input"},
+		{Name: "x", Kind: "pointer", DType: "float32", Role: "input"},
+		{Name: "keep", Kind: "pointer", DType: "int32", Role: "input", IntRange: []int64{0, 2}},
+		{Name: "out", Kind: "pointer", DType: "int32", Role: "output"},
+	}}
+	cases := []CapturedCase{
+		{Args: map[string]any{"idx": &CapturedBuffer{DType: "int32", Data: i32(3, 0, 9)}, "label": &CapturedBuffer{DType: "int64", Data: i64(-1, 4)},
+			"x": &CapturedBuffer{DType: "float32", Data: i32(100)}, "keep": &CapturedBuffer{DType: "int32", Data: i32(7)}}},
+		{Args: map[string]any{"idx": &CapturedBuffer{DType: "int32", Data: i32(2, 5)}, "label": &CapturedBuffer{DType: "int64", Data: i64(2)}}},
+	}
+	capturedIntRanges(spec, cases)
+	want := map[string][]int64{"idx": {0, 10}, "label": {-1, 5}, "x": nil, "keep": {0, 2}, "out": nil}
+	for _, p := range spec.Params {
+		if !reflect.DeepEqual(p.IntRange, want[p.Name]) {
+			t.Errorf("%s: int_range %v, want %v", p.Name, p.IntRange, want[p.Name])
+		}
+	}
+}

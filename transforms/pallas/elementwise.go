@@ -27,6 +27,10 @@ type ewMode struct {
 	stores  []ewAccess
 	stored  map[string]bool
 	touched bool // a store happened (guards after it are masks, not extents)
+	// inStride is set while a grid-stride loop's body is translated;
+	// strideMoved names the pointer parameters moved there (see movePointer).
+	inStride    bool
+	strideMoved []string
 }
 
 type ewAccess struct {
@@ -38,6 +42,11 @@ type ewAccess struct {
 	// loops are the runtime loops (outermost first) whose iteration the
 	// address reads: the wrapper gathers the load once per iteration.
 	loops []*rtLoop
+	// gather marks a load at a data-dependent index (a gather by value):
+	// at is that index rebuilt from the loads before it (expandDefs), for
+	// the wrapper, where XLA gathers the elements (see gatherLoad).
+	gather bool
+	at     string
 }
 
 func newEWMode() *ewMode {
@@ -194,7 +203,7 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 		return val{}, refuse(CodeUnsupported, "load from %s", p.base)
 	}
 	if idx.k == kData {
-		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index", p.base)
+		return m.gatherLoad(t, p, prm, idx)
 	}
 	if m.stored[p.base] {
 		if st, ok := m.ownStore(t, p.base, idx); ok && exactStorage(prm) {
@@ -228,6 +237,46 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 	return val{py: name, ct: ct, k: kData}, nil
 }
 
+// gatherLoad is a load whose index depends on loaded data: points[idx[i]],
+// softmax[i * classes + target[i]]. The element is gathered by XLA in the
+// wrapper (a TPU kernel has no vector gather from HBM) and reaches the
+// kernel as one more block input at the thread's position; the index is
+// the kernel's expression rebuilt from the loads it reads. Only an input is
+// gathered: an array the kernel writes would be read before or after its
+// writes depending on the thread, which the wrapper cannot see. An index
+// outside the array (undefined in CUDA) reads NaN, never a clamped
+// neighbour (_take), and only floating-point data is gathered (an integer
+// has no such poison value).
+func (m *ewMode) gatherLoad(t *tr, p ptrv, prm *kernels.Param, idx val) (val, error) {
+	if prm.Role != "input" || m.stored[p.base] {
+		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index and the kernel writes it", p.base)
+	}
+	if t.innerRuntime() != nil {
+		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index inside a loop with a runtime trip count", p.base)
+	}
+	ct, err := elemCT(prm)
+	if err != nil {
+		return val{}, err
+	}
+	if !isFloat(ct) {
+		return val{}, refuse(CodeDataIndex, "%s (integer data) is read at a data-dependent index", p.base)
+	}
+	at := t.expandDefs(idx.py)
+	for _, l := range m.loads {
+		if len(l.loops) > 0 && slices.Contains(pyIdents(at), l.name) {
+			return val{}, refuse(CodeDataIndex, "%s is read at an index computed from a loop's per-iteration reads", p.base)
+		}
+	}
+	for _, l := range m.loads {
+		if l.gather && l.param == p.base && l.at == at {
+			return val{py: l.name, ct: ct, k: kData}, nil
+		}
+	}
+	name := fmt.Sprintf("ld%d", len(m.loads))
+	m.loads = append(m.loads, ewAccess{name: name, param: p.base, idx: idx, gather: true, at: at})
+	return val{py: name, ct: ct, k: kData}, nil
+}
+
 func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 	prm := t.params[p.base]
 	if p.shared || prm == nil || (prm.Role != "output" && prm.Role != "inout") {
@@ -240,9 +289,6 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 		return refuse(CodeLoop, "%s is written inside a loop with a runtime trip count (several elements per thread)", p.base)
 	}
 	mask := and(t.alive, t.path)
-	if mask.k == kData {
-		return refuse(CodeUnsupported, "%s is written under a data-dependent condition", p.base)
-	}
 	ct, err := elemCT(prm)
 	if err != nil {
 		return err
@@ -250,6 +296,9 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 	cv, err := t.castTo(v, ct)
 	if err != nil {
 		return err
+	}
+	if st := m.lastStore(p.base, idx); mask.k == kData || st != nil && st.mask.k == kData {
+		return m.predicatedStore(t, prm, idx, cv, ct, mask, st)
 	}
 	if st, ok := m.ownStore(t, p.base, idx); ok {
 		// the same element again under the same condition: the last
@@ -264,6 +313,60 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 	m.touched = true
 	t.emit("%s_ref[...] = %s", name, storeValue(name+"_ref", cv, blockDType(prm)))
 	return nil
+}
+
+// lastStore is the latest store to param at idx, under any condition.
+func (m *ewMode) lastStore(param string, idx val) *ewAccess {
+	for i := len(m.stores) - 1; i >= 0; i-- {
+		if st := &m.stores[i]; st.param == param && st.idx.py == idx.py {
+			return st
+		}
+	}
+	return nil
+}
+
+// predicatedStore writes p[idx] = v under a data-dependent condition, a
+// select the wrapper cannot scatter by: the element's block takes v where
+// the condition holds and what the thread stored there before elsewhere,
+// and the store's mask grows to the union of the conditions. When the
+// branches of an if/else both write the element (mmcv's softmax focal
+// loss: `if (label >= 0) out[i] = …; else out[i] = 0;`) the union is the
+// enclosing condition again (orMask) and the store is an ordinary one;
+// generate refuses a mask that stays data-dependent, where the element would
+// keep the output's prior content.
+func (m *ewMode) predicatedStore(t *tr, prm *kernels.Param, idx, cv val, ct string, mask val, st *ewAccess) error {
+	if st == nil {
+		cv = t.bind(cv, "v")
+		name := fmt.Sprintf("st%d", len(m.stores))
+		m.stores = append(m.stores, ewAccess{name: name, param: prm.Name, idx: idx, mask: mask, value: cv})
+		m.stored[prm.Name] = true
+		m.touched = true
+		t.emit("%s_ref[...] = %s", name, storeValue(name+"_ref", cv, blockDType(prm)))
+		return nil
+	}
+	if mixable(mask, cv) != nil || mixable(mask, st.value) != nil {
+		return refuse(CodeUnsupported, "%s is written under a data-dependent condition in another space", prm.Name)
+	}
+	nv := cv
+	if !isTrue(mask) {
+		nv = t.bind(where(mask, cv, st.value, ct), "v")
+	}
+	st.value, st.mask = nv, orMask(st.mask, mask)
+	dropStoreLine(t, st.name+"_ref")
+	t.emit("%s_ref[...] = %s", st.name, storeValue(st.name+"_ref", nv, blockDType(prm)))
+	return nil
+}
+
+// dropStoreLine removes the kernel's last whole-block write of ref: the
+// write about to be emitted replaces it, and reads of the element use the
+// stored value, never the ref.
+func dropStoreLine(t *tr, ref string) {
+	for i := len(t.lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(strings.TrimSpace(t.lines[i]), ref+"[...] = ") {
+			t.lines = slices.Delete(t.lines, i, i+1)
+			return
+		}
+	}
 }
 
 // ownStore is the latest store to param when it wrote the element at idx
@@ -430,7 +533,49 @@ func (m *ewMode) gridStride(t *tr, n *ts.Node) (bool, error) {
 	t.env.push()
 	defer t.env.pop()
 	t.env.declare(name, iv)
+	m.inStride = true
+	defer func() { m.inStride = false }()
 	return true, t.block(n.ChildByFieldName("body"))
+}
+
+// movePointer accepts `p += offset` on a pointer parameter. The draft
+// translates a grid-stride loop's body once per element, as the first
+// iteration of a thread; a pointer moved inside that body is loop-carried in
+// the CUDA code (a thread's second iteration moves it again, from where the
+// first left it: mmcv's gather_points is only right because GET_BLOCKS(n)
+// blocks give every thread one iteration). The translation is exact exactly
+// when every thread runs at most one iteration, grid.x · block.x ≥ the
+// loop's extent; rather than model the accumulation (which no caller
+// relies on) the draft proves that per call: run() raises for a launch
+// where some thread would run twice (runtimeGuards), and a spec whose
+// constant launch does not cover its constant extent is refused here.
+func (m *ewMode) movePointer(t *tr, name string) error {
+	if m.inStride && !slices.Contains(m.strideMoved, name) {
+		m.strideMoved = append(m.strideMoved, name)
+	}
+	return nil
+}
+
+// strideGuard is run()'s check that no thread runs a second iteration of
+// the grid-stride loop whose body moves pointers (see movePointer), or a
+// refusal when the spec's constant launch already says one would.
+func (m *ewMode) strideGuard(t *tr, ext map[string]val) ([]string, error) {
+	if len(m.strideMoved) == 0 {
+		return nil, nil
+	}
+	g, b, e := launchVal(t, "grid", "x"), launchVal(t, "block", "x"), ext["x"]
+	gc, ok1 := g.poly.constant()
+	bc, ok2 := b.poly.constant()
+	ec, ok3 := e.poly.constant()
+	if ok1 && ok2 && ok3 && gc*bc < ec {
+		return nil, refuse(CodeUnsupported, "%s is moved inside a grid-stride loop whose threads run several iterations "+
+			"(grid.x·block.x = %d < %d): the moves accumulate across them", strings.Join(m.strideMoved, ", "), gc*bc, ec)
+	}
+	msg := "pointers move in the grid-stride loop: needs grid.x * block.x >= its extent"
+	return []string{
+		"    if gd_x * bd_x < E_x:",
+		fmt.Sprintf("        raise ValueError(%q)", msg),
+	}, nil
 }
 
 // isGridStride: the stride is the grid's thread count however it is
@@ -505,6 +650,12 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 			return "", refuse(CodeUnsupported, "output %s is never written", p.Name)
 		}
 	}
+	for _, st := range m.stores {
+		if st.mask.k == kData {
+			return "", refuse(CodeUnsupported, "%s is written under a data-dependent condition and otherwise keeps its "+
+				"prior content, which a draft cannot select by a value computed in the kernel", st.param)
+		}
+	}
 	ext := map[string]val{}
 	for _, d := range dims {
 		if e, ok := m.extent[d]; ok {
@@ -520,10 +671,13 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		flat = flat.mul(ext[d].poly).add(pvar(d), 1)
 		size = size.mul(ext[d].poly)
 	}
+	guard, err := m.strideGuard(t, ext)
+	if err != nil {
+		return "", err
+	}
 	lay := m.layout(t, flat, size, dims, ext)
 	nm := m.names(t, dims)
 	var kern, wrap []string
-	var err error
 	if lay.inPlace {
 		kern, wrap = m.inPlace(t, dims, ext, lay)
 	} else {
@@ -532,7 +686,21 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 			return "", err
 		}
 	}
-	return renderDraft(t, nm, kern, wrap), nil
+	return renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard)), nil
+}
+
+// insertBeforeDomain puts lines into run() where the extents are known,
+// before the domain's size D is taken.
+func insertBeforeDomain(wrap, lines []string) []string {
+	if len(lines) == 0 {
+		return wrap
+	}
+	for i, l := range wrap {
+		if strings.HasPrefix(l, "    D = ") {
+			return slices.Concat(wrap[:i], lines, wrap[i:])
+		}
+	}
+	return append(lines, wrap...)
 }
 
 // layout picks in-place blocks when every access is the thread's own
@@ -569,7 +737,7 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 	for i, l := range m.loads {
 		g, w := m.columnBlock(t, l, lay.shape, dims, ext)
 		switch {
-		case len(l.loops) > 0:
+		case len(l.loops) > 0, l.gather:
 			return ewLayout{}
 		case l.idx.poly.equal(flat) && same(t.params[l.param]):
 		case m.columnIndexed(t, l, lay.shape, dims, ext):
@@ -747,6 +915,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		loaded[l.param]++
 		v := nm.add(l.name, n)
 		nm.add(l.name+"_ref", v+"_ref")
+		nm.add(l.name+"_in", v+"_in")
 	}
 	stored := map[string]int{}
 	for _, s := range m.stores {
@@ -1029,6 +1198,13 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		w("    %s", line)
 	}
 	body = pruneDead(body)
+	// a load that only a gather's index reads (idx in points[idx[i]]) is
+	// needed in the wrapper, not in the kernel
+	kernelLoad := func(i int) bool { return !m.gathers() || readsName(body, m.loads[i].name+"_ref") }
+	refs = slices.DeleteFunc(refs, func(r string) bool {
+		i := slices.IndexFunc(m.loads, func(l ewAccess) bool { return l.name+"_ref" == r })
+		return i >= 0 && !kernelLoad(i)
+	})
 	def, kw := kernelDef(refs, body, t.uniformNames(dims))
 	kern = append([]string{def}, body...)
 
@@ -1059,12 +1235,28 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((ins[%d].shape[0], BROWS, LANES), lambda i: (0, i, 0))", i))
 			looped = true
 			continue
+		case l.gather:
+			ins = append(ins, fmt.Sprintf("_take(p_%s, %s, DP, LANES)", l.param, m.flatLoads(t, l.at)))
 		case l.idx.poly.equal(flat) && paramSize(t.params[l.param]).equal(size):
 			ins = append(ins, fmt.Sprintf("_blocked(p_%s, DP, LANES)", l.param))
 		default:
 			ins = append(ins, fmt.Sprintf("_gather(p_%s, %s, DP, LANES)", l.param, l.idx.py))
 		}
 		inSpecs = append(inSpecs, "spec")
+	}
+	if m.gathers() && looped {
+		return nil, nil, refuse(CodeDataIndex, "a gather by value beside a loop's per-iteration reads")
+	}
+	if m.gathers() {
+		// a gather's index reads the blocks before it: each block is named
+		var kins []string
+		for i, l := range m.loads {
+			ww("    %s_in = %s", l.name, ins[i])
+			if kernelLoad(i) {
+				kins = append(kins, l.name+"_in")
+			}
+		}
+		ins = kins
 	}
 	ww("    ins = [")
 	for _, in := range ins {
@@ -1118,6 +1310,24 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
 	return kern, wrap, nil
+}
+
+func (m *ewMode) gathers() bool {
+	return slices.ContainsFunc(m.loads, func(l ewAccess) bool { return l.gather })
+}
+
+// flatLoads is a gather's index for the wrapper: each load it reads is
+// that load's block input flattened (the value every position holds, as
+// the kernel's load line reads it).
+func (m *ewMode) flatLoads(t *tr, at string) string {
+	return rePyIdent.ReplaceAllStringFunc(at, func(id string) string {
+		for _, l := range m.loads {
+			if l.name == id {
+				return fmt.Sprintf("%s_in.reshape(-1).astype(%s)", l.name, computeType(t.params[l.param]))
+			}
+		}
+		return id
+	})
 }
 
 // renderDraft renames the placeholders, prunes the wrapper and joins the

@@ -166,14 +166,18 @@ func selected(name string) bool {
 // CUDA_1D_KERNEL_LOOP body macro (drafted after preprocessing, as the
 // capture stage gives it), M_PI, a grid stride kept in a local, and a
 // focal loss reading target[n] at the element's row and accumulating its
-// output in place, and mmcv's bbox_overlaps (box_iou: a bool parameter
+// output in place, mmcv's bbox_overlaps (box_iou: a bool parameter
 // choosing between two grid-stride loops, a template helper with reference
-// out-parameters and a float4 specialisation).
-var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "box_iou"}
+// out-parameters and a float4 specialisation), mmcv's gather_points
+// (pointer parameters moved inside a grid-stride loop, then a gather by
+// value) and mmcv's softmax focal loss (a gather at index * classes +
+// label, the output written in both branches of a condition on the label).
+var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "box_iou",
+	"gather_points", "softmax_focal"}
 
 // preprocessed are the patterns whose unit goes through the preprocessor
 // first (the capture stage does that for every captured kernel).
-var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "box_iou": true}
+var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "box_iou": true, "gather_points": true, "softmax_focal": true}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

@@ -197,6 +197,16 @@ var helpers = []helper{
     if not idxs:
         return jnp.zeros((1, dp // lanes, lanes), a.dtype)
     return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])`},
+	{"_take", nil, `def _take(a, idx, dp, lanes):
+    """a's elements at idx (a gather by value); NaN where idx is outside a: a CUDA read there is
+    undefined, so the draft poisons it rather than clamp to a neighbour."""
+    flat = a.reshape(-1)
+    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+    if flat.shape[0] == 0:
+        return jnp.full((dp // lanes, lanes), jnp.nan, flat.dtype)
+    inside = jnp.logical_and(idx >= 0, idx < flat.shape[0])
+    got = jnp.take(flat, jnp.where(inside, idx, 0), mode="clip")  # in bounds: inside
+    return jnp.where(inside, got, jnp.nan).astype(flat.dtype).reshape(dp // lanes, lanes)`},
 	{"_unblock", nil, `def _unblock(o, n, shape, dt):
     return o.reshape(-1)[:n].reshape(shape).astype(dt)`},
 	{"_scatter", nil, `def _scatter(base, idx, mask, o, d, n):

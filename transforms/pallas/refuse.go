@@ -72,7 +72,11 @@ func Codes() []CodeDoc {
 				"neither uniform nor clamped, stores inside such a loop (several elements per thread), break and return " +
 				"inside it, and vector or pointer values carried across its iterations."},
 		{CodeDataIndex, "data-dependent-address", "A data-dependent address",
-			"A load or store whose index depends on loaded data (a gather or scatter by value) is not an elementwise " +
-				"or row pattern; TPU Pallas needs scalar prefetch or XLA gathers for it."},
+			"A load or store whose index depends on loaded data (a gather or scatter by value) that the drafter cannot " +
+				"reach exactly. An elementwise kernel's floating-point input read at such an index (points[idx[i]], " +
+				"softmax[i * classes + label]) is drafted: XLA gathers it in the wrapper, NaN where the index leaves the " +
+				"array (CUDA leaves that undefined), and the kernel reads it at the thread's position. Refused: a " +
+				"gather from an array the kernel writes, integer data read at a data-dependent index, and every store " +
+				"at one (a scatter)."},
 	}
 }

@@ -41,6 +41,9 @@ type val struct {
 	// lower and upper are a uniform bound of an integer clamped by
 	// max(L, …) or min(U, …): a loop from it iterates L's or U's range.
 	lower, upper *val
+	// conj is a conjunction's two operands (and), so orMask can see that
+	// (X && c) || (X && !c) is X.
+	conj *[2]val
 }
 
 // accum is "every thread folded op over its share of a row expression,
@@ -380,6 +383,9 @@ type tr struct {
 	nulls   []string  // pointer parameters the draft takes as NULL (Param.Null)
 	loops   []*rtLoop // enclosing loops, innermost last (nil: one unrolled here)
 	nloops  []*rtLoop // every runtime loop, in order (for names)
+	// defs are the kernel's bound temporaries (bind): name -> expression,
+	// so a data-dependent index can be rebuilt outside the kernel.
+	defs map[string]string
 }
 
 type mode interface {
@@ -417,8 +423,32 @@ func (t *tr) bind(v val, prefix string) val {
 	}
 	name := t.fresh(prefix)
 	t.emit("%s = %s", name, v.py)
+	if t.defs == nil {
+		t.defs = map[string]string{}
+	}
+	t.defs[name] = v.py
 	v.py = name
 	return v
+}
+
+// expandDefs is py with every bound temporary replaced by its expression
+// (recursively): the same value computed from the loads, the thread's index
+// and the uniforms only.
+func (t *tr) expandDefs(py string) string {
+	for range 64 {
+		changed := false
+		py = rePyIdent.ReplaceAllStringFunc(py, func(id string) string {
+			if d, ok := t.defs[id]; ok {
+				changed = true
+				return "(" + d + ")"
+			}
+			return id
+		})
+		if !changed {
+			break
+		}
+	}
+	return py
 }
 
 func isName(s string) bool {
@@ -441,7 +471,23 @@ func and(a, b val) val {
 	if isTrue(b) {
 		return a
 	}
-	return val{py: "jnp.logical_and(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b)}
+	return val{py: "jnp.logical_and(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b), conj: &[2]val{a, b}}
+}
+
+// orMask is a || b, simplified where the two are the branches of one
+// condition: c || !c is true, (X && A) || (X && B) is X && (A || B).
+func orMask(a, b val) val {
+	switch {
+	case isTrue(a) || isTrue(b):
+		return truth()
+	case a.py == b.py:
+		return a
+	case not(a).py == b.py || not(b).py == a.py:
+		return truth()
+	case a.conj != nil && b.conj != nil && a.conj[0].py == b.conj[0].py:
+		return and(a.conj[0], orMask(a.conj[1], b.conj[1]))
+	}
+	return val{py: "jnp.logical_or(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b)}
 }
 
 func not(a val) val {
@@ -1636,7 +1682,21 @@ func (t *tr) assign(lhs *ts.Node, op string, rhs val) error {
 		name := t.u.text(lhs)
 		old, ok := t.env.lookup(name)
 		if !ok {
-			return refuse(CodeUnsupported, "assignment to %s (not a local)", name)
+			moved, err := t.pointerParam(name)
+			if err != nil {
+				return err
+			}
+			old = moved
+		}
+		if old.ct == "ptr" && !isTrue(t.path) {
+			// the branches would leave the pointer at two places: a pointer
+			// value has one offset, not a select of two
+			return refuse(CodeUnsupported, "pointer %s is moved inside a branch", name)
+		}
+		if old.ct == "ptr" && t.innerRuntime() != nil {
+			// the loop's body is translated once: a move there is carried
+			// from iteration to iteration
+			return refuse(CodeUnsupported, "pointer %s is moved inside a loop with a runtime trip count", name)
 		}
 		nv := rhs
 		if bop, ok := compound[op]; ok {
@@ -1649,7 +1709,12 @@ func (t *tr) assign(lhs *ts.Node, op string, rhs val) error {
 		if err != nil {
 			return err
 		}
-		t.env.set(name, t.bind(t.maskCarried(name, old, nv), "v"))
+		if !t.env.set(name, t.bind(t.maskCarried(name, old, nv), "v")) {
+			// a pointer parameter moved for the first time: from here on
+			// the name is that pointer at its new offset, for the rest of
+			// the kernel (function scope, as in C)
+			t.env.scopes[0][name] = nv
+		}
 		return nil
 	case "subscript_expression", "pointer_expression":
 		var p ptrv
@@ -1715,6 +1780,34 @@ func (t *tr) assign(lhs *ts.Node, op string, rhs val) error {
 		return nil
 	}
 	return refuse(CodeUnsupported, "assignment to %s", oneLine(t.u.text(lhs)))
+}
+
+// pointerMover is a mode that lets a kernel move its pointer parameters
+// (`out += offset`, `p = p + offset`): it answers whether the move is exact
+// where the code is now (a grid-stride loop makes it loop-carried).
+type pointerMover interface {
+	movePointer(t *tr, name string) error
+}
+
+// pointerParam is the pointer parameter name as a value about to be moved,
+// when the mode allows it: C's `p += e` on a parameter is an offset on the
+// pointer value, the same base array.
+func (t *tr) pointerParam(name string) (val, error) {
+	pv, ok, err := t.mode.ident(t, name)
+	if err != nil {
+		return val{}, err
+	}
+	if !ok || pv.ptr == nil || t.depth > 0 {
+		return val{}, refuse(CodeUnsupported, "assignment to %s (not a local)", name)
+	}
+	pm, ok := t.mode.(pointerMover)
+	if !ok {
+		return val{}, refuse(CodeUnsupported, "pointer parameter %s is moved (only elementwise drafts move pointers)", name)
+	}
+	if err := pm.movePointer(t, name); err != nil {
+		return val{}, err
+	}
+	return pv, nil
 }
 
 func (t *tr) ifStmt(n *ts.Node) error {
