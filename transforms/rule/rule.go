@@ -220,10 +220,16 @@ func (p *Pass) Text(n *ts.Node) string { return ts.Text(n, p.Src) }
 
 // Dotted returns the text of an identifier or a chain of attribute accesses
 // made only of identifiers ("torch.cuda.amp.autocast"), or "" for anything
-// else (and for nil).
+// else (and for nil). A node of the tree's flattened copy is read there,
+// without calls into C.
 func (p *Pass) Dotted(n *ts.Node) string {
 	if n == nil {
 		return ""
+	}
+	if f := p.flat(); f != nil {
+		if i := f.IndexOf(n); i >= 0 {
+			return p.dottedAt(f, i)
+		}
 	}
 	switch n.Type() {
 	case "identifier":
@@ -236,6 +242,54 @@ func (p *Pass) Dotted(n *ts.Node) string {
 		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
 	}
 	return ""
+}
+
+// dottedAt is Dotted of the flattened tree's node i.
+func (p *Pass) dottedAt(f *ts.Flat, i int) string {
+	switch f.Types[i] {
+	case "identifier":
+		s, e := f.Range(i)
+		return string(p.Src[s:e])
+	case "attribute":
+		o := f.Child(i, "object")
+		if o < 0 {
+			return ""
+		}
+		obj := p.dottedAt(f, o)
+		if obj == "" {
+			return ""
+		}
+		attr := ""
+		if a := f.Child(i, "attribute"); a >= 0 {
+			s, e := f.Range(a)
+			attr = string(p.Src[s:e])
+		}
+		return obj + "." + attr
+	}
+	return ""
+}
+
+// Field is n.ChildByFieldName(field), read from the tree's flattened copy
+// when n is one of its nodes (an Equal node, not the same pointer as
+// ChildByFieldName's).
+func (p *Pass) Field(n *ts.Node, field string) *ts.Node {
+	if f := p.flat(); f != nil {
+		if i := f.IndexOf(n); i >= 0 {
+			if c := f.Child(i, field); c >= 0 {
+				return f.Nodes[c]
+			}
+			return nil
+		}
+	}
+	return n.ChildByFieldName(field)
+}
+
+// flat is the tree's flattened copy, nil without a tree.
+func (p *Pass) flat() *ts.Flat {
+	if p.Tree == nil {
+		return nil
+	}
+	return p.Tree.Flat()
 }
 
 // Rule returns the running rule.

@@ -83,34 +83,7 @@ func isDescendant(n, anc *Node) bool {
 // sources and a few hand-written cases (f-string calls, nested calls,
 // decorators, comments).
 func TestIndexMatchesFlat(t *testing.T) {
-	srcs := []string{
-		"",
-		"x = f(a)(b).c(d)\n@dec.x(1)\n@plain\nclass A(B.C):\n    y: int = g(f\"{h(1)!r} {k.m}\")  # call(x)\n    z = w = q.r\n",
-		"'''doc f(x)'''\nimport torch.cuda as tc, os\nfrom a.b import (c as d, e)\ndef f():\n    from x import y\n    return [i(j) for j in 'k(l)' if m.n]\n",
-		"s = ('a' 'b(c)').join(map(str, [1]))\nlambda: t.u(v)\n",
-		`a = f"{g(f'{h(1)}')}" + f'{x!r:>{w(1)}}' + rb'\x(1)' + f'''{
-  k(2)
-}'''
-m(n)  # o(p)
-`,
-	}
-	filepath.Walk(filepath.Join("..", ".."), func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return nil
-		}
-		if fi.IsDir() && (strings.HasPrefix(fi.Name(), ".") && p != filepath.Join("..", "..") || fi.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if !fi.IsDir() && strings.HasSuffix(p, ".py") && fi.Size() < 1<<17 && len(srcs) < 400 {
-			if b, err := os.ReadFile(p); err == nil {
-				srcs = append(srcs, string(b))
-			}
-		}
-		return nil
-	})
-	if len(srcs) < 20 {
-		t.Fatalf("only %d sources found", len(srcs))
-	}
+	srcs := append(handIndexSources(), repoPythonSources(t, 400)...)
 	p := NewParser(Python)
 	defer p.Close()
 	for k, src := range srcs {
@@ -131,6 +104,104 @@ m(n)  # o(p)
 		}
 		tree.Close()
 	}
+}
+
+// TestFlatChildMatchesChildByFieldName checks Flat.Child against
+// Node.ChildByFieldName for every node of the repository's Python sources
+// and the hand-written cases: for every field of the grammar a child of the
+// node is in, and for the fields the rules ask for.
+func TestFlatChildMatchesChildByFieldName(t *testing.T) {
+	srcs := append(handIndexSources(), repoPythonSources(t, 150)...)
+	asked := []string{"function", "arguments", "object", "attribute", "name", "value", "left", "right", "alias",
+		"module_name", "body", "condition", "consequence", "alternative", "definition", "superclasses"}
+	byID := map[uint16]string{}
+	for name, id := range fieldIDs[Python]() {
+		byID[id] = name
+	}
+	for _, name := range asked {
+		if fieldID(Python, name) == 0 {
+			t.Fatalf("field %s unknown to the Python grammar", name)
+		}
+	}
+	p := NewParser(Python)
+	defer p.Close()
+	checked := 0
+	for k, src := range srcs {
+		tree, err := p.Parse(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := tree.Flat()
+		for i, n := range f.Nodes {
+			if f.IndexOf(n) != i {
+				t.Fatalf("source %d: IndexOf(node %d) = %d", k, i, f.IndexOf(n))
+			}
+			names := append([]string(nil), asked...)
+			for j, end := i+1, int(f.Next[i]); j < end; j = int(f.Next[j]) {
+				if f.fields[j] != 0 {
+					names = append(names, byID[f.fields[j]])
+				}
+			}
+			for _, name := range names {
+				want := n.ChildByFieldName(name)
+				got := f.Child(i, name)
+				switch {
+				case want == nil && got >= 0:
+					t.Fatalf("source %d: node %d (%s) field %s: flat has node %d, ChildByFieldName none", k, i, f.Types[i], name, got)
+				case want != nil && (got < 0 || !f.Nodes[got].Equal(want)):
+					t.Fatalf("source %d: node %d (%s) field %s: flat %d, ChildByFieldName %s %q", k, i, f.Types[i], name, got, want.Type(), Text(want, tree.Src))
+				}
+				checked++
+			}
+		}
+		if f.IndexOf(tree.Root()) >= 0 && !tree.Root().Equal(f.Nodes[f.IndexOf(tree.Root())]) {
+			t.Fatalf("source %d: IndexOf a cursor node gives a different node", k)
+		}
+		tree.Close()
+	}
+	if checked < 100000 {
+		t.Fatalf("only %d lookups checked", checked)
+	}
+}
+
+// handIndexSources are a few hand-written cases: f-string calls, nested
+// calls, decorators, comments.
+func handIndexSources() []string {
+	return []string{
+		"",
+		"x = f(a)(b).c(d)\n@dec.x(1)\n@plain\nclass A(B.C):\n    y: int = g(f\"{h(1)!r} {k.m}\")  # call(x)\n    z = w = q.r\n",
+		"'''doc f(x)'''\nimport torch.cuda as tc, os\nfrom a.b import (c as d, e)\ndef f():\n    from x import y\n    return [i(j) for j in 'k(l)' if m.n]\n",
+		"s = ('a' 'b(c)').join(map(str, [1]))\nlambda: t.u(v)\n",
+		`a = f"{g(f'{h(1)}')}" + f'{x!r:>{w(1)}}' + rb'\x(1)' + f'''{
+  k(2)
+}'''
+m(n)  # o(p)
+`,
+	}
+}
+
+// repoPythonSources returns up to limit of the repository's Python files.
+func repoPythonSources(t *testing.T, limit int) []string {
+	t.Helper()
+	var srcs []string
+	filepath.Walk(filepath.Join("..", ".."), func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi.IsDir() && (strings.HasPrefix(fi.Name(), ".") && p != filepath.Join("..", "..") || fi.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if !fi.IsDir() && strings.HasSuffix(p, ".py") && fi.Size() < 1<<17 && len(srcs) < limit {
+			if b, err := os.ReadFile(p); err == nil {
+				srcs = append(srcs, string(b))
+			}
+		}
+		return nil
+	})
+	if len(srcs) < 20 {
+		t.Fatalf("only %d sources found", len(srcs))
+	}
+	return srcs
 }
 
 // queryIndex is the index's oracle: one query pattern per IndexTypes entry,

@@ -32,13 +32,14 @@ bool ts_tree_cursor_goto_parent(TSTreeCursor *);
 TSSymbol ts_node_symbol(TSNode);
 uint32_t ts_node_start_byte(TSNode);
 uint32_t ts_node_end_byte(TSNode);
+uint16_t ts_tree_cursor_current_field_id(const TSTreeCursor *);
 
 // pallasify_flatten writes the nodes under root in preorder (as a cursor
 // walk visits them) into the arrays, at most cap of them, and returns how
 // many there are (more than cap: call again with bigger arrays), or -1 when
 // it runs out of memory. next[i] is the index of the first node after i's
-// subtree.
-static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uint32_t *rng, int32_t *next, int64_t cap) {
+// subtree, fields[i] the id of the field node i is in its parent (0: none).
+static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uint16_t *fields, uint32_t *rng, int32_t *next, int64_t cap) {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	int64_t n = 0, depth = 0, ocap = 64;
 	int64_t *open = malloc(ocap * sizeof(int64_t));
@@ -51,6 +52,7 @@ static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uin
 			TSNode x = ts_tree_cursor_current_node(&c);
 			nodes[n] = x;
 			syms[n] = ts_node_symbol(x);
+			fields[n] = n == 0 ? 0 : ts_tree_cursor_current_field_id(&c);
 			rng[2*n] = ts_node_start_byte(x);
 			rng[2*n+1] = ts_node_end_byte(x);
 			next[n] = (int32_t)(n + 1);
@@ -122,17 +124,18 @@ func flatten(root *Node, sizeHint int) *Flat {
 	for capacity := 0; n > capacity; {
 		capacity = n
 		cn, syms = make([]C.TSNode, capacity), make([]C.TSSymbol, capacity)
-		f.Next, f.rng = make([]int32, capacity), make([][2]uint32, capacity)
-		n = int(C.pallasify_flatten(r.c, &cn[0], &syms[0], (*C.uint32_t)(unsafe.Pointer(&f.rng[0])),
+		f.Next, f.rng, f.fields = make([]int32, capacity), make([][2]uint32, capacity), make([]uint16, capacity)
+		n = int(C.pallasify_flatten(r.c, &cn[0], &syms[0], (*C.uint16_t)(unsafe.Pointer(&f.fields[0])), (*C.uint32_t)(unsafe.Pointer(&f.rng[0])),
 			(*C.int32_t)(unsafe.Pointer(&f.Next[0])), C.int64_t(capacity)))
 		if n < 0 {
 			panic("ts: out of memory flattening a tree")
 		}
 	}
-	f.Next, f.rng = f.Next[:n], f.rng[:n]
+	f.Next, f.rng, f.fields = f.Next[:n], f.rng[:n], f.fields[:n]
 	// One allocation holds every node; Nodes points into it. A node's type
 	// is a function of its symbol: asked of C once per symbol.
 	nodes := make([]sitter.Node, n)
+	f.backing = nodes
 	f.Nodes = make([]*Node, n)
 	f.Types = make([]string, n)
 	var small [512]string
@@ -157,4 +160,18 @@ func flatten(root *Node, sizeHint int) *Flat {
 		f.Types[i] = typ
 	}
 	return f
+}
+
+// IndexOf returns the index of n in f, or -1 when n is not one of f's nodes
+// (a node a cursor or a parent handed out, even an Equal one).
+func (f *Flat) IndexOf(n *Node) int {
+	if n == nil || len(f.backing) == 0 {
+		return -1
+	}
+	size := unsafe.Sizeof(sitter.Node{})
+	off := uintptr(unsafe.Pointer(n)) - uintptr(unsafe.Pointer(&f.backing[0]))
+	if off >= uintptr(len(f.backing))*size || off%size != 0 {
+		return -1
+	}
+	return int(off / size)
 }

@@ -112,7 +112,51 @@ type Flat struct {
 	// next preorder node that is not a descendant of i).
 	Next []int32
 
-	rng [][2]uint32 // rng[i] is node i's byte range
+	rng     [][2]uint32 // rng[i] is node i's byte range
+	fields  []uint16    // fields[i] is the id of the field node i is in its parent (0: none)
+	backing []Node      // the nodes Nodes points into
+	lang    Lang
+}
+
+// Child returns the index of node i's first child in field (as
+// Node.ChildByFieldName finds it), or -1.
+func (f *Flat) Child(i int, field string) int {
+	id := fieldID(f.lang, field)
+	if id == 0 {
+		return -1
+	}
+	for j, end := i+1, int(f.Next[i]); j < end; j = int(f.Next[j]) {
+		if f.fields[j] == id {
+			return j
+		}
+	}
+	return -1
+}
+
+// fieldIDs are each grammar's field ids by name, read once.
+var fieldIDs = [...]func() map[string]uint16{
+	Python: sync.OnceValue(func() map[string]uint16 { return fieldTable(Python) }),
+	Cpp:    sync.OnceValue(func() map[string]uint16 { return fieldTable(Cpp) }),
+}
+
+func fieldTable(l Lang) map[string]uint16 {
+	m := map[string]uint16{}
+	for id := 1; id < 1<<16; id++ {
+		name := l.language().FieldName(id)
+		if name == "" {
+			break
+		}
+		m[name] = uint16(id)
+	}
+	return m
+}
+
+// fieldID is field's id in l's grammar, 0 when it has none of that name.
+func fieldID(l Lang, field string) uint16 {
+	if int(l) < 0 || int(l) >= len(fieldIDs) {
+		return 0
+	}
+	return fieldIDs[l]()[field]
 }
 
 // Range returns the byte range of node i.
@@ -125,6 +169,7 @@ func (f *Flat) Range(i int) (start, end int) {
 func (t *Tree) Flat() *Flat {
 	if t.flat == nil {
 		t.flat = flatten(t.Root(), len(t.Src)/4+16)
+		t.flat.lang = t.lang
 	}
 	return t.flat
 }

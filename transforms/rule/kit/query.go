@@ -57,7 +57,7 @@ func Qualified(p *rule.Pass, n *ts.Node) string {
 // CallName is the qualified name of the function a call invokes ("" when it
 // cannot be resolved through the imports).
 func CallName(p *rule.Pass, call *ts.Node) string {
-	return Qualified(p, call.ChildByFieldName("function"))
+	return Qualified(p, p.Field(call, "function"))
 }
 
 // Kwarg returns the keyword_argument node called name in args, or nil.
