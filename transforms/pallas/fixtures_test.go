@@ -140,10 +140,27 @@ func TestFixtureDrafts(t *testing.T) {
 		}
 		reqs = append(reqs, validators.Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: []byte(res.Module)})
 		names = append(names, name)
+		for _, mu := range draftMutants[name] {
+			if !strings.Contains(res.Module, mu.old) {
+				t.Errorf("%s mutant %q: the draft no longer holds %q", name, mu.name, mu.old)
+				continue
+			}
+			mod := strings.Replace(res.Module, mu.old, mu.new, 1)
+			reqs = append(reqs, validators.Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: []byte(mod)})
+			names = append(names, name+"/"+mu.name)
+		}
 	}
 	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 240 * time.Second}, 0) {
 		if r.Err != nil {
 			t.Errorf("%s: %v", names[i], r.Err)
+			continue
+		}
+		if strings.Contains(names[i], "/") {
+			if r.Verdict.Proven() || !strings.HasPrefix(r.Verdict.Reason, "V-MISMATCH") {
+				t.Errorf("mutant %s: %s %s, want rejected V-MISMATCH", names[i], r.Verdict.Verdict, r.Verdict.Reason)
+			} else {
+				t.Logf("mutant %s: killed (%s)", names[i], r.Verdict.Reason)
+			}
 			continue
 		}
 		if !r.Verdict.Proven() {
@@ -152,6 +169,20 @@ func TestFixtureDrafts(t *testing.T) {
 		}
 		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs%s", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS, bytesNote(r.Verdict))
 	}
+}
+
+// draftMutants are wrong variants of pattern drafts (one edit of the
+// draft's text) that the validator must reject: the patterns' proofs see
+// what the draft gets right.
+var draftMutants = map[string][]struct{ name, old, new string }{
+	// the gather without its batch and channel offsets (points[idx] of
+	// plane 0 for every plane)
+	"gather_points": {{"gather_without_plane_offset",
+		"((0 + (((i_z * c) * n) + (i_y * n))) + idx_in.reshape(-1).astype(jnp.int32))", "idx_in.reshape(-1).astype(jnp.int32)"}},
+	// an ignored label (-1) not zeroed: the select of the two branches
+	// dropped, the loss of whatever lies before the row kept
+	"softmax_focal": {{"ignored_label_not_zeroed",
+		"v3 = jnp.where(jnp.logical_not(c1), _cast(0, jnp.float32), v2)", "v3 = v2"}},
 }
 
 // selected: FIXTURE=a,b limits the test to those fixtures.
