@@ -201,10 +201,12 @@ func selected(name string) bool {
 // choosing between two grid-stride loops, a template helper with reference
 // out-parameters and a float4 specialisation), mmcv's gather_points
 // (pointer parameters moved inside a grid-stride loop, then a gather by
-// value) and mmcv's softmax focal loss (a gather at index * classes +
-// label, the output written in both branches of a condition on the label).
+// value), mmcv's softmax focal loss (a gather at index * classes +
+// label, the output written in both branches of a condition on the label)
+// and several rows per block (rows_per_block: blockDim (32, 4), a warp per
+// row, the row guard).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "box_iou",
-	"gather_points", "softmax_focal"}
+	"gather_points", "softmax_focal", "rows_per_block"}
 
 // preprocessed are the patterns whose unit goes through the preprocessor
 // first (the capture stage does that for every captured kernel).

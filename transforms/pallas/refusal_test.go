@@ -84,3 +84,48 @@ deterministic: true
 		t.Fatalf("want a PPL001 sequential-scan refusal, got %v", err)
 	}
 }
+
+// TestRowsPerBlockRefusals: several rows per block are drafted only when
+// each y group's row is told apart exactly: shared memory (one array for
+// all the block's rows) is refused, and so is a store after a return the
+// row guard does not explain.
+func TestRowsPerBlockRefusals(t *testing.T) {
+	spec := func(name, block string) string {
+		return `name: ` + name + `
+class: row-reduction
+symbols: [rows, cols]
+params:
+  - {name: x, kind: pointer, ctype: "const float*", dtype: float32, role: input, shape: [rows, cols]}
+  - {name: out, kind: pointer, ctype: "float*", dtype: float32, role: output, shape: [rows]}
+  - {name: rows, kind: scalar, ctype: "int", dtype: int32, role: size, expr: rows}
+  - {name: cols, kind: scalar, ctype: "int", dtype: int32, role: size, expr: cols}
+launch:
+  grid: ["(rows + 3) / 4", "1", "1"]
+  block: [` + block + `, "1"]
+  shared_bytes: "0"
+deterministic: true
+`
+	}
+	for _, c := range []struct {
+		name, block, body, want string
+	}{
+		{"shared_rows", `"32", "4"`, `
+  __shared__ float part[4][32];
+  const int row = blockIdx.x * blockDim.y + threadIdx.y;
+  if (row >= rows) return;
+  float s = 0.0f;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) s += x[(size_t)row * cols + j];
+  part[threadIdx.y][threadIdx.x] = s;
+  if (threadIdx.x == 0) out[row] = s;`, "shared memory"},
+		{"early_return", `"32", "1"`, `
+  if (cols < 4) return;
+  if (threadIdx.x == 0) out[blockIdx.x] = x[(size_t)blockIdx.x * cols];`, "after a conditional return"},
+	} {
+		src := "__global__ void " + c.name + "(const float* x, float* out, int rows, int cols) {" + c.body + "\n}\n"
+		err := draftWithSpec(t, c.name, src, spec(c.name, c.block))
+		r, ok := pallas.AsRefusal(err)
+		if !ok || !strings.Contains(r.Message, c.want) {
+			t.Errorf("%s: want a refusal saying %q, got %v", c.name, c.want, err)
+		}
+	}
+}

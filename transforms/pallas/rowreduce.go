@@ -53,16 +53,22 @@ func mixable(vs ...val) error {
 // accumulators, warp-shuffle and shared-memory tree reductions are
 // recognised by structure and become whole-row jnp reductions.
 type rowMode struct {
-	T       int64 // threads per block (a constant)
-	L       *val  // bound of the row loops
-	views   []*rowView
-	shared  map[string]val
-	reduced map[string]string // shared array -> op after a tree reduction
-	outs    []*rowOut
-	inLoop  int    // env depth at the current row loop (0: none)
-	jmask   string // the current row loop's mask
-	elected bool   // inside if (threadIdx.x == c)
-	helpers map[string]*reduceInfo
+	T int64 // threads per row: blockDim.x (a constant)
+	// Ry is blockDim.y: rows per block, each y group of T threads one row
+	// (row = blockIdx.x * blockDim.y + threadIdx.y); 1 for one row a block.
+	Ry int64
+	// rowBound is E of a leading `if (row >= E) return;`: virtual rows past
+	// it write nothing the outputs keep (nil: no such guard).
+	rowBound poly
+	L        *val // bound of the row loops
+	views    []*rowView
+	shared   map[string]val
+	reduced  map[string]string // shared array -> op after a tree reduction
+	outs     []*rowOut
+	inLoop   int    // env depth at the current row loop (0: none)
+	jmask    string // the current row loop's mask
+	elected  bool   // inside if (threadIdx.x == c)
+	helpers  map[string]*reduceInfo
 }
 
 type rowView struct {
@@ -92,10 +98,20 @@ func newRowMode() *rowMode {
 
 func (m *rowMode) prepare(t *tr) error {
 	l := t.spec.Launch
+	m.Ry = 1
 	for i := 1; i < 3; i++ {
 		for _, s := range []string{l.Grid[i], l.Block[i]} {
+			if i == 1 && s == l.Block[1] {
+				// several rows per block: blockDim.y groups of blockDim.x threads
+				if e, err := kernels.ParseExpr(s); err == nil {
+					if c, ok := exprPoly(e).constant(); ok && c >= 1 && c <= 64 {
+						m.Ry = c
+						continue
+					}
+				}
+			}
 			if e, err := kernels.ParseExpr(s); err != nil || exprPoly(e) == nil || !exprPoly(e).equal(pconst(1)) {
-				return refuse(CodeUnsupported, "row reductions need a 1-D launch (one block per row); grid/block %s is %s", []string{"x", "y", "z"}[i], s)
+				return refuse(CodeUnsupported, "row reductions need a 1-D launch (one block per row) or a constant blockDim.y (rows per block); grid/block %s is %s", []string{"x", "y", "z"}[i], s)
 			}
 		}
 	}
@@ -112,6 +128,9 @@ func (m *rowMode) prepare(t *tr) error {
 }
 
 func (m *rowMode) ident(t *tr, name string) (val, bool, error) {
+	if t.u.shared[name] && m.Ry > 1 {
+		return val{}, true, refuse(CodeUnsupported, "shared memory %s in a block of %d rows (the rows' slices are not told apart)", name, m.Ry)
+	}
 	if t.u.shared[name] {
 		return val{ct: "ptr", k: kUniform, ptr: &ptrv{base: name, shared: true, off: zeroIdx()}}, true, nil
 	}
@@ -119,6 +138,18 @@ func (m *rowMode) ident(t *tr, name string) (val, bool, error) {
 }
 
 func (m *rowMode) field(t *tr, obj, fld string) (val, error) {
+	if fld == "y" && m.Ry > 1 {
+		// the block's rows: B is the row (blockIdx.x * Ry + threadIdx.y)
+		switch obj {
+		case "threadIdx":
+			return val{py: fmt.Sprintf("(B %% %d)", m.Ry), ct: "uint", k: kIndex, poly: pvar("ty")}, nil
+		case "blockDim":
+			return val{py: strconv.FormatInt(m.Ry, 10), ct: "uint", k: kUniform, poly: pconst(m.Ry)}, nil
+		}
+	}
+	if fld == "x" && obj == "blockIdx" && m.Ry > 1 {
+		return val{py: fmt.Sprintf("(B // %d)", m.Ry), ct: "uint", k: kIndex, poly: pvar("bx")}, nil
+	}
 	if fld != "x" {
 		if obj == "threadIdx" || obj == "blockIdx" {
 			return val{py: "0", ct: "uint", k: kUniform, poly: pconst(0)}, nil
@@ -139,6 +170,39 @@ func (m *rowMode) field(t *tr, obj, fld string) (val, error) {
 }
 
 // split returns (S, C) with idx = v:b * S + C.
+// rowPoly writes blockIdx.x·Ry·M + threadIdx.y·M as row·M: with several
+// rows per block, a y group's row is the row index B.
+func (m *rowMode) rowPoly(p poly) poly {
+	if m.Ry <= 1 || p == nil {
+		return p
+	}
+	out := poly{}
+	for k, v := range p {
+		out[k] = v
+	}
+	for k, v := range p {
+		atoms := monomial(k)
+		at := -1
+		for i, a := range atoms {
+			if a == (atom{atomVar, "ty"}) {
+				at = i
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		rest := append(append([]atom{}, atoms[:at]...), atoms[at+1:]...)
+		bx := monomialKey(append(append([]atom{}, rest...), atom{atomVar, "bx"}))
+		if out[bx] != v*m.Ry || out[k] != v {
+			continue
+		}
+		delete(out, k)
+		delete(out, bx)
+		out[monomialKey(append(rest, atom{atomVar, "b"}))] += v
+	}
+	return out
+}
+
 func splitB(p poly) (poly, poly) {
 	if p == nil {
 		return nil, nil
@@ -239,7 +303,7 @@ func (m *rowMode) load(t *tr, p ptrv, idx val) (val, error) {
 	if err != nil {
 		return val{}, err
 	}
-	S, C := splitB(idx.poly)
+	S, C := splitB(m.rowPoly(idx.poly))
 	if S == nil {
 		return val{}, refuse(CodeUnsupported, "the address of %s is not affine in the block index", p.base)
 	}
@@ -320,7 +384,10 @@ func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
 	if err != nil {
 		return err
 	}
-	S, C := splitB(idx.poly)
+	if !isTrue(t.alive) {
+		return refuse(CodeUnsupported, "%s is written after a conditional return", p.base)
+	}
+	S, C := splitB(m.rowPoly(idx.poly))
 	if S == nil {
 		return refuse(CodeUnsupported, "the address of %s is not affine in the block index", p.base)
 	}
@@ -541,6 +608,9 @@ func (m *rowMode) stmt(t *tr, n *ts.Node) (bool, error) {
 		}
 		return m.rowLoop(t, n)
 	case "if_statement":
+		if ok, err := m.rowGuard(t, n); ok || err != nil {
+			return ok, err
+		}
 		c := strip(n.ChildByFieldName("condition"))
 		if c.Type() == "binary_expression" && t.u.text(c.ChildByFieldName("operator")) == "==" && n.ChildByFieldName("alternative") == nil && t.depth == 0 {
 			l, err1 := t.expr(c.ChildByFieldName("left"))
@@ -574,6 +644,36 @@ func (m *rowMode) stmt(t *tr, n *ts.Node) (bool, error) {
 		return true, m.accumulate(t, name, t.u.text(a.ChildByFieldName("operator")), a.ChildByFieldName("right"))
 	}
 	return false, nil
+}
+
+// rowGuard takes a leading `if (row >= E) return;` (row the block's row,
+// E uniform) as the row count: the draft computes every row of the grid
+// and keeps the first E (generate checks that each output has E rows).
+func (m *rowMode) rowGuard(t *tr, n *ts.Node) (bool, error) {
+	if t.depth > 0 || m.rowBound != nil || len(m.outs) > 0 || n.ChildByFieldName("alternative") != nil || !isTrue(t.path) || !isTrue(t.alive) {
+		return false, nil
+	}
+	cons := n.ChildByFieldName("consequence")
+	if cons.Type() == "compound_statement" && len(ts.Children(cons)) == 1 {
+		cons = ts.Children(cons)[0]
+	}
+	c := strip(n.ChildByFieldName("condition"))
+	if cons.Type() != "return_statement" || len(ts.Children(cons)) != 0 || c.Type() != "binary_expression" || t.u.text(c.ChildByFieldName("operator")) != ">=" {
+		return false, nil
+	}
+	saved := len(t.lines)
+	l, err1 := t.expr(c.ChildByFieldName("left"))
+	r, err2 := t.expr(c.ChildByFieldName("right"))
+	if err1 != nil || err2 != nil || !m.rowPoly(l.poly).equal(pvar("b")) || r.k != kUniform || r.poly == nil {
+		t.lines = t.lines[:saved]
+		return false, nil
+	}
+	if _, ok := polyPy(r.poly); !ok {
+		t.lines = t.lines[:saved]
+		return false, nil
+	}
+	m.rowBound = r.poly
+	return true, nil
 }
 
 // accumulate reads "acc += e", "acc = acc + e", "acc = fmaxf(acc, e)" (and
@@ -843,6 +943,9 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 			return "", refuse(CodeUnsupported, "output %s is never written", p.Name)
 		}
 	}
+	if err := m.checkRowBound(t); err != nil {
+		return "", err
+	}
 	inPlace := m.inPlace(t)
 	var refs []string
 	for _, v := range m.views {
@@ -882,7 +985,18 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	var wrap []string
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
 	t.writeArgs(ww)
-	ww("    R = gd_x")
+	switch {
+	case m.rowBound != nil:
+		// the rows the guard keeps; the grid must reach them all
+		e, _ := polyPy(m.rowBound)
+		ww("    R = %s", e)
+		ww("    if gd_x * %d < R:", m.Ry)
+		ww("        raise ValueError(\"the launch covers fewer rows than the kernel's row guard keeps\")")
+	case m.Ry > 1:
+		ww("    R = gd_x * %d", m.Ry)
+	default:
+		ww("    R = gd_x")
+	}
 	ww("    L = %s", Lpy)
 	outs := t.outputParams()
 	ww("    if R <= 0:")
@@ -992,7 +1106,10 @@ func (m *rowMode) inPlace(t *tr) bool {
 	if err != nil {
 		return false
 	}
-	R := exprPoly(grid)
+	R := exprPoly(grid).mul(pconst(m.Ry))
+	if m.rowBound != nil {
+		R = m.rowBound
+	}
 	if R == nil {
 		return false
 	}
@@ -1023,6 +1140,20 @@ func (m *rowMode) inPlace(t *tr) bool {
 		}
 	}
 	return true
+}
+
+// checkRowBound: rows past a `row >= E` guard are computed by the draft
+// and dropped, which is exact only when each output holds E rows.
+func (m *rowMode) checkRowBound(t *tr) error {
+	if m.rowBound == nil {
+		return nil
+	}
+	for _, o := range m.outs {
+		if !paramSize(t.params[o.param]).equal(m.rowBound.mul(o.S)) {
+			return refuse(CodeUnsupported, "%s does not hold exactly the rows the guard keeps", o.param)
+		}
+	}
+	return nil
 }
 
 // names maps the row mode's placeholders to readable names.
