@@ -582,6 +582,11 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 			if err != nil || v <= 0 {
 				continue
 			}
+			if l.Block[d] == 1 && v == l.Grid[d] {
+				// one block per element of the dimension (blockIdx.z = channel)
+				sh.grid[d] = e
+				break
+			}
 			for _, b := range []int64{l.Block[d], bx} {
 				if b > 1 && (v+b-1)/b == l.Grid[d] {
 					sh.grid[d] = CeilDiv(e, Lit(b))
