@@ -206,6 +206,9 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 		return m.gatherLoad(t, p, prm, idx)
 	}
 	if m.stored[p.base] {
+		if m.loopStored(p.base) {
+			return val{}, refuse(CodeLoop, "%s is read after a loop with a runtime trip count wrote it", p.base)
+		}
 		if st, ok := m.ownStore(t, p.base, idx); ok && exactStorage(prm) {
 			return st.value, nil // the thread reads back what it wrote
 		}
@@ -286,7 +289,10 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 		return refuse(CodeDataIndex, "%s is written at a data-dependent index", p.base)
 	}
 	if t.inRuntimeLoop() {
-		return refuse(CodeLoop, "%s is written inside a loop with a runtime trip count (several elements per thread)", p.base)
+		return m.loopStore(t, p, prm, idx, v)
+	}
+	if m.loopStored(p.base) {
+		return refuse(CodeLoop, "%s is written both inside and outside a loop with a runtime trip count", p.base)
 	}
 	mask := and(t.alive, t.path)
 	ct, err := elemCT(prm)
@@ -729,7 +735,7 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 		count[s.param]++
 	}
 	for _, s := range m.stores {
-		if count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) || !same(t.params[s.param]) {
+		if len(s.loops) > 0 || count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) || !same(t.params[s.param]) {
 			return ewLayout{}
 		}
 	}
@@ -1197,7 +1203,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	for _, line := range t.lines {
 		w("    %s", line)
 	}
-	body = pruneDead(body)
+	body = pruneDead(pruneTemps(pruneDead(body)))
 	// a load that only a gather's index reads (idx in points[idx[i]]) is
 	// needed in the wrapper, not in the kernel
 	kernelLoad := func(i int) bool { return !m.gathers() || readsName(body, m.loads[i].name+"_ref") }
@@ -1223,8 +1229,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	ww("        return {%s}", t.emptyResult(outs))
 	ww("    LANES, BROWS, PROWS = _layout(D, %d)", t.sublanes())
 	ww("    DP = PROWS * LANES")
-	ww("    d = jnp.arange(DP, dtype=jnp.int32)")
-	writeIndexVars(ww, "    ", dims, ext)
+	m.wrapperIndex(t, ww, dims, ext)
 	var ins, inSpecs []string
 	looped := false
 	for i, l := range m.loads {
@@ -1264,9 +1269,15 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	}
 	ww("    ]")
 	ww("    spec = pl.BlockSpec((BROWS, LANES), lambda i: (i, 0))")
-	var oshapes []string
-	for _, s := range m.stores {
+	var oshapes, ospecs []string
+	for i, s := range m.stores {
+		if len(s.loops) > 0 {
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((dst_%d.shape[0], PROWS, LANES), %s)", i, blockDType(t.params[s.param])))
+			ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((dst_%d.shape[0], BROWS, LANES), lambda i: (0, i, 0))", i))
+			continue
+		}
 		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", blockDType(t.params[s.param])))
+		ospecs = append(ospecs, "spec")
 	}
 	ww("    outs = pl.pallas_call(")
 	ww("        %s,", partialKernel(kw))
@@ -1276,7 +1287,11 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	} else {
 		ww("        in_specs=[spec] * len(ins),")
 	}
-	ww("        out_specs=[spec] * %d,", len(m.stores))
+	if m.anyLoopStore() {
+		ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
+	} else {
+		ww("        out_specs=[spec] * %d,", len(m.stores))
+	}
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
 	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
 	ww("        interpret=interpret,")
@@ -1301,6 +1316,10 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 				ww("    r_%s = jnp.zeros((%s,), %s)", s.param, shapeProd(shape), dtypePy(prm.DType))
 			}
 			done[s.param] = true
+		}
+		if len(s.loops) > 0 {
+			ww("    r_%s = _scatter_loop(r_%s, dst_%d, outs[%d])", s.param, s.param, i, i)
+			continue
 		}
 		ww("    r_%s = _scatter(r_%s, %s, %s, outs[%d], d, D)", s.param, s.param, s.idx.py, maskPy(s.mask), i)
 	}

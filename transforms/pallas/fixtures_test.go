@@ -204,13 +204,16 @@ func selected(name string) bool {
 // value), mmcv's softmax focal loss (a gather at index * classes +
 // label, the output written in both branches of a condition on the label)
 // and several rows per block (rows_per_block: blockDim (32, 4), a warp per
-// row, the row guard).
-var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "box_iou",
+// row, the row guard); and loops with runtime trip counts: KernelBench's max
+// pooling (maxpool_loop), mmcv's window loops clamped to the feature map or
+// shifted by the window with a continue (window_clamp) and psamask's stores
+// at loop-dependent positions (window_scatter).
+var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
 	"gather_points", "softmax_focal", "rows_per_block"}
 
 // preprocessed are the patterns whose unit goes through the preprocessor
 // first (the capture stage does that for every captured kernel).
-var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "box_iou": true, "gather_points": true, "softmax_focal": true}
+var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "window_scatter": true, "box_iou": true, "gather_points": true, "softmax_focal": true}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

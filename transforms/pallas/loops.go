@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -345,7 +346,7 @@ func (t *tr) runtimeFor(n *ts.Node) error {
 	} else {
 		t.emit("for %s in range(%s, %s):", loop.lv, rg.lo.py, rg.hi.py)
 	}
-	savedInd, savedAlive := t.ind, t.alive
+	savedInd, savedAlive, savedW := t.ind, t.alive, t.aliveW
 	t.ind += "    "
 	t.env.push()
 	loop.scope = len(t.env.scopes) - 1
@@ -354,7 +355,7 @@ func (t *tr) runtimeFor(n *ts.Node) error {
 	defer func() {
 		t.loops = t.loops[:len(t.loops)-1]
 		t.env.pop()
-		t.ind, t.alive = savedInd, savedAlive
+		t.ind, t.alive, t.aliveW = savedInd, savedAlive, savedW
 	}()
 	lv := val{py: loop.lv, ct: h.ct, k: kUniform, poly: popaque(loop.lv, kUniform)}
 	v, err := rg.v(lv)
@@ -366,9 +367,7 @@ func (t *tr) runtimeFor(n *ts.Node) error {
 		return err
 	}
 	t.env.declare(h.name, v)
-	if !isTrue(mask) {
-		t.alive = t.bindMask(and(t.alive, mask))
-	}
+	t.narrow(mask)
 	if err := t.block(body); err != nil {
 		return err
 	}
@@ -408,8 +407,27 @@ func (t *tr) loopJump(n *ts.Node) error {
 	if n.Type() == "break_statement" {
 		return refuse(CodeLoop, "break inside a loop with a runtime trip count")
 	}
-	t.alive = t.bindMask(and(t.alive, not(t.path)))
+	t.narrow(not(t.path))
 	return nil
+}
+
+// wrapperAlive is alive as the wrapper computes it (the kernel names the
+// masks of runtime loops).
+func (t *tr) wrapperAlive() val {
+	if t.aliveW != nil {
+		return *t.aliveW
+	}
+	return t.alive
+}
+
+// narrow drops the threads outside m for the rest of the iteration.
+func (t *tr) narrow(m val) {
+	if isTrue(m) {
+		return
+	}
+	w := and(t.wrapperAlive(), m)
+	t.aliveW = &w
+	t.alive = t.bindMask(and(t.alive, m))
 }
 
 // bindMask names a runtime loop's iteration mask in the kernel (it only
@@ -494,5 +512,112 @@ func loopNames(nm *renamer, loops []*rtLoop) {
 		for _, c := range sortedKeys(l.carry) {
 			nm.add(l.carry[c], c)
 		}
+	}
+}
+
+// loopStore records a store inside runtime loops: each iteration writes
+// its own block of the output (iterations, rows, lanes), which the wrapper
+// scatters to the addresses the iteration wrote, masked by the thread's
+// own bounds. The addresses depend on sizes only, so the wrapper checks
+// them before the kernel runs (no two writes of different threads or
+// iterations overlap: their order would matter) and raises otherwise.
+func (m *ewMode) loopStore(t *tr, p ptrv, prm *kernels.Param, idx, v val) error {
+	mask := and(t.wrapperAlive(), t.path)
+	if mask.k == kData {
+		return refuse(CodeLoop, "%s is written inside a loop under a data-dependent condition", p.base)
+	}
+	if m.stored[p.base] {
+		return refuse(CodeLoop, "%s is written more than once, inside a loop with a runtime trip count", p.base)
+	}
+	var loops []*rtLoop
+	for _, l := range t.loops {
+		if l != nil {
+			loops = append(loops, l)
+		}
+	}
+	ct, err := elemCT(prm)
+	if err != nil {
+		return err
+	}
+	cv, err := t.castTo(v, ct)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("st%d", len(m.stores))
+	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: idx, mask: mask, value: cv, loops: loops})
+	m.stored[p.base] = true
+	m.touched = true
+	ref := fmt.Sprintf("%s_ref[%s]", name, loopIndexPy(loops))
+	value := cv.py
+	switch {
+	case cv.k == kUniform:
+		value = fmt.Sprintf("jnp.full(%s_ref.shape[1:], %s, %s_ref.dtype)", name, cv.py, name)
+	case blockDType(prm) != "jnp.float32" || !isFloat(cv.ct):
+		value = "(" + cv.py + ").astype(" + name + "_ref.dtype)"
+	}
+	t.emit("%s = %s", ref, value)
+	return nil
+}
+
+// loopStored: param is written inside a runtime loop.
+func (m *ewMode) loopStored(param string) bool {
+	for _, s := range m.stores {
+		if s.param == param && len(s.loops) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *ewMode) anyLoopStore() bool {
+	for _, s := range m.stores {
+		if len(s.loops) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapperIndex writes the wrapper's domain index (d and the thread's
+// coordinates); with stores inside runtime loops it is computed while
+// tracing (it depends on sizes only), with each such store's destinations
+// (dst_<i>), so that _loop_dst can check them.
+func (m *ewMode) wrapperIndex(t *tr, ww func(string, ...any), dims []string, ext map[string]val) {
+	if !m.anyLoopStore() {
+		ww("    d = jnp.arange(DP, dtype=jnp.int32)")
+		writeIndexVars(ww, "    ", dims, ext)
+		return
+	}
+	// on the host's CPU: the TPU compile gate's default device is deviceless
+	ww("    with jax.ensure_compile_time_eval(), jax.default_device(jax.devices(\"cpu\")[0]):")
+	ww("        d = jnp.arange(DP, dtype=jnp.int32)")
+	writeIndexVars(ww, "        ", dims, ext)
+	for i, s := range m.stores {
+		if len(s.loops) == 0 {
+			continue
+		}
+		comp := loopComprehension(s.loops)
+		ww("        dst_%d = _loop_dst([%s %s], [%s %s], d, D, %s)", i, s.idx.py, comp, maskPy(s.mask), comp, shapeProd(t.shapePy(t.params[s.param])))
+	}
+}
+
+// pruneTemps drops assignments to translator temporaries (v1, m2, …) no
+// other line reads, at any depth (pruneDead keeps the lines of loop bodies:
+// a runtime loop's masks are unused in the kernel when only its stores,
+// masked in the wrapper, needed them).
+func pruneTemps(lines []string) []string {
+	for {
+		var out []string
+		for i, l := range lines {
+			m := rePyAssign.FindStringSubmatch(l)
+			if m != nil && reTempName.MatchString(m[2]) && !readsName(slices.Delete(slices.Clone(lines), i, i+1), m[2]) {
+				continue
+			}
+			out = append(out, l)
+		}
+		if len(out) == len(lines) {
+			return out
+		}
+		lines = out
 	}
 }

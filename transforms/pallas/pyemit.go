@@ -207,6 +207,28 @@ var helpers = []helper{
     inside = jnp.logical_and(idx >= 0, idx < flat.shape[0])
     got = jnp.take(flat, jnp.where(inside, idx, 0), mode="clip")  # in bounds: inside
     return jnp.where(inside, got, jnp.nan).astype(flat.dtype).reshape(dp // lanes, lanes)`},
+	{"_loop_dst", nil, `def _loop_dst(idxs, masks, d, n, size):
+    """Flat destinations of a loop's store, one row per iteration (size where
+    the thread does not write). They depend on sizes only: checked here, while
+    tracing, that no two writes overlap (their order would matter) and that
+    every write is inside the array."""
+    dp = d.shape[0]
+    rows = []
+    for idx, mask in zip(idxs, masks):
+        idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+        keep = jnp.logical_and(jnp.broadcast_to(jnp.asarray(mask), (dp,)), d < n)
+        rows.append(jnp.where(keep, idx, size))
+    if not rows:
+        return jnp.full((1, dp), size, jnp.int32)
+    dst = jnp.stack(rows)
+    hit = dst[dst != size]
+    if bool(jnp.any(hit < 0)) or bool(jnp.any(hit > size)):
+        raise ValueError("a loop's store writes outside its array at these sizes")
+    if jnp.unique(hit).shape[0] != hit.shape[0]:
+        raise ValueError("a loop's stores overlap at these sizes: the draft does not cover them")
+    return dst`},
+	{"_scatter_loop", nil, `def _scatter_loop(base, dst, o):
+    return base.at[dst.reshape(-1)].set(o.reshape(-1).astype(base.dtype), mode="drop")`},
 	{"_unblock", nil, `def _unblock(o, n, shape, dt):
     return o.reshape(-1)[:n].reshape(shape).astype(dt)`},
 	{"_scatter", nil, `def _scatter(base, idx, mask, o, d, n):

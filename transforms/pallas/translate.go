@@ -382,6 +382,7 @@ type tr struct {
 	missing []string  // size symbols the wrapper cannot derive
 	nulls   []string  // pointer parameters the draft takes as NULL (Param.Null)
 	loops   []*rtLoop // enclosing loops, innermost last (nil: one unrolled here)
+	aliveW  *val      // inside runtime loops: alive as the wrapper can compute it (alive itself is named in the kernel)
 	nloops  []*rtLoop // every runtime loop, in order (for names)
 	// defs are the kernel's bound temporaries (bind): name -> expression,
 	// so a data-dependent index can be rebuilt outside the kernel.
