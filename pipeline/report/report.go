@@ -125,7 +125,9 @@ type KernelRow struct {
 	Class  string `json:"class"`
 	Spec   string `json:"spec_status"`
 	// Emulator is the emulator status: compiled, unsupported: <construct>,
-	// compile-error: <first error>, needs-spec or not-run[: <why>].
+	// compile-error: <first error>, needs-spec, ran (validation reference)
+	// when the validator ran the original there, ran (captured launches)
+	// when only the repository's tests did, or not-run[: <why>].
 	Emulator string               `json:"emulator_status"`
 	Drafter  string               `json:"drafter"` // "-" until the draft stage ran
 	Verdict  string               `json:"verdict"` // "-" until the validate stage ran
@@ -276,6 +278,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		if row.Emulator == "not-run" && k.Draft != nil && (k.Draft.Verdict == pipeline.VerdictProven || k.Draft.Verdict == pipeline.VerdictRejected) {
 			// the validator ran the original on the CUDA-on-CPU emulator
 			row.Emulator, row.Emulated = "ran (validation reference)", true
+		}
+		if row.Emulator == "not-run" && k.Captured > 0 {
+			// the repository's tests ran the original there (capture)
+			row.Emulator = "ran (captured launches)"
 		}
 		if k.Draft != nil {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats

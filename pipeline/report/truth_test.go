@@ -63,3 +63,15 @@ func TestWiredNoteIsNoChange(t *testing.T) {
 		t.Errorf("with an edit: files changed = %d; want 1", got)
 	}
 }
+
+// TestCapturedKernelEmulatorColumn: a kernel the repository's tests launched
+// on the emulator (captured) but that no validation ran says so in the
+// emulator column, agreeing with the json's emulated.
+func TestCapturedKernelEmulatorColumn(t *testing.T) {
+	run := &pipeline.Run{Kernels: []*pipeline.Kernel{{ID: "k-1", Name: "k", Path: "k.cu", Line: 1, Class: "row-reduction",
+		SpecStatus: "captured", Captured: 2, Emulated: true, Draft: &pipeline.Draft{Drafter: "none", Verdict: "needs-llm"}}}}
+	row := report.Build(run, "migrate", nil).Kernels[0]
+	if row.Emulator != "ran (captured launches)" || !row.Emulated {
+		t.Errorf("emulator column %q, emulated %v; want ran (captured launches), true", row.Emulator, row.Emulated)
+	}
+}
