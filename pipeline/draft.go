@@ -585,11 +585,14 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 		return nil
 	}
 	byPath := map[string]*File{}
-	var py []string
+	var py, srcs []string
 	for _, f := range r.Files {
 		byPath[f.Path] = f
-		if f.Lang == LangPython && f.Skipped == "" {
+		switch {
+		case f.Lang == LangPython && f.Skipped == "":
 			py = append(py, f.Path)
+		case f.Lang != LangPython && f.Lang != LangNotebook && f.Skipped == "":
+			srcs = append(srcs, f.Path)
 		}
 	}
 	read := func(p string) ([]byte, bool) {
@@ -607,7 +610,7 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 		wks = append(wks, pallas.WireKernel{Kernel: p.Kernel, Module: p.Candidate.Module, Drafter: p.Candidate.Drafter,
 			Verdict: verdictLine(p.Verdict), Cases: p.Verdict.Cases, TPU: p.Verdict.Chips})
 	}
-	files, wired, probs := pallas.Wire(ctx, wks, read, py)
+	files, wired, probs := pallas.Wire(ctx, wks, read, py, srcs)
 	applyWireFiles(r, byPath, read, files)
 	for _, wd := range wired {
 		for _, pk := range r.Kernels {

@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
@@ -17,6 +18,8 @@ type hostFn struct {
 	args    []hostArg // one per kernel parameter, in order
 	returns []string  // returned tensor variables
 	locals  map[string]string
+	// scalars are the integer locals (int n = x.numel();)
+	scalars map[string]string
 }
 
 type hostParam struct {
@@ -30,6 +33,58 @@ type hostArg struct {
 	param  int    // host parameter index of tensor (input) or scalar; -1 if local
 	like   string // for a local output: the tensor it is shaped like ("" = spec shape)
 	text   string
+	// size: an integer the host computes from a tensor parameter's sizes
+	// (x.numel(), x.size(1)), nil for anything else
+	size *sizeRef
+}
+
+// sizeRef is a size of a host tensor parameter: its element count (dim
+// -1 with numel) or one extent.
+type sizeRef struct {
+	tensor string
+	numel  bool
+	dim    int
+}
+
+var (
+	reScalarLocal = regexp.MustCompile(`(?:const\s+)?(?:int|int32_t|int64_t|long|size_t|unsigned|auto)\s+(\w+)\s*=\s*([^;]+);`)
+	reNumel       = regexp.MustCompile(`^(\w+)\s*\.\s*numel\s*\(\s*\)$`)
+	reSizeDim     = regexp.MustCompile(`^(\w+)\s*\.\s*size\s*\(\s*(-?\d+)\s*\)$`)
+)
+
+// sizeOf reads kernel argument text a as a size of one of fn's tensor
+// parameters, directly (x.numel()) or through an integer local (int n =
+// x.size(1);); nil when it is neither.
+func (fn *hostFn) sizeOf(a string) *sizeRef {
+	e := hostArgName(a)
+	if def, ok := fn.scalars[e]; ok {
+		e = hostArgName(def)
+	}
+	var r *sizeRef
+	if m := reNumel.FindStringSubmatch(e); m != nil {
+		r = &sizeRef{tensor: m[1], numel: true}
+	} else if m := reSizeDim.FindStringSubmatch(e); m != nil {
+		d, err := strconv.Atoi(m[2])
+		if err != nil {
+			return nil
+		}
+		r = &sizeRef{tensor: m[1], dim: d}
+	} else {
+		return nil
+	}
+	r.tensor = fn.aliasOf(r.tensor)
+	if i := fn.paramIdx(r.tensor); i < 0 || !fn.params[i].tensor {
+		return nil
+	}
+	return r
+}
+
+// py is the size in JAX terms, of the array the tensor parameter becomes.
+func (r *sizeRef) py() string {
+	if r.numel {
+		return r.tensor + ".size"
+	}
+	return fmt.Sprintf("%s.shape[%d]", r.tensor, r.dim)
 }
 
 var (
@@ -103,6 +158,9 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 			}
 		} else {
 			ha.param = fn.paramIdx(hostArgName(a))
+			if ha.param < 0 {
+				ha.size = fn.sizeOf(a)
+			}
 		}
 		fn.args = append(fn.args, ha)
 	}
@@ -113,7 +171,7 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 // parseHostFn reads the function whose head reFnHead matched at h: its
 // name, parameters and tensor locals; it returns the body too.
 func parseHostFn(src string, h []int) (*hostFn, string, error) {
-	fn := &hostFn{name: src[h[4]:h[5]], locals: map[string]string{}}
+	fn := &hostFn{name: src[h[4]:h[5]], locals: map[string]string{}, scalars: map[string]string{}}
 	for _, p := range strings.Split(src[h[6]:h[7]], ",") {
 		p = strings.TrimSpace(p)
 		if p == "" {
@@ -147,6 +205,11 @@ func parseHostFn(src string, h []int) (*hostFn, string, error) {
 	body := src[bodyStart:bodyEnd]
 	for _, m := range reLocal.FindAllStringSubmatch(body, -1) {
 		fn.locals[m[1]] = m[2]
+	}
+	for _, m := range reScalarLocal.FindAllStringSubmatch(body, -1) {
+		if _, tensor := fn.locals[m[1]]; !tensor {
+			fn.scalars[m[1]] = m[2]
+		}
 	}
 	return fn, body, nil
 }
@@ -222,13 +285,35 @@ func splitTopLevel(s string) []string {
 var reBindingBlock = regexp.MustCompile(`\bTORCH_LIBRARY(?:_FRAGMENT|_IMPL)?\s*\(\s*(\w+)|\bPYBIND11_MODULE\s*\(`)
 
 // pyName is the name Python calls the host function by: a load_inline
-// functions= entry, a PYBIND11 m.def, or a torch.library op (ns, op) that
-// an impl ("op", [dispatch key,] &host) or a def ("op(schema)", &host)
-// registers. The op's namespace is the one of the block holding the
-// registration, whatever the block's variable is called (m, ops, lib): a
-// TORCH_LIBRARY_IMPL names it too, so the TORCH_LIBRARY that defines the op
-// may be in another file.
+// functions= entry (the host's own name), or the binding src holds for it
+// (bindingOf).
 func pyName(src string, host string) (name, ns string) {
+	if b, ok := bindingOf(src, host); ok {
+		return b.name, b.ns
+	}
+	return host, ""
+}
+
+// binding is how a registration exposes a host function to Python: its
+// name, the torch.library namespace ("" for a PYBIND11_MODULE function)
+// and, for a pybind m.def with py::arg(...) entries, the keyword names of
+// its parameters in order.
+type binding struct {
+	name, ns string
+	keywords []string
+}
+
+// reArgName is one pybind11 py::arg("name") of an m.def.
+var reArgName = regexp.MustCompile(`\bpy(?:bind11)?::arg\(\s*"(\w+)"\s*\)`)
+
+// bindingOf is the registration in src of host function host: a PYBIND11
+// m.def, or a torch.library op (ns, op) that an impl ("op", [dispatch key,]
+// &host) or a def ("op(schema)", &host) registers. The op's namespace is
+// the one of the block holding the registration, whatever the block's
+// variable is called (m, ops, lib): a TORCH_LIBRARY_IMPL names it too, so
+// the TORCH_LIBRARY that defines the op may be in another file. ok is false
+// when src registers host nowhere.
+func bindingOf(src string, host string) (b binding, ok bool) {
 	fn := `\s*,\s*(?:TORCH_FN\(\s*)?&?\s*(?:\w+::)*` + regexp.QuoteMeta(host) + `\b`
 	key := `(?:(?:torch|c10|at)::(?:DispatchKey::)?k?\w+\s*,\s*)?`
 	reImpl := regexp.MustCompile(`\b\w+\.impl\(\s*"(\w+)"\s*,\s*` + key + `(?:TORCH_FN\(\s*)?&?\s*(?:\w+::)*` + regexp.QuoteMeta(host) + `\b`)
@@ -238,17 +323,24 @@ func pyName(src string, host string) (name, ns string) {
 		if m == nil {
 			continue
 		}
+		b.name = src[m[2]:m[3]]
 		blocks := reBindingBlock.FindAllStringSubmatchIndex(src[:m[0]], -1)
-		if len(blocks) == 0 {
-			return src[m[2]:m[3]], ""
+		if len(blocks) > 0 && blocks[len(blocks)-1][2] >= 0 {
+			last := blocks[len(blocks)-1]
+			b.ns = src[last[2]:last[3]]
+			return b, true
 		}
-		b := blocks[len(blocks)-1]
-		if b[2] < 0 {
-			return src[m[2]:m[3]], "" // a PYBIND11_MODULE function
+		// a PYBIND11_MODULE function: its py::arg names are its keywords
+		if args, _, closed := splitArgs(src, strings.IndexByte(src[m[0]:], '(')+m[0]); closed {
+			for _, a := range args {
+				if k := reArgName.FindStringSubmatch(a); k != nil {
+					b.keywords = append(b.keywords, k[1])
+				}
+			}
 		}
-		return src[m[2]:m[3]], src[b[2]:b[3]]
+		return b, true
 	}
-	return host, ""
+	return binding{}, false
 }
 
 // callerOf is the host function of src that calls fn, seen as the one that
@@ -259,7 +351,18 @@ func pyName(src string, host string) (name, ns string) {
 // my_gelu_out(output, inp), the function that launches. nil when no function
 // of src calls fn with all of its parameters.
 func (fn *hostFn) callerOf(src string) *hostFn {
-	reCall := regexp.MustCompile(`\b` + regexp.QuoteMeta(fn.name) + `\s*\(`)
+	if cs := fn.callersIn(src, regexp.MustCompile(`\b`+regexp.QuoteMeta(fn.name)+`\s*\(`), 0); len(cs) > 0 {
+		return cs[0]
+	}
+	return nil
+}
+
+// callersIn is every function of src whose body calls fn through reCall
+// (the first parenthesis of a match opens the call) with one argument per
+// parameter of fn after the first drop ones, in source order, each seen as
+// the one that launches (callerOf).
+func (fn *hostFn) callersIn(src string, reCall *regexp.Regexp, drop int) []*hostFn {
+	var out []*hostFn
 	for _, h := range reFnHead.FindAllStringSubmatchIndex(src, -1) {
 		if src[h[4]:h[5]] == fn.name {
 			continue
@@ -272,10 +375,11 @@ func (fn *hostFn) callerOf(src string) *hostFn {
 		if loc == nil {
 			continue
 		}
-		passed, _, ok := splitArgs(body, loc[1]-1)
-		if !ok || len(passed) != len(fn.params) {
+		passed, _, ok := splitArgs(body, loc[0]+strings.IndexByte(body[loc[0]:loc[1]], '('))
+		if !ok || len(passed) != len(fn.params)+drop {
 			continue
 		}
+		passed = passed[drop:]
 		c.args = fn.argsSeenFrom(c, passed)
 		for _, r := range returnsOf(body) {
 			if reCall.MatchString(r) {
@@ -287,9 +391,9 @@ func (fn *hostFn) callerOf(src string) *hostFn {
 			}
 			c.returns = append(c.returns, r)
 		}
-		return c
+		out = append(out, c)
 	}
-	return nil
+	return out
 }
 
 // argsSeenFrom is fn's kernel arguments in the terms of caller c, which
@@ -309,6 +413,12 @@ func (fn *hostFn) argsSeenFrom(c *hostFn, passed []string) []hostArg {
 			}
 		case a.param >= 0:
 			na.param = c.paramIdx(hostArgName(passed[a.param]))
+		case a.size != nil:
+			// a size of one of fn's tensors: the same size of what the caller passes
+			t := fn.nameSeenFrom(c, passed, a.size.tensor)
+			if c.paramIdx(t) >= 0 {
+				na.size = &sizeRef{tensor: t, numel: a.size.numel, dim: a.size.dim}
+			}
 		case a.tensor != "":
 			// allocated by fn itself
 			na.tensor = a.tensor

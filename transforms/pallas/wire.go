@@ -60,19 +60,28 @@ type callSite struct {
 	// bare: the call is a whole statement, return value or right-hand side,
 	// so the conditional that replaces it needs no parentheses
 	bare bool
+	// stmt: the call is a whole expression statement starting its line
+	// (its result, if any, is dropped)
+	stmt bool
 }
 
 type plan struct {
-	wk       WireKernel
-	host     *hostFn
-	pyname   string
-	ns       string
-	modName  string // _pallas_<kernel>
-	entry    string
-	sites    []callSite
-	dir      string
-	static   []int // host param indexes passed statically (scalars)
-	tensors  []int // host param indexes of tensors
+	wk      WireKernel
+	host    *hostFn
+	pyname  string
+	ns      string
+	modName string // _pallas_<kernel>
+	entry   string
+	sites   []callSite
+	dir     string
+	static  []int // host param indexes passed statically (scalars)
+	tensors []int // host param indexes of tensors
+	// inplace are the host param indexes of tensors the kernel writes in
+	// place (the caller allocated them; the host function returns nothing)
+	inplace []int
+	// keywords are the names Python passes the host parameters by (a pybind
+	// m.def's py::arg list); empty: the host's own parameter names
+	keywords []string
 	outShape map[string]string
 }
 
@@ -85,9 +94,11 @@ type plan struct {
 // unchanged. Nothing TPU-specific is imported before a tpu tensor arrives,
 // and the extension's import or load is guarded, so the package imports
 // where CUDA, jax or torch_tpu is missing. read returns a file's current
-// content; pyFiles are the tree's Python files.
-func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), pyFiles []string) ([]WireFile, []Wired, []WireProblem) {
-	w := &wiring{ctx: ctx, read: read, pyFiles: pyFiles, files: map[string][]byte{}, count: map[*plan]int{},
+// content; pyFiles are the tree's Python files, srcFiles its other files
+// (the C++/CUDA sources among them are searched for a header kernel's
+// launch, the functions forwarding to its launcher and their bindings).
+func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), pyFiles, srcFiles []string) ([]WireFile, []Wired, []WireProblem) {
+	w := &wiring{ctx: ctx, read: read, pyFiles: pyFiles, srcFiles: srcFiles, files: map[string][]byte{}, count: map[*plan]int{},
 		opsPlans: map[string][]*plan{}, helpers: map[string]opsHelpers{}}
 	w.planAll(ks)
 	keepApart(w.plans)
@@ -102,9 +113,10 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 // generated and rewritten so far, and what each directory's ops module
 // must define.
 type wiring struct {
-	ctx     context.Context
-	read    func(string) ([]byte, bool)
-	pyFiles []string
+	ctx      context.Context
+	read     func(string) ([]byte, bool)
+	pyFiles  []string
+	srcFiles []string
 
 	plans    []*plan
 	ok       []*plan            // plans whose kernel module was generated
@@ -145,7 +157,7 @@ func (w *wiring) planAll(ks []WireKernel) {
 			w.wired = append(w.wired, Wired{Kernel: wk.Kernel.ID, Module: m})
 			continue
 		}
-		p, err := planKernel(w.ctx, wk, w.read, w.pyFiles)
+		p, err := planKernel(w.ctx, wk, w.read, w.pyFiles, w.srcFiles)
 		if err != nil {
 			w.probs = append(w.probs, WireProblem{Kernel: wk.Kernel.ID, Path: wk.Kernel.Path, Message: err.Error()})
 			continue
@@ -280,6 +292,13 @@ func (w *wiring) emitOpsModules() {
 	pairs := autogradPairs(w.ok)
 	for _, dir := range sortedKeys(w.opsPlans) {
 		_, pkg := w.read(path.Join(dir, "__init__.py"))
+		for _, p := range w.opsPlans[dir] {
+			for _, cs := range p.sites {
+				if src, ok := w.read(cs.file); ok && reRelativeImport.Match(src) {
+					pkg = true
+				}
+			}
+		}
 		pkg = pkg && dir != "."
 		var parts []string
 		for _, p := range w.opsPlans[dir] {
@@ -313,16 +332,15 @@ func (w *wiring) result() ([]WireFile, []Wired, []WireProblem) {
 	return kept, w.wired, w.probs
 }
 
-func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, bool), pyFiles []string) (*plan, error) {
+func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, bool), pyFiles, srcFiles []string) (*plan, error) {
 	k := wk.Kernel
 	if k.Spec == nil {
 		return nil, fmt.Errorf("no spec")
 	}
-	srcB, ok := read(k.Path)
-	if !ok {
-		return nil, fmt.Errorf("cannot read %s", k.Path)
+	_, src, err := launchSource(k, read, srcFiles)
+	if err != nil {
+		return nil, err
 	}
-	src := string(srcB)
 	host, err := findHost(src, k)
 	if err != nil {
 		return nil, err
@@ -343,51 +361,19 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 		host = c
 	}
 	p := &plan{wk: wk, host: host, modName: "_pallas_" + sanitize(k.Name), outShape: map[string]string{}}
-	p.pyname, p.ns = pyName(src, host.name)
+	if b, ok := bindingOf(src, host.name); ok {
+		p.pyname, p.ns, p.keywords = b.name, b.ns, b.keywords
+	} else if bound, b := boundHost(host, read, srcFiles); bound != nil {
+		// bound in another file, or through forwarding functions and a
+		// device registry (mmcv)
+		p.host, p.pyname, p.ns, p.keywords = bound, b.name, b.ns, b.keywords
+	} else {
+		p.pyname = host.name // a load_inline functions= entry
+	}
+	host = p.host
 	p.entry = sanitize(p.pyname)
-	used := map[int]bool{}
-	for i, prm := range k.Spec.Params {
-		a := host.args[i]
-		switch {
-		case prm.Kind == "pointer" && prm.Role != "output":
-			if a.param < 0 || !host.params[a.param].tensor {
-				return nil, fmt.Errorf("kernel argument %s is not one of %s's tensor parameters", prm.Name, host.name)
-			}
-			used[a.param] = true
-		case prm.Kind == "pointer":
-			if a.tensor == "" || a.param >= 0 {
-				return nil, fmt.Errorf("output %s is not allocated by %s", prm.Name, host.name)
-			}
-			if a.like != "" {
-				p.outShape[prm.Name] = a.like
-			}
-		case prm.Role == "scalar":
-			if a.param < 0 || host.params[a.param].tensor {
-				return nil, fmt.Errorf("scalar %s is not a parameter of %s", prm.Name, host.name)
-			}
-			used[a.param] = true
-		}
-	}
-	for i, hp := range host.params {
-		if hp.tensor {
-			p.tensors = append(p.tensors, i)
-		} else {
-			p.static = append(p.static, i)
-		}
-		if !used[i] && hp.tensor {
-			return nil, fmt.Errorf("tensor %s of %s does not reach the kernel", hp.name, host.name)
-		}
-	}
-	if len(p.tensors) == 0 {
-		return nil, fmt.Errorf("%s takes no tensor", host.name)
-	}
-	if len(host.returns) == 0 {
-		return nil, fmt.Errorf("%s returns nothing the kernel writes", host.name)
-	}
-	for _, r := range host.returns {
-		if outputParam(k, host, r) == nil {
-			return nil, fmt.Errorf("%s returns %q, which is not a kernel output", host.name, r)
-		}
+	if err := p.mapParams(); err != nil {
+		return nil, err
 	}
 	sites, err := findSites(ctx, k, p, read, pyFiles)
 	if err != nil {
@@ -399,6 +385,74 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 	p.sites = sites
 	p.dir = path.Dir(sites[0].file)
 	return p, nil
+}
+
+// mapParams maps the kernel's parameters onto the host function's: inputs
+// and scalars are its parameters, an output is a tensor it allocates or one
+// the caller passes in, written in place (mmcv: the caller preallocates
+// output and the op returns nothing). Every tensor parameter must reach the
+// kernel, and the results are what it returns or what it writes in place,
+// not both.
+func (p *plan) mapParams() error {
+	k, host := p.wk.Kernel, p.host
+	used := map[int]bool{}
+	for i, prm := range k.Spec.Params {
+		a := host.args[i]
+		switch {
+		case prm.Kind == "pointer" && prm.Role != "output":
+			if a.param < 0 || !host.params[a.param].tensor {
+				return fmt.Errorf("kernel argument %s is not one of %s's tensor parameters", prm.Name, host.name)
+			}
+			used[a.param] = true
+			if prm.Role == "inout" && !slices.Contains(host.returns, a.tensor) {
+				p.inplace = append(p.inplace, a.param)
+			}
+		case prm.Kind == "pointer":
+			if a.param >= 0 && host.params[a.param].tensor {
+				used[a.param] = true
+				p.inplace = append(p.inplace, a.param)
+				continue
+			}
+			if a.tensor == "" || a.param >= 0 {
+				return fmt.Errorf("output %s is not allocated by %s", prm.Name, host.name)
+			}
+			if a.like != "" {
+				p.outShape[prm.Name] = a.like
+			}
+		case prm.Role == "scalar" && a.param < 0 && a.size != nil:
+			// the host computes it from a tensor's sizes
+		case prm.Role == "scalar":
+			if a.param < 0 || host.params[a.param].tensor {
+				return fmt.Errorf("scalar %s is not a parameter of %s", prm.Name, host.name)
+			}
+			used[a.param] = true
+		}
+	}
+	for i, hp := range host.params {
+		if hp.tensor {
+			p.tensors = append(p.tensors, i)
+		} else {
+			p.static = append(p.static, i)
+		}
+		if !used[i] && hp.tensor {
+			return fmt.Errorf("tensor %s of %s does not reach the kernel", hp.name, host.name)
+		}
+	}
+	if len(p.tensors) == 0 {
+		return fmt.Errorf("%s takes no tensor", host.name)
+	}
+	switch {
+	case len(host.returns) == 0 && len(p.inplace) == 0:
+		return fmt.Errorf("%s returns nothing the kernel writes", host.name)
+	case len(host.returns) > 0 && len(p.inplace) > 0:
+		return fmt.Errorf("%s both returns tensors and writes %s in place", host.name, host.params[p.inplace[0]].name)
+	}
+	for _, r := range host.returns {
+		if outputParam(k, host, r) == nil {
+			return fmt.Errorf("%s returns %q, which is not a kernel output", host.name, r)
+		}
+	}
+	return nil
 }
 
 // wiredBefore is the module an earlier run generated for kernel id (its
@@ -545,26 +599,62 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 			if !calls.MatchString(fn) {
 				return true
 			}
-			var args []string
-			simple := true
-			for _, a := range ts.Children(n.ChildByFieldName("arguments")) {
-				if a.Type() == "comment" {
-					continue
-				}
-				if a.Type() == "keyword_argument" || a.Type() == "list_splat" || a.Type() == "dictionary_splat" {
-					simple = false
-				}
-				args = append(args, ts.Text(a, src))
-			}
-			if simple && len(args) == len(p.host.params) {
+			if args, ok := p.siteArgs(n, src); ok {
 				sites = append(sites, callSite{file: f, start: int(n.StartByte()), end: int(n.EndByte()), text: ts.Text(n, src),
-					args: args, bare: bareCall(n)})
+					args: args, bare: bareCall(n), stmt: statementCall(n, src)})
 			}
 			return false
 		})
 		tree.Close()
 	}
 	return sites, nil
+}
+
+// siteArgs is the argument text call n passes for each host parameter, in
+// the host's order: positional arguments first, then keyword arguments by
+// the names Python knows the parameters by (the binding's py::arg names, else
+// the host's own). ok is false for a call that passes *args or **kwargs, an
+// unknown keyword, or not exactly one argument per parameter.
+func (p *plan) siteArgs(n *ts.Node, src []byte) ([]string, bool) {
+	names := p.keywords
+	if len(names) != len(p.host.params) {
+		names = p.paramNames(allIndexes(len(p.host.params)))
+	}
+	args := make([]string, len(p.host.params))
+	set := make([]bool, len(args))
+	pos := 0
+	for _, a := range ts.Children(n.ChildByFieldName("arguments")) {
+		switch a.Type() {
+		case "comment":
+			continue
+		case "list_splat", "dictionary_splat":
+			return nil, false
+		case "keyword_argument":
+			i := slices.Index(names, ts.Text(a.ChildByFieldName("name"), src))
+			if i < 0 || set[i] {
+				return nil, false
+			}
+			args[i], set[i] = ts.Text(a.ChildByFieldName("value"), src), true
+		default:
+			if pos >= len(args) || set[pos] {
+				return nil, false
+			}
+			args[pos], set[pos] = ts.Text(a, src), true
+			pos++
+		}
+	}
+	return args, !slices.Contains(set, false)
+}
+
+// statementCall reports whether call n is a whole expression statement
+// that starts its line.
+func statementCall(n *ts.Node, src []byte) bool {
+	if n.Parent() == nil || n.Parent().Type() != "expression_statement" {
+		return false
+	}
+	start := int(n.StartByte())
+	lineStart := bytes.LastIndexByte(src[:start], '\n') + 1
+	return len(bytes.TrimLeft(src[lineStart:start], " \t")) == 0
 }
 
 // bareCall reports whether call n is the whole of a statement, a return
@@ -633,7 +723,7 @@ func simpleArgs(cs callSite) bool {
 // needsDispatch reports whether a call site goes through <entry>_dispatch.
 func (p *plan) needsDispatch() bool {
 	for _, cs := range p.sites {
-		if !simpleArgs(cs) {
+		if !simpleArgs(cs) && !p.asStatement(cs) {
 			return true
 		}
 	}
@@ -644,12 +734,15 @@ func (p *plan) needsDispatch() bool {
 // Pallas op for tpu tensors (in parentheses unless the call stood alone),
 // split over lines inside parentheses when it would pass maxLine in src.
 func (p *plan) dispatch(cs callSite, src string) string {
+	cond := fmt.Sprintf("%s.device.type == \"tpu\"", cs.args[p.tensors[0]])
+	if st, ok := p.statementDispatch(cs, src, cond); ok {
+		return st
+	}
 	if !simpleArgs(cs) {
 		// arguments with effects would run twice: bind them once
 		return fmt.Sprintf("%s.%s_dispatch(%s, lambda: %s)", opsName, p.entry, strings.Join(cs.args, ", "), cs.text)
 	}
 	tpu := fmt.Sprintf("%s.%s(%s)", opsName, p.entry, strings.Join(cs.args, ", "))
-	cond := fmt.Sprintf("%s.device.type == \"tpu\"", cs.args[p.tensors[0]])
 	one := tpu + " if " + cond + " else " + cs.text
 	if !cs.bare {
 		one = "(" + one + ")"
@@ -668,11 +761,41 @@ func (p *plan) dispatch(cs callSite, src string) string {
 	return "(\n" + in + tpu + "\n" + in + "if " + cond + "\n" + in + "else " + cs.text + "\n" + indent + ")"
 }
 
+// asStatement reports whether call site cs is rewritten as an if statement
+// (statementDispatch): each branch evaluates the arguments once, so they
+// need no binding.
+func (p *plan) asStatement(cs callSite) bool {
+	return cs.stmt && len(p.inplace) > 0 && !strings.Contains(cs.text, `"""`) && !strings.Contains(cs.text, "'''")
+}
+
+// statementDispatch is the rewritten call of an op that writes its outputs
+// in place and stands alone as a statement (mmcv: ext_module.op(input, ...,
+// output, gamma=gamma)): an if statement, the Pallas op on tpu and the
+// original call, re-indented, on every other device. ok is false where the
+// call does not start its line or holds a multi-line string.
+func (p *plan) statementDispatch(cs callSite, src, cond string) (string, bool) {
+	if !p.asStatement(cs) {
+		return "", false
+	}
+	indent := src[strings.LastIndex(src[:cs.start], "\n")+1 : cs.start]
+	in := indent + "    "
+	var b strings.Builder
+	b.WriteString("if " + cond + ":\n")
+	b.WriteString(pyCall(in, opsName+"."+p.entry, cs.args) + "\n")
+	b.WriteString(indent + "else:\n")
+	b.WriteString(in + strings.ReplaceAll(cs.text, "\n", "\n    "))
+	return b.String(), true
+}
+
+// reRelativeImport is a relative import: the file is a package's module,
+// also in a namespace package (a folder without __init__.py).
+var reRelativeImport = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+\.`)
+
 // addImport imports the generated module after the file's last top-level import.
 func addImport(s, mod, file string, read func(string) ([]byte, bool)) string {
 	dir := path.Dir(file)
 	line := "import " + mod
-	if _, ok := read(path.Join(dir, "__init__.py")); ok && dir != "." {
+	if _, ok := read(path.Join(dir, "__init__.py")); (ok || reRelativeImport.MatchString(s)) && dir != "." {
 		line = "from . import " + mod
 	}
 	if regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(line) + `\b`).MatchString(s) {

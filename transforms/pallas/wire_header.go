@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -120,7 +121,8 @@ func (p *plan) example() (string, *ValidatedCase) {
 	}
 	var items []string
 	for _, hi := range p.tensors {
-		prm := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Kind == "pointer" && q.Role != "output" })
+		written := slices.Contains(p.inplace, hi) // its shape is the output's
+		prm := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Kind == "pointer" && (q.Role != "output" || written) })
 		if prm == nil {
 			return "None", nil
 		}

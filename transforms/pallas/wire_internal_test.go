@@ -206,7 +206,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 			wk := WireKernel{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
 				Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 40}}, {Sizes: map[string]int64{"n": 257}}},
 				TPU:   map[string]ChipCompile{"v5e": {Compiled: true, Sizes: map[string]int64{"n": 40}, BytesAccessed: 4096, RooflineS: 5e-9}}}
-			out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"})
+			out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"}, nil)
 			if len(probs) != 0 || len(wired) != 1 || wired[0].Sites != 1 {
 				t.Fatalf("wired %+v, problems %+v", wired, probs)
 			}
@@ -254,7 +254,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 					py = append(py, p)
 				}
 			}
-			again, wired2, probs2 := Wire(ctx, []WireKernel{wk}, read, py)
+			again, wired2, probs2 := Wire(ctx, []WireKernel{wk}, read, py, nil)
 			if len(again) != 0 || len(probs2) != 0 || len(wired2) != 1 || wired2[0].Module != "pkg/_pallas_twice_kernel.py" {
 				t.Errorf("second run: %d files, wired %+v, problems %+v", len(again), wired2, probs2)
 			}
@@ -324,7 +324,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "a*x"); }
 	wk := WireKernel{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
 		Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 2039}, Scalars: map[string]float64{"a": 1.5006216764450073, "n": 2039}}},
 		TPU:   map[string]ChipCompile{"v5e": {Compiled: false, Error: "block shape (3, 100)"}}}
-	out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"})
+	out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"}, nil)
 	if len(probs) != 0 || len(wired) != 1 {
 		t.Fatalf("wired %+v, problems %+v", wired, probs)
 	}
@@ -452,5 +452,111 @@ func TestGuardRegistrations(t *testing.T) {
 	}
 	if _, g := guardRegistrations(in, nil); g {
 		t.Error("guarded without a namespace")
+	}
+}
+
+// TestWireThroughRegistry: mmcv's layout. The kernel is defined in a header
+// and launched by a launcher in a .cu that includes it; a CUDA implementation
+// calling the launcher is recorded in a device registry; the op dispatches
+// through the registry and is bound with py::arg names; a forwarder that no
+// binding names (mmcv's DIOPI variant) comes first and is passed over. The
+// Python call passes the output the caller allocated, with keyword
+// arguments: it becomes an if statement whose tpu branch writes the output in
+// place, and the sizes come from the host's own code (output.numel(),
+// input.size(1)).
+func TestWireThroughRegistry(t *testing.T) {
+	files := map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/utils/ext_loader.py": "import importlib\n\n\ndef load_ext(name, funcs):\n" +
+			"    return importlib.import_module(\"pkg.\" + name)\n",
+		"pkg/ops/loss.py": "import torch\n\nfrom ..utils import ext_loader\n\n" +
+			"ext_module = ext_loader.load_ext(\"_ext\", [\"loss_forward\"])\n\n\n" +
+			"def loss(input, target, gamma=2.0):\n    output = input.new_zeros(input.size())\n" +
+			"    ext_module.loss_forward(\n        input, target, output, gamma=float(gamma))\n" +
+			"    ext_module.loss_forward(input, target, output, scale=gamma)  # no such keyword: left alone\n" +
+			"    return output\n",
+		"pkg/ops/csrc/common/cuda/loss_kernel.cuh": "__global__ void loss_kernel(const int nthreads, const float* input, " +
+			"const int64_t* target, float* output, const float gamma, const int num_classes) {}\n",
+		"pkg/ops/csrc/pytorch/cuda/loss_cuda.cu": "#include \"loss_kernel.cuh\"\n" +
+			"void LossForwardLauncher(Tensor input, Tensor target, Tensor output, const float gamma) {\n" +
+			"  int output_size = output.numel();\n  int num_classes = input.size(1);\n" +
+			"  loss_kernel<<<GET_BLOCKS(output_size), 512>>>(output_size, input.data_ptr<float>(),\n" +
+			"      target.data_ptr<int64_t>(), output.data_ptr<float>(), gamma, num_classes);\n}\n",
+		"pkg/ops/csrc/pytorch/cuda/cudabind.cpp": "void LossForwardLauncher(Tensor input, Tensor target, Tensor output, const float gamma);\n" +
+			"void loss_forward_cuda(Tensor input, Tensor target, Tensor output, float gamma) {\n" +
+			"  LossForwardLauncher(input, target, output, gamma);\n}\n" +
+			"void loss_forward_impl(Tensor input, Tensor target, Tensor output, float gamma);\n" +
+			"REGISTER_DEVICE_IMPL(loss_forward_impl, CUDA, loss_forward_cuda);\n",
+		"pkg/ops/csrc/pytorch/loss.cpp": "void loss_forward_impl(Tensor input, Tensor target, Tensor output, float gamma) {\n" +
+			"  DISPATCH_DEVICE_IMPL(loss_forward_impl, input, target, output, gamma);\n}\n" +
+			"void loss_forward_diopi(Tensor input, Tensor target, Tensor output, float gamma) {\n" +
+			"  loss_forward_impl(input, target, output, gamma);\n}\n" +
+			"void loss_forward(Tensor input, Tensor target, Tensor output, float gamma) {\n" +
+			"  loss_forward_impl(input, target, output, gamma);\n}\n",
+		"pkg/ops/csrc/pytorch/pybind.cpp": "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n" +
+			"  m.def(\"loss_forward\", &loss_forward, \"loss\", py::arg(\"input\"), py::arg(\"target\"),\n" +
+			"        py::arg(\"output\"), py::arg(\"gamma\"));\n}\n",
+	}
+	read := func(p string) ([]byte, bool) {
+		s, ok := files[p]
+		return []byte(s), ok
+	}
+	var py, srcs []string
+	for p := range files {
+		if strings.HasSuffix(p, ".py") {
+			py = append(py, p)
+		} else {
+			srcs = append(srcs, p)
+		}
+	}
+	k := &kernels.Kernel{ID: "k-0123456789", Name: "loss_kernel", Path: "pkg/ops/csrc/common/cuda/loss_kernel.cuh",
+		Spec: &kernels.Spec{Symbols: []string{"rows", "classes"}, Params: []kernels.Param{
+			{Name: "nthreads", Kind: "scalar", Role: "size", Expr: "rows * classes"},
+			{Name: "input", Kind: "pointer", Role: "input", DType: "float32", Shape: []string{"rows", "classes"}},
+			{Name: "target", Kind: "pointer", Role: "input", DType: "int64", Shape: []string{"rows"}},
+			{Name: "output", Kind: "pointer", Role: "output", DType: "float32", Shape: []string{"rows", "classes"}},
+			{Name: "gamma", Kind: "scalar", Role: "scalar", DType: "float32"},
+			// the capture related it to target's extent (a coincidence of the test's sizes)
+			{Name: "num_classes", Kind: "scalar", Role: "scalar", DType: "int32"}}}}
+	wk := WireKernel{Kernel: k, Module: "import functools\n\n\ndef run(args, *, interpret):\n    return {}\n",
+		Drafter: DrafterRules, Verdict: "PROVEN (test)", Cases: []ValidatedCase{{Sizes: map[string]int64{"rows": 3, "classes": 5}, Scalars: map[string]float64{"gamma": 2}}}}
+	ctx := context.Background()
+	out, wired, probs := Wire(ctx, []WireKernel{wk}, read, py, srcs)
+	if len(probs) != 0 || len(wired) != 1 || wired[0].Sites != 1 {
+		t.Fatalf("wired %+v, problems %+v", wired, probs)
+	}
+	got := map[string]string{}
+	for _, f := range out {
+		got[f.Path] = string(f.Content)
+	}
+	for path, wants := range map[string][]string{
+		"pkg/ops/loss.py": {
+			"from . import _pallas_ops  # pallasify",
+			"    if input.device.type == \"tpu\":\n        _pallas_ops.loss_forward(input, target, output, float(gamma))\n" +
+				"    else:\n        ext_module.loss_forward(\n            input, target, output, gamma=float(gamma))\n",
+			"    ext_module.loss_forward(input, target, output, scale=gamma)  # no such keyword: left alone\n",
+			"except ImportError:  # pallasify: guarded",
+		},
+		"pkg/ops/_pallas_ops.py": {
+			"def loss_forward(input, target, output, gamma):",
+			"    output.copy_(loss_forward_op()(input, target, output, gamma))\n",
+			"    from . import _pallas_loss_kernel as kernel\n",
+		},
+		"pkg/ops/_pallas_loss_kernel.py": {
+			`"nthreads": (s_rows * s_classes)`,
+			`"num_classes": input.shape[1]`,
+			`return res["output"].reshape(output.shape)`,
+			`"output": {"shape": [3, 5], "dtype": "float32"}`,
+		},
+	} {
+		for _, w := range wants {
+			if !strings.Contains(got[path], w) {
+				t.Errorf("%s lacks %q:\n%s", path, w, got[path])
+			}
+		}
+	}
+	// the launcher alone, without the sources around it, is not bound
+	if _, _, probs := Wire(ctx, []WireKernel{wk}, read, py, []string{"pkg/ops/csrc/pytorch/cuda/loss_cuda.cu"}); len(probs) != 1 {
+		t.Errorf("wired without its binding: %+v", probs)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
 )
 
 // docWidth is the width module docstrings are filled to.
@@ -121,11 +123,16 @@ func (p *plan) jaxFunction() (string, error) {
 	}
 	sig = append(sig, "*", "interpret: bool = False")
 	ret := "jax.Array"
-	if len(p.host.returns) > 1 {
-		ret = "tuple[" + strings.TrimSuffix(strings.Repeat("jax.Array, ", len(p.host.returns)), ", ") + "]"
+	if n := len(p.host.returns) + len(p.inplace); n > 1 {
+		ret = "tuple[" + strings.TrimSuffix(strings.Repeat("jax.Array, ", n), ", ") + "]"
 	}
 	w("%s", pyDef(p.entry+"_jax", sig, ret))
-	w("%s", pyDoc("    ", p.pyname+" in JAX (interpret=True: Pallas interpret mode, e.g. on CPU)."))
+	doc := p.pyname + " in JAX (interpret=True: Pallas interpret mode, e.g. on CPU)."
+	if len(p.inplace) > 0 {
+		doc += " It returns the new " + strings.Join(p.paramNames(p.inplace), ", ") + ", which " + p.pyname +
+			" writes in place."
+	}
+	w("%s", pyDoc("    ", doc))
 	spec := k.Spec
 	reshaped := map[string]string{}
 	for i, prm := range spec.Params {
@@ -150,6 +157,9 @@ func (p *plan) jaxFunction() (string, error) {
 			items = append(items, fmt.Sprintf("%q: %s", prm.Name, reshaped[prm.Name]))
 		case prm.Role == "size":
 			items = append(items, fmt.Sprintf("%q: %s", prm.Name, exprPyString(prm.Expr)))
+		case p.host.args[i].param < 0 && p.host.args[i].size != nil:
+			// computed by the host from a tensor's sizes (int n = x.numel();)
+			items = append(items, fmt.Sprintf("%q: %s", prm.Name, p.host.args[i].size.py()))
 		default:
 			hp := p.host.params[p.host.args[i].param]
 			conv := "float"
@@ -175,6 +185,12 @@ func (p *plan) jaxFunction() (string, error) {
 				}
 			}
 		}
+		if hr := p.hostSize(s); hr != nil && !strings.HasPrefix(src, hr.tensor+"_k.") {
+			// the host computes it from another tensor than the spec's
+			// shapes relate it to (a coincidence of the captured sizes):
+			// the host's code is the truth
+			src = hr.py()
+		}
 		if src == "" {
 			return "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, p.callName())
 		}
@@ -190,8 +206,24 @@ func (p *plan) jaxFunction() (string, error) {
 		}
 		outs = append(outs, o)
 	}
+	for _, hi := range p.inplace {
+		op := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Kind == "pointer" && q.Role != "input" })
+		outs = append(outs, fmt.Sprintf("res[%q].reshape(%s.shape)", op.Name, p.host.params[hi].name))
+	}
 	w("    return %s", strings.Join(outs, ", "))
 	return b.String(), nil
+}
+
+// hostSize is how the host computes size symbol s, when a kernel size
+// parameter is s itself and its argument is a size of a host tensor; nil
+// otherwise.
+func (p *plan) hostSize(s string) *sizeRef {
+	for i, prm := range p.wk.Kernel.Spec.Params {
+		if prm.Role == "size" && strings.TrimSpace(prm.Expr) == s && p.host.args[i].size != nil {
+			return p.host.args[i].size
+		}
+	}
+	return nil
 }
 
 // opsNamespace is the torch.library namespace of a directory's ops, unique
@@ -258,12 +290,27 @@ func (p *plan) opsPart(ns string, pkg bool, pair *autogradPair) string {
 	tpuArgs = append(tpuArgs, p.paramNames(p.tensors)...)
 	tpuArgs = append(tpuArgs, p.paramNames(p.static)...)
 	allParams := p.paramNames(allIndexes(len(p.host.params)))
-	b.WriteString(pyFunc{
-		name:   p.entry,
-		params: allParams,
-		doc:    p.pyname + ` for tensors on "tpu": the proven Pallas kernel through jax_op.`,
-		body:   []string{fmt.Sprintf("return %s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))},
-	}.render())
+	doc := p.pyname + ` for tensors on "tpu": the proven Pallas kernel through jax_op.`
+	body := []string{fmt.Sprintf("return %s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))}
+	if len(p.inplace) > 0 {
+		written := p.paramNames(p.inplace)
+		doc = p.pyname + ` for tensors on "tpu": the proven Pallas kernel through jax_op, its result written into ` +
+			strings.Join(written, ", ") + ` in place, as the original op does.`
+		call := fmt.Sprintf("%s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))
+		if len(written) == 1 {
+			body = []string{written[0] + ".copy_(" + call + ")"}
+		} else {
+			var news []string
+			for _, n := range written {
+				news = append(news, n+"_new")
+			}
+			body = []string{strings.Join(news, ", ") + " = " + call}
+			for i, n := range written {
+				body = append(body, n+".copy_("+news[i]+")")
+			}
+		}
+	}
+	b.WriteString(pyFunc{name: p.entry, params: allParams, doc: doc, body: body}.render())
 	if p.needsDispatch() {
 		first := p.host.params[p.tensors[0]].name
 		b.WriteString(pyFunc{
