@@ -33,50 +33,161 @@ type hostArg struct {
 	param  int    // host parameter index of tensor (input) or scalar; -1 if local
 	like   string // for a local output: the tensor it is shaped like ("" = spec shape)
 	text   string
-	// size: an integer the host computes from a tensor parameter's sizes
-	// (x.numel(), x.size(1)), nil for anything else
-	size *sizeRef
+	// expr: an integer the host computes from its tensors' sizes and its
+	// integer parameters (x.numel(), int n = b * x.size(1);), nil for
+	// anything else
+	expr *hostExpr
 }
 
-// sizeRef is a size of a host tensor parameter: its element count (dim
-// -1 with numel) or one extent.
+// sizeRef is a size of a host tensor parameter: its element count (numel)
+// or one extent.
 type sizeRef struct {
 	tensor string
 	numel  bool
 	dim    int
 }
 
+// hostExpr is an integer expression of the host function: sizes of its
+// tensor parameters, its integer parameters, literals and + - * / ( ).
+type hostExpr struct {
+	toks []exprTok
+}
+
+// exprTok is one token of a hostExpr: an operator or literal (text), a
+// tensor size or an integer parameter.
+type exprTok struct {
+	text  string
+	size  *sizeRef
+	param string
+}
+
 var (
 	reScalarLocal = regexp.MustCompile(`(?:const\s+)?(?:int|int32_t|int64_t|long|size_t|unsigned|auto)\s+(\w+)\s*=\s*([^;]+);`)
-	reNumel       = regexp.MustCompile(`^(\w+)\s*\.\s*numel\s*\(\s*\)$`)
-	reSizeDim     = regexp.MustCompile(`^(\w+)\s*\.\s*size\s*\(\s*(-?\d+)\s*\)$`)
+	reExprTok     = regexp.MustCompile(`^\s*(?:(\w+)\s*\.\s*(numel|size)\s*\(\s*(-?\d*)\s*\)|(\d+)|([A-Za-z_]\w*)|([-+*/()]))`)
 )
 
-// sizeOf reads kernel argument text a as a size of one of fn's tensor
-// parameters, directly (x.numel()) or through an integer local (int n =
-// x.size(1);); nil when it is neither.
-func (fn *hostFn) sizeOf(a string) *sizeRef {
-	e := hostArgName(a)
-	if def, ok := fn.scalars[e]; ok {
-		e = hostArgName(def)
+// exprOf reads kernel argument text a as an integer expression of fn's
+// tensor sizes and integer parameters, following integer locals (int
+// group_channel = channels / group_size;); nil when it is not one. A
+// division is C's, truncating: it is kept (as //) only where every operand
+// is a size or a literal (never negative, so truncating and flooring agree).
+func (fn *hostFn) exprOf(a string) *hostExpr {
+	e := &hostExpr{}
+	if !fn.appendExpr(e, hostArgName(a), 0) {
+		return nil
 	}
-	var r *sizeRef
-	if m := reNumel.FindStringSubmatch(e); m != nil {
-		r = &sizeRef{tensor: m[1], numel: true}
-	} else if m := reSizeDim.FindStringSubmatch(e); m != nil {
-		d, err := strconv.Atoi(m[2])
-		if err != nil {
-			return nil
+	div, signed := false, false
+	for _, t := range e.toks {
+		div = div || t.text == "/"
+		signed = signed || t.text == "-" || t.param != ""
+	}
+	if len(e.toks) == 0 || div && signed {
+		return nil
+	}
+	return e
+}
+
+func (fn *hostFn) appendExpr(e *hostExpr, text string, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	for rest := strings.TrimSpace(text); rest != ""; rest = strings.TrimSpace(rest) {
+		m := reExprTok.FindStringSubmatch(rest)
+		if m == nil {
+			return false
 		}
-		r = &sizeRef{tensor: m[1], dim: d}
-	} else {
-		return nil
+		rest = rest[len(m[0]):]
+		switch {
+		case m[1] != "":
+			r := &sizeRef{tensor: fn.aliasOf(m[1]), numel: m[2] == "numel"}
+			if i := fn.paramIdx(r.tensor); i < 0 || !fn.params[i].tensor || (m[2] == "numel") != (m[3] == "") {
+				return false
+			}
+			if !r.numel {
+				d, err := strconv.Atoi(m[3])
+				if err != nil {
+					return false
+				}
+				r.dim = d
+			}
+			e.toks = append(e.toks, exprTok{size: r})
+		case m[4] != "" || m[6] != "":
+			e.toks = append(e.toks, exprTok{text: m[4] + m[6]})
+		default:
+			name := m[5]
+			if i := fn.paramIdx(name); i >= 0 && !fn.params[i].tensor && pyScalarType(fn.params[i].ctype) == "int" {
+				e.toks = append(e.toks, exprTok{param: name})
+				continue
+			}
+			def, ok := fn.scalars[name]
+			if !ok {
+				return false
+			}
+			sub := &hostExpr{}
+			if !fn.appendExpr(sub, hostArgName(def), depth+1) {
+				return false
+			}
+			if len(sub.toks) == 1 {
+				e.toks = append(e.toks, sub.toks[0])
+				continue
+			}
+			e.toks = append(append(append(e.toks, exprTok{text: "("}), sub.toks...), exprTok{text: ")"})
+		}
 	}
-	r.tensor = fn.aliasOf(r.tensor)
-	if i := fn.paramIdx(r.tensor); i < 0 || !fn.params[i].tensor {
-		return nil
+	return true
+}
+
+// py is the expression in the JAX function's terms (tensor parameters are
+// arrays there, integer parameters static ints).
+func (e *hostExpr) py() string {
+	var b strings.Builder
+	for _, t := range e.toks {
+		switch {
+		case t.size != nil:
+			b.WriteString(t.size.py())
+		case t.param != "":
+			b.WriteString(t.param)
+		case t.text == "/":
+			b.WriteString(" // ")
+		case t.text == "+" || t.text == "-" || t.text == "*":
+			b.WriteString(" " + t.text + " ")
+		default:
+			b.WriteString(t.text)
+		}
 	}
-	return r
+	return b.String()
+}
+
+// single is the expression's one tensor size, nil when it is more.
+func (e *hostExpr) single() *sizeRef {
+	if len(e.toks) == 1 {
+		return e.toks[0].size
+	}
+	return nil
+}
+
+// seenFrom is e in the terms of caller c, which passes passed[i] for fn's
+// parameter i; nil when an operand is not one of c's parameters there.
+func (e *hostExpr) seenFrom(fn, c *hostFn, passed []string) *hostExpr {
+	out := &hostExpr{}
+	for _, t := range e.toks {
+		switch {
+		case t.size != nil:
+			name := fn.nameSeenFrom(c, passed, t.size.tensor)
+			if i := c.paramIdx(name); i < 0 || !c.params[i].tensor {
+				return nil
+			}
+			t.size = &sizeRef{tensor: name, numel: t.size.numel, dim: t.size.dim}
+		case t.param != "":
+			name := hostArgName(passed[fn.paramIdx(t.param)])
+			if i := c.paramIdx(name); i < 0 || c.params[i].tensor {
+				return nil
+			}
+			t.param = name
+		}
+		out.toks = append(out.toks, t)
+	}
+	return out
 }
 
 // py is the size in JAX terms, of the array the tensor parameter becomes.
@@ -146,6 +257,9 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if kw := launchConstruct(src[heads[len(heads)-1][1]:loc[0]]); kw != "" {
+		return nil, fmt.Errorf("%s launches %s inside an %q of its own: the launch is not the whole op", fn.name, k.Name, kw)
+	}
 	for _, a := range args {
 		ha := hostArg{text: a, param: -1}
 		if m := reDataPtr.FindStringSubmatch(a); m != nil {
@@ -159,7 +273,7 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 		} else {
 			ha.param = fn.paramIdx(hostArgName(a))
 			if ha.param < 0 {
-				ha.size = fn.sizeOf(a)
+				ha.expr = fn.exprOf(a)
 			}
 		}
 		fn.args = append(fn.args, ha)
@@ -413,12 +527,9 @@ func (fn *hostFn) argsSeenFrom(c *hostFn, passed []string) []hostArg {
 			}
 		case a.param >= 0:
 			na.param = c.paramIdx(hostArgName(passed[a.param]))
-		case a.size != nil:
-			// a size of one of fn's tensors: the same size of what the caller passes
-			t := fn.nameSeenFrom(c, passed, a.size.tensor)
-			if c.paramIdx(t) >= 0 {
-				na.size = &sizeRef{tensor: t, numel: a.size.numel, dim: a.size.dim}
-			}
+		case a.expr != nil:
+			// computed from fn's sizes and integers: the same of what the caller passes
+			na.expr = a.expr.seenFrom(fn, c, passed)
 		case a.tensor != "":
 			// allocated by fn itself
 			na.tensor = a.tensor

@@ -419,8 +419,8 @@ func (p *plan) mapParams() error {
 			if a.like != "" {
 				p.outShape[prm.Name] = a.like
 			}
-		case prm.Role == "scalar" && a.param < 0 && a.size != nil:
-			// the host computes it from a tensor's sizes
+		case prm.Role == "scalar" && a.param < 0 && a.expr != nil:
+			// the host computes it from its tensors' sizes and integers
 		case prm.Role == "scalar":
 			if a.param < 0 || host.params[a.param].tensor {
 				return fmt.Errorf("scalar %s is not a parameter of %s", prm.Name, host.name)

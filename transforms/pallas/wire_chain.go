@@ -144,3 +144,118 @@ func forwardersOf(fn *hostFn, srcs []string) []*hostFn {
 	}
 	return out
 }
+
+// hostConstruct is an if, else, for, while or switch of a host function
+// body, open at the scan's position.
+type hostConstruct struct {
+	keyword      string
+	paren, brace int  // depths where it started
+	inCond       bool // in its parenthesised condition
+	seenParen    bool
+	braced       bool // its body is a { } block
+	inBody       bool
+}
+
+var reHostKeyword = regexp.MustCompile(`^(?:if|else|for|while|switch|do)\b`)
+
+// launchConstruct is the keyword of the if, else, loop or switch of a host
+// function body whose scope the position at the end of prefix (the body
+// from its opening brace up to a launch) is in, "" when it is in none: a
+// launch that runs only under a host condition (psamask chooses one of two
+// kernels by psa_type) or once per loop iteration is not the whole op, so
+// wiring that replaces the op by it would not be faithful.
+func launchConstruct(prefix string) string {
+	var open []*hostConstruct
+	paren, brace := 0, 0
+	closeBraceless := func() {
+		for len(open) > 0 {
+			c := open[len(open)-1]
+			if !c.inBody || c.braced || paren != c.paren || brace != c.brace {
+				return
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	for i := 0; i < len(prefix); i++ {
+		ch := prefix[i]
+		switch {
+		case strings.HasPrefix(prefix[i:], "//"):
+			if j := strings.IndexByte(prefix[i:], '\n'); j >= 0 {
+				i += j
+				continue
+			}
+			return keywordOf(open)
+		case strings.HasPrefix(prefix[i:], "/*"):
+			if j := strings.Index(prefix[i:], "*/"); j >= 0 {
+				i += j + 1
+				continue
+			}
+			return keywordOf(open)
+		case ch == '"' || ch == '\'':
+			for i++; i < len(prefix) && prefix[i] != ch; i++ {
+				if prefix[i] == '\\' {
+					i++
+				}
+			}
+			continue
+		case isIdentStart(ch) && (i == 0 || !isIdentChar(prefix[i-1])):
+			if m := reHostKeyword.FindString(prefix[i:]); m != "" {
+				c := &hostConstruct{keyword: m, paren: paren, brace: brace}
+				if m == "else" || m == "do" {
+					c.inBody = true
+				} else {
+					c.inCond = true
+				}
+				open = append(open, c)
+				i += len(m) - 1
+				continue
+			}
+			for i+1 < len(prefix) && isIdentChar(prefix[i+1]) {
+				i++
+			}
+			continue
+		}
+		top := func() *hostConstruct {
+			if len(open) == 0 {
+				return nil
+			}
+			return open[len(open)-1]
+		}()
+		switch ch {
+		case '(':
+			paren++
+			if top != nil && top.inCond {
+				top.seenParen = true
+			}
+		case ')':
+			paren--
+			if top != nil && top.inCond && top.seenParen && paren == top.paren {
+				top.inCond, top.inBody = false, true
+			}
+		case '{':
+			if top != nil && top.inBody && !top.braced && paren == top.paren && brace == top.brace {
+				top.braced = true
+			}
+			brace++
+		case '}':
+			brace--
+			for len(open) > 0 && open[len(open)-1].braced && brace == open[len(open)-1].brace {
+				open = open[:len(open)-1]
+				closeBraceless()
+			}
+		case ';':
+			closeBraceless()
+		}
+	}
+	return keywordOf(open)
+}
+
+func keywordOf(open []*hostConstruct) string {
+	if len(open) == 0 {
+		return ""
+	}
+	return open[len(open)-1].keyword
+}
+
+func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isIdentChar(c byte) bool  { return isIdentStart(c) || c >= '0' && c <= '9' }

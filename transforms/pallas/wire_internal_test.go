@@ -560,3 +560,54 @@ func TestWireThroughRegistry(t *testing.T) {
 		t.Errorf("wired without its binding: %+v", probs)
 	}
 }
+
+// TestLaunchConstruct: a launch under a host condition or in a host loop is
+// found (psamask's launcher picks its kernel by psa_type, without braces);
+// constructs closed before the launch are not.
+func TestLaunchConstruct(t *testing.T) {
+	for _, c := range []struct{ prefix, want string }{
+		{"\n  int n = x.numel();\n  ", ""},
+		{"\n  if (n == 0) return out;\n  for (int i = 0; i < 3; i++) { s += i; }\n  AT_DISPATCH(x, \"k\", [&] {\n    ", ""},
+		{"\n  if (psa_type == 0)\n    AT_DISPATCH_FLOATING_TYPES(\n        input.scalar_type(), \"c\", [&] {\n          ", "if"},
+		{"\n  if (psa_type == 0)\n    a<<<1, 1>>>(x);\n  else\n    AT_DISPATCH(x, \"d\", [&] {\n      ", "else"},
+		{"\n  if (aligned) {\n    k<<<1, 1>>>(x);\n  } else {\n    ", "else"},
+		{"\n  for (int s = 0; s < steps; ++s) {\n    ", "for"},
+		{"\n  // if (x) {\n  const char* m = \"if (\";\n  ", ""},
+	} {
+		if got := launchConstruct(c.prefix); got != c.want {
+			t.Errorf("launchConstruct(%q) = %q, want %q", c.prefix, got, c.want)
+		}
+	}
+}
+
+// TestHostExpr: integers the host computes from its tensors' sizes and its
+// integer parameters become JAX-side expressions (tin_shift's group_channel,
+// psamask's nthreads); a C division is kept only over sizes and literals,
+// where truncating and flooring agree; anything else is not an expression.
+func TestHostExpr(t *testing.T) {
+	src := "void launch(Tensor input, Tensor shift, const int num_, const int h, float scale) {\n" +
+		"  auto x = input.contiguous();\n  int channels = x.size(2);\n  int group_size = shift.size(1);\n" +
+		"  int group_channel = channels / group_size;\n  int nthreads = num_ * h * input.numel();\n" +
+		"  int signed_div = num_ / group_size;\n  int other = foo(h);\n}\n"
+	h, _, err := parseHostFn(src, reFnHead.FindStringSubmatchIndex(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for arg, want := range map[string]string{
+		"group_channel":               "(input.shape[2] // shift.shape[1])",
+		"nthreads":                    "(num_ * h * input.size)",
+		"static_cast<int>(x.numel())": "input.size",
+		"h + 1":                       "h + 1",
+		"signed_div":                  "",
+		"other":                       "",
+		"scale":                       "",
+	} {
+		got := ""
+		if e := h.exprOf(arg); e != nil {
+			got = e.py()
+		}
+		if got != want {
+			t.Errorf("exprOf(%q) = %q, want %q", arg, got, want)
+		}
+	}
+}

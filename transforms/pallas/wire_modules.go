@@ -157,9 +157,9 @@ func (p *plan) jaxFunction() (string, error) {
 			items = append(items, fmt.Sprintf("%q: %s", prm.Name, reshaped[prm.Name]))
 		case prm.Role == "size":
 			items = append(items, fmt.Sprintf("%q: %s", prm.Name, exprPyString(prm.Expr)))
-		case p.host.args[i].param < 0 && p.host.args[i].size != nil:
-			// computed by the host from a tensor's sizes (int n = x.numel();)
-			items = append(items, fmt.Sprintf("%q: %s", prm.Name, p.host.args[i].size.py()))
+		case p.host.args[i].param < 0 && p.host.args[i].expr != nil:
+			// computed by the host from its tensors' sizes and integers (int n = x.numel();)
+			items = append(items, fmt.Sprintf("%q: %s", prm.Name, p.host.args[i].expr.py()))
 		default:
 			hp := p.host.params[p.host.args[i].param]
 			conv := "float"
@@ -219,8 +219,8 @@ func (p *plan) jaxFunction() (string, error) {
 // otherwise.
 func (p *plan) hostSize(s string) *sizeRef {
 	for i, prm := range p.wk.Kernel.Spec.Params {
-		if prm.Role == "size" && strings.TrimSpace(prm.Expr) == s && p.host.args[i].size != nil {
-			return p.host.args[i].size
+		if a := p.host.args[i]; prm.Role == "size" && strings.TrimSpace(prm.Expr) == s && a.expr != nil && a.expr.single() != nil {
+			return a.expr.single()
 		}
 	}
 	return nil
