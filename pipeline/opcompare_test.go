@@ -18,9 +18,10 @@ import (
 )
 
 // opCompareFixtures are the e2e fixtures whose original op is called at the
-// Python-function level (compare_ops.py's CALLERS): load_inline extensions
-// and setup.py CUDAExtensions (a compiled module, TORCH_LIBRARY ops).
-var opCompareFixtures = []string{"inline_act", "method_ext", "chain_gelu", "row_stats"}
+// Python-function level (compare_ops.py's CALLERS): load_inline extensions,
+// setup.py CUDAExtensions (a compiled module, TORCH_LIBRARY ops) and an mmcv
+// style PYBIND11_MODULE source tree (registry_loss).
+var opCompareFixtures = []string{"inline_act", "method_ext", "chain_gelu", "row_stats", "registry_loss"}
 
 // opCompareUncallable are the e2e fixtures whose original op cannot be called
 // on CPU tensors here, with why: their extensions define ops with
