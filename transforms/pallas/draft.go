@@ -107,6 +107,7 @@ func translate(k *kernels.Kernel, u *unit, class string, pins map[string]bool) (
 	case kernels.ClassElementwise:
 		m := newEWMode()
 		t.mode = m
+		t.halfMath = true
 		if err := t.block(u.kernel.ChildByFieldName("body")); err != nil {
 			return "", t, err
 		}

@@ -84,6 +84,9 @@ func paramVal(t *tr, name string) (val, bool, error) {
 	if err != nil {
 		return val{}, true, err
 	}
+	if t.halfMath && p.DType == "float16" {
+		ct = "half"
+	}
 	v := val{py: "p_" + name, ct: ct, k: kUniform, poly: pparam(name)}
 	if p.Role == "size" && p.Expr != "" {
 		if e, err := kernels.ParseExpr(p.Expr); err == nil {
@@ -114,6 +117,16 @@ func scalarCT(p *kernels.Param) (string, error) {
 		return "bool", nil
 	}
 	return "", refuse(CodeDType, "parameter %s has dtype %s", p.Name, p.DType)
+}
+
+// elemType is the translator's type of p's elements: a float16 array
+// holds halves (half arithmetic, see halfOp) where the mode rounds them.
+func (t *tr) elemType(p *kernels.Param) (string, error) {
+	ct, err := elemCT(p)
+	if err == nil && t.halfMath && p.DType == "float16" {
+		ct = "half"
+	}
+	return ct, err
 }
 
 func elemCT(p *kernels.Param) (string, error) {
@@ -217,7 +230,7 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 	if prm.Role == "output" {
 		return val{}, refuse(CodeUnsupported, "output %s is read before it is written", p.base)
 	}
-	ct, err := elemCT(prm)
+	ct, err := t.elemType(prm)
 	if err != nil {
 		return val{}, err
 	}
@@ -257,7 +270,7 @@ func (m *ewMode) gatherLoad(t *tr, p ptrv, prm *kernels.Param, idx val) (val, er
 	if t.innerRuntime() != nil {
 		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index inside a loop with a runtime trip count", p.base)
 	}
-	ct, err := elemCT(prm)
+	ct, err := t.elemType(prm)
 	if err != nil {
 		return val{}, err
 	}
@@ -295,7 +308,7 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 		return refuse(CodeLoop, "%s is written both inside and outside a loop with a runtime trip count", p.base)
 	}
 	mask := and(t.alive, t.path)
-	ct, err := elemCT(prm)
+	ct, err := t.elemType(prm)
 	if err != nil {
 		return err
 	}

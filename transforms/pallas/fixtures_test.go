@@ -179,6 +179,11 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	// plane 0 for every plane)
 	"gather_points": {{"gather_without_plane_offset",
 		"((0 + (((i_z * c) * n) + (i_y * n))) + idx_in.reshape(-1).astype(jnp.int32))", "idx_in.reshape(-1).astype(jnp.int32)"}},
+	// the weighted sum in float32, rounded once at the store (the original
+	// rounds each product and sum to float16)
+	"half_interp": {{"float32_sum", `_f16(
+        _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
+    )`, "weight * points + weight_1 * points_1 + weight_2 * points_2"}},
 	// an ignored label (-1) not zeroed: the select of the two branches
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",
@@ -202,18 +207,20 @@ func selected(name string) bool {
 // out-parameters and a float4 specialisation), mmcv's gather_points
 // (pointer parameters moved inside a grid-stride loop, then a gather by
 // value), mmcv's softmax focal loss (a gather at index * classes +
-// label, the output written in both branches of a condition on the label)
-// and several rows per block (rows_per_block: blockDim (32, 4), a warp per
-// row, the row guard); and loops with runtime trip counts: KernelBench's max
-// pooling (maxpool_loop), mmcv's window loops clamped to the feature map or
-// shifted by the window with a continue (window_clamp) and psamask's stores
-// at loop-dependent positions (window_scatter).
+// label, the output written in both branches of a condition on the label),
+// mmcv's three_interpolate for at::Half (half_interp: every c10::Half
+// product and sum rounded to float16) and several rows per block
+// (rows_per_block: blockDim (32, 4), a warp per row, the row guard); and
+// loops with runtime trip counts: KernelBench's max pooling (maxpool_loop),
+// mmcv's window loops clamped to the feature map or shifted by the window
+// with a continue (window_clamp) and psamask's stores at loop-dependent
+// positions (window_scatter).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
-	"gather_points", "softmax_focal", "rows_per_block"}
+	"gather_points", "softmax_focal", "half_interp", "rows_per_block"}
 
 // preprocessed are the patterns whose unit goes through the preprocessor
 // first (the capture stage does that for every captured kernel).
-var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "window_scatter": true, "box_iou": true, "gather_points": true, "softmax_focal": true}
+var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "window_scatter": true, "box_iou": true, "gather_points": true, "softmax_focal": true, "half_interp": true}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

@@ -197,6 +197,21 @@ var helpers = []helper{
     if not idxs:
         return jnp.zeros((1, dp // lanes, lanes), a.dtype)
     return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])`},
+	{"_f16", nil, `def _f16(x):
+    """x rounded to the nearest float16 (ties to even), kept in float32: half arithmetic rounds
+    every result, and Mosaic has no float16 conversion, so the rounding is done on the bits."""
+    x = jnp.asarray(x, jnp.float32)
+    b = lax.bitcast_convert_type(x, jnp.int32)
+    normal = lax.bitcast_convert_type((b + 0xFFF + ((b >> 13) & 1)) & -0x2000, jnp.float32)
+    a = jnp.abs(x)
+    v = jnp.minimum(a, 6.103515625e-05) * 16777216.0  # subnormal halves: multiples of 2**-24
+    i = v.astype(jnp.int32)
+    f = v - i.astype(jnp.float32)
+    i = jnp.where(jnp.logical_or(f > 0.5, jnp.logical_and(f == 0.5, (i & 1) == 1)), i + 1, i)
+    tiny = jnp.where(b < 0, -1.0, 1.0) * i.astype(jnp.float32) * 5.9604644775390625e-08
+    out = jnp.where(a < 6.103515625e-05, tiny, normal)
+    out = jnp.where(a >= 65520.0, jnp.where(x > 0, jnp.inf, -jnp.inf), out)
+    return jnp.where(x != x, x, out)`},
 	{"_take", nil, `def _take(a, idx, dp, lanes):
     """a's elements at idx (a gather by value); NaN where idx is outside a: a CUDA read there is
     undefined, so the draft poisons it rather than clamp to a neighbour."""

@@ -200,7 +200,7 @@ const (
 	pyTrue = "True"
 )
 
-func isFloat(ct string) bool { return ct == "float" || ct == "double" }
+func isFloat(ct string) bool { return ct == "float" || ct == "double" || ct == "half" }
 func isInt(ct string) bool {
 	return ct == "int" || ct == "uint" || ct == "int64" || ct == "uint64" || ct == "bool"
 }
@@ -225,7 +225,12 @@ func (t *tr) normType(s string) (string, error) {
 		return "float", nil
 	case "double":
 		return "double", nil
-	case "__half", "half", "at::Half", "c10::Half", "__nv_bfloat16", "nv_bfloat16", "at::BFloat16", "c10::BFloat16":
+	case "__half", "half", "at::Half", "c10::Half":
+		if t.halfMath {
+			return "half", nil // f32 compute, every result rounded to float16
+		}
+		return "float", nil // low-precision storage is computed in f32
+	case "__nv_bfloat16", "nv_bfloat16", "at::BFloat16", "c10::BFloat16":
 		return "float", nil // low-precision storage is computed in f32
 	case "int", "int32_t", "signed", "signed int", "short", "int16_t", "char", "signed char", "int8_t":
 		return "int", nil
@@ -249,7 +254,7 @@ func (t *tr) normType(s string) (string, error) {
 
 func jnpType(ct string) string {
 	switch ct {
-	case "float", "double":
+	case "float", "double", "half":
 		return "jnp.float32"
 	case "int", "int64":
 		return "jnp.int32"
@@ -273,6 +278,8 @@ func rank(ct string) int {
 		return 3
 	case "uint64":
 		return 4
+	case "half":
+		return 9
 	case "float":
 		return 10
 	case "double":
@@ -308,8 +315,11 @@ func conv(v val, ct string) string {
 	if v.ct == ct || (isInt(v.ct) && isInt(ct) && jnpType(v.ct) == jnpType(ct) && v.ct != "bool" && ct != "bool") {
 		return v.py
 	}
-	if v.ct == "double" && ct == "float" || v.ct == "float" && ct == "double" {
+	if v.ct == "double" && ct == "float" || v.ct == "float" && ct == "double" || v.ct == "half" && isFloat(ct) {
 		return v.py
+	}
+	if ct == "half" {
+		return "_f16(" + conv(v, "float") + ")"
 	}
 	return "_cast(" + v.py + ", " + jnpType(ct) + ")"
 }
@@ -384,6 +394,10 @@ type tr struct {
 	loops   []*rtLoop // enclosing loops, innermost last (nil: one unrolled here)
 	aliveW  *val      // inside runtime loops: alive as the wrapper can compute it (alive itself is named in the kernel)
 	nloops  []*rtLoop // every runtime loop, in order (for names)
+	// halfMath: c10::Half / __half values are typed "half" (an elementwise
+	// draft rounds every half result to float16, as the original does);
+	// elsewhere they are computed in float32.
+	halfMath bool
 	// defs are the kernel's bound temporaries (bind): name -> expression,
 	// so a data-dependent index can be rebuilt outside the kernel.
 	defs map[string]string
@@ -752,7 +766,7 @@ func (t *tr) castTo(v val, ct string) (val, error) {
 			out.poly = pconst(c)
 		}
 	}
-	if v.k == kUniform && isFloat(ct) && !isFloat(v.ct) && isName(v.py) {
+	if v.k == kUniform && isFloat(ct) && ct != "half" && !isFloat(v.ct) && isName(v.py) {
 		out.py = "jnp.float32(" + v.py + ")"
 	}
 	return out, nil
@@ -871,6 +885,9 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 	case "+", "-", "*":
 		ct := arith(a.ct, b.ct)
 		v := val{py: "(" + conv(a, ct) + " " + op + " " + conv(b, ct) + ")", ct: ct, k: k, sp: sp}
+		if ct == "half" {
+			v.py = halfOp(a, op, b)
+		}
 		if isInt(ct) {
 			switch op {
 			case "+":
@@ -890,6 +907,9 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 		if isFloat(ct) {
 			if op == "%" {
 				return val{}, refuse(CodeUnsupported, "%% on floating point")
+			}
+			if ct == "half" {
+				return val{py: halfOp(a, "/", b), ct: ct, k: k, sp: sp}, nil
 			}
 			return val{py: "(" + conv(a, ct) + " / " + conv(b, ct) + ")", ct: ct, k: k, sp: sp}, nil
 		}
@@ -944,6 +964,13 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 		return val{py: fn + "(" + conv(a, ct) + ", " + conv(b, ct) + ")", ct: ct, k: k, sp: sp}, nil
 	}
 	return val{}, refuse(CodeUnsupported, "operator %s", op)
+}
+
+// halfOp is a float16 operation as c10::Half and __half compute it: in
+// float32, the result rounded to float16 (an operand that is not a half is
+// first converted to one, as the C++ conversions do).
+func halfOp(a val, op string, b val) string {
+	return "_f16(" + conv(a, "half") + " " + op + " " + conv(b, "half") + ")"
 }
 
 func addIdx(a, b val) val {
@@ -1252,6 +1279,9 @@ func (t *tr) callExpr(n *ts.Node) (val, error) {
 		vs, err := evalArgs()
 		if err != nil || len(vs) != 1 {
 			return val{}, orRefuse(err, "%s", name)
+		}
+		if t.halfMath && strings.HasPrefix(name, "__float2half") {
+			return t.castTo(vs[0], "half")
 		}
 		return t.castTo(vs[0], "float")
 	}
