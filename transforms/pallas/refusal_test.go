@@ -88,7 +88,8 @@ deterministic: true
 // TestRowsPerBlockRefusals: several rows per block are drafted only when
 // each y group's row is told apart exactly: shared memory (one array for
 // all the block's rows) is refused, and so is a store after a return the
-// row guard does not explain.
+// row guard does not explain; a shuffle loop in the kernel body reduces a
+// row only when the row is one warp.
 func TestRowsPerBlockRefusals(t *testing.T) {
 	spec := func(name, block string) string {
 		return `name: ` + name + `
@@ -120,6 +121,11 @@ deterministic: true
 		{"early_return", `"32", "1"`, `
   if (cols < 4) return;
   if (threadIdx.x == 0) out[blockIdx.x] = x[(size_t)blockIdx.x * cols];`, "after a conditional return"},
+		{"warp_of_many", `"128", "1"`, `
+  float s = 0.0f;
+  for (int j = threadIdx.x; j < cols; j += blockDim.x) s += x[(size_t)blockIdx.x * cols + j];
+  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffff, s, o);
+  if (threadIdx.x == 0) out[blockIdx.x] = s;`, "shuffle loop"},
 	} {
 		src := "__global__ void " + c.name + "(const float* x, float* out, int rows, int cols) {" + c.body + "\n}\n"
 		err := draftWithSpec(t, c.name, src, spec(c.name, c.block))

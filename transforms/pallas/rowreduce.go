@@ -603,6 +603,9 @@ func (m *rowMode) call(t *tr, name string, args []*ts.Node) (val, bool, error) {
 func (m *rowMode) stmt(t *tr, n *ts.Node) (bool, error) {
 	switch n.Type() {
 	case "for_statement":
+		if ok, err := m.shuffleLoop(t, n); ok || err != nil {
+			return ok, err
+		}
 		if ok, err := m.treeLoop(t, n); ok || err != nil {
 			return ok, err
 		}
@@ -644,6 +647,69 @@ func (m *rowMode) stmt(t *tr, n *ts.Node) (bool, error) {
 		return true, m.accumulate(t, name, t.u.text(a.ChildByFieldName("operator")), a.ChildByFieldName("right"))
 	}
 	return false, nil
+}
+
+var reShuffleStep = regexp.MustCompile(`^(\w+)\s*(\+=|=\s*(fmaxf|fmax|max|fminf|fmin|min)\s*\(\s*(\w+)\s*,)\s*__shfl_(xor|down)_sync\s*\(\s*[^,]+,\s*(\w+)\s*,\s*(\w+)\s*(,\s*32\s*)?\)\s*\)?;$`)
+
+// shuffleLoop takes a warp-shuffle reduction written in the kernel body,
+// `for (int o = T/2; o > 0; o >>= 1) v += __shfl_down_sync(mask, v, o);`
+// (or v = fmaxf(v, __shfl_xor_sync(...)), fminf), over a row of one warp
+// (blockDim.x = T <= 32): the row's reduction, every lane's for xor, lane
+// 0's for down. false when the loop is not one.
+func (m *rowMode) shuffleLoop(t *tr, n *ts.Node) (bool, error) {
+	init, cond, upd, body := n.ChildByFieldName("initializer"), strip(n.ChildByFieldName("condition")), strip(n.ChildByFieldName("update")), n.ChildByFieldName("body")
+	if init == nil || cond == nil || upd == nil || body == nil || init.Type() != "declaration" {
+		return false, nil
+	}
+	if body.Type() == "compound_statement" {
+		cs := ts.Children(body)
+		if len(cs) != 1 {
+			return false, nil
+		}
+		body = cs[0]
+	}
+	mm := reShuffleStep.FindStringSubmatch(strings.Join(strings.Fields(t.u.text(body)), " "))
+	if mm == nil {
+		return false, nil
+	}
+	ds := ts.Children(init)
+	d := ds[len(ds)-1]
+	if d.Type() != "init_declarator" {
+		return false, nil
+	}
+	o := declName(d.ChildByFieldName("declarator"), t.u)
+	start, err := t.expr(d.ChildByFieldName("value"))
+	if err != nil {
+		return false, nil
+	}
+	u := strings.Join(strings.Fields(t.u.text(upd)), "")
+	if u != o+">>=1" && u != o+"/=2" && u != o+"="+o+"/2" && u != o+"="+o+">>1" || strings.Join(strings.Fields(t.u.text(cond)), "") != o+">0" {
+		return false, nil
+	}
+	v, fn, arg, lane, off := mm[1], mm[3], mm[4], mm[6], mm[7]
+	if fn != "" && arg != v || lane != v || off != o {
+		return false, nil
+	}
+	if c, ok := start.poly.constant(); !ok || m.T > 32 || c != m.T/2 || m.T&(m.T-1) != 0 {
+		return true, refuse(CodeUnsupported, "a shuffle loop from %s over rows of %d threads (a full-warp reduction starts at half a warp of at most 32)", oneLine(t.u.text(d.ChildByFieldName("value"))), m.T)
+	}
+	op := "sum"
+	switch fn {
+	case "fmaxf", "fmax", "max":
+		op = "fmax"
+	case "fminf", "fmin", "min":
+		op = "fmin"
+	}
+	cur, ok := t.env.lookup(v)
+	if !ok || cur.acc == nil && cur.sp != spThread {
+		return true, refuse(CodeUnsupported, "the shuffle loop reduces %s, which is not a per-thread partial", v)
+	}
+	out, err := m.reduceThreads(t, cur, op, mm[5] == "down")
+	if err != nil {
+		return true, err
+	}
+	t.env.set(v, out)
+	return true, nil
 }
 
 // rowGuard takes a leading `if (row >= E) return;` (row the block's row,

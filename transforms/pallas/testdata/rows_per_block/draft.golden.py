@@ -1,4 +1,4 @@
-"""Pallas TPU draft of CUDA kernel row_max_warp_kernel (kernel.cu:10), drafted by pallasify rules
+"""Pallas TPU draft of CUDA kernel row_max_warp_kernel (kernel.cu:5), drafted by pallasify rules
 (row-reduction).
 """
 

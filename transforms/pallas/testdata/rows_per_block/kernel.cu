@@ -1,11 +1,6 @@
-// Several rows per block: blockDim = (32, 4), each warp (a y group) reduces one row with a shuffle helper, the last
-// block's surplus warps stop at the row guard.
+// Several rows per block: blockDim = (32, 4), each warp (a y group) reduces one row with a shuffle loop written
+// in the kernel body; the last block's surplus warps stop at the row guard.
 #include <torch/extension.h>
-
-__device__ __forceinline__ float warp_max(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, offset));
-  return v;
-}
 
 __global__ void row_max_warp_kernel(const float* __restrict__ x, float* __restrict__ out, int rows, int cols) {
   const int row = blockIdx.x * blockDim.y + threadIdx.y;
@@ -13,7 +8,7 @@ __global__ void row_max_warp_kernel(const float* __restrict__ x, float* __restri
   const float* xr = x + (size_t)row * cols;
   float m = -INFINITY;
   for (int j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, xr[j]);
-  m = warp_max(m);
+  for (int offset = 16; offset > 0; offset >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffff, m, offset));
   if (threadIdx.x == 0) out[row] = m;
 }
 
