@@ -53,19 +53,21 @@ func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
 	defer tree.Close()
 	pf := &pyFile{d: d, rel: rel, src: text, assigns: map[string][]*ts.Node{}, root: tree.Root(),
 		kernVars: map[string]string{}, modVars: map[string]bool{}}
-	ts.Walk(tree.Root(), func(n *ts.Node) bool {
-		if n.Type() == "assignment" {
+	// Every node in source order, from the flattened tree (no calls into C
+	// per node).
+	flat := tree.Flat()
+	for i, n := range flat.Nodes {
+		if flat.Types[i] == "assignment" {
 			if l := n.ChildByFieldName("left"); l != nil && l.Type() == "identifier" {
 				if r := n.ChildByFieldName("right"); r != nil {
 					pf.assigns[ts.Text(l, text)] = append(pf.assigns[ts.Text(l, text)], r)
 				}
 			}
 		}
-		return true
-	})
+	}
 	usesTriton := strings.Contains(string(text), "import triton") || strings.Contains(string(text), "from triton")
-	ts.Walk(tree.Root(), func(n *ts.Node) bool {
-		switch n.Type() {
+	for i, n := range flat.Nodes {
+		switch flat.Types[i] {
 		case "call":
 			pf.call(n, &res)
 		case "decorated_definition":
@@ -73,8 +75,7 @@ func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
 				pf.triton(n, &res)
 			}
 		}
-		return true
-	})
+	}
 	// k = mod.get_function("name")
 	for name, vs := range pf.assigns {
 		for _, v := range vs {
