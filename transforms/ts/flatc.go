@@ -93,6 +93,7 @@ import "C"
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -111,6 +112,38 @@ func init() {
 	}
 }
 
+// flatScratch holds the C walk's output arrays between trees; flatten
+// copies them into a Flat of the exact size.
+type flatScratch struct {
+	nodes  []C.TSNode
+	syms   []C.TSSymbol
+	fields []uint16
+	rng    [][2]uint32
+	next   []int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return &flatScratch{} }}
+
+// grow makes room for n nodes.
+func (s *flatScratch) grow(n int) {
+	if len(s.nodes) >= n {
+		return
+	}
+	s.nodes, s.syms, s.fields = make([]C.TSNode, n), make([]C.TSSymbol, n), make([]uint16, n)
+	s.rng, s.next = make([][2]uint32, n), make([]int32, n)
+}
+
+// walk runs the C walk into s and returns the number of nodes (more than
+// s holds: grow and walk again).
+func (s *flatScratch) walk(root C.TSNode) int {
+	n := int(C.pallasify_flatten(root, &s.nodes[0], &s.syms[0], (*C.uint16_t)(unsafe.Pointer(&s.fields[0])),
+		(*C.uint32_t)(unsafe.Pointer(&s.rng[0])), (*C.int32_t)(unsafe.Pointer(&s.next[0])), C.int64_t(len(s.nodes))))
+	if n < 0 {
+		panic("ts: out of memory flattening a tree")
+	}
+	return n
+}
+
 // flatten builds the Flat of the tree under root in one call into C.
 func flatten(root *Node, sizeHint int) *Flat {
 	f := &Flat{}
@@ -118,20 +151,17 @@ func flatten(root *Node, sizeHint int) *Flat {
 		return f
 	}
 	r := (*nodeLayout)(unsafe.Pointer(root))
-	var cn []C.TSNode
-	var syms []C.TSSymbol
-	n := max(sizeHint, 1)
-	for capacity := 0; n > capacity; {
-		capacity = n
-		cn, syms = make([]C.TSNode, capacity), make([]C.TSSymbol, capacity)
-		f.Next, f.rng, f.fields = make([]int32, capacity), make([][2]uint32, capacity), make([]uint16, capacity)
-		n = int(C.pallasify_flatten(r.c, &cn[0], &syms[0], (*C.uint16_t)(unsafe.Pointer(&f.fields[0])), (*C.uint32_t)(unsafe.Pointer(&f.rng[0])),
-			(*C.int32_t)(unsafe.Pointer(&f.Next[0])), C.int64_t(capacity)))
-		if n < 0 {
-			panic("ts: out of memory flattening a tree")
-		}
+	s := scratchPool.Get().(*flatScratch)
+	defer scratchPool.Put(s)
+	s.grow(max(sizeHint, 1))
+	n := s.walk(r.c)
+	if n > len(s.nodes) {
+		s.grow(n)
+		n = s.walk(r.c)
 	}
-	f.Next, f.rng, f.fields = f.Next[:n], f.rng[:n], f.fields[:n]
+	f.Next = append([]int32(nil), s.next[:n]...)
+	f.rng = append([][2]uint32(nil), s.rng[:n]...)
+	f.fields = append([]uint16(nil), s.fields[:n]...)
 	// One allocation holds every node; Nodes points into it. A node's type
 	// is a function of its symbol: asked of C once per symbol.
 	nodes := make([]sitter.Node, n)
@@ -141,9 +171,9 @@ func flatten(root *Node, sizeHint int) *Flat {
 	var small [512]string
 	names := map[C.TSSymbol]string{}
 	for i := range n {
-		*(*nodeLayout)(unsafe.Pointer(&nodes[i])) = nodeLayout{c: cn[i], t: r.t}
+		*(*nodeLayout)(unsafe.Pointer(&nodes[i])) = nodeLayout{c: s.nodes[i], t: r.t}
 		f.Nodes[i] = &nodes[i]
-		sym := syms[i]
+		sym := s.syms[i]
 		var typ string
 		if int(sym) < len(small) {
 			if typ = small[sym]; typ == "" {
