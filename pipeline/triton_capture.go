@@ -28,8 +28,15 @@ import (
 // and the kernel-mode call that replays it (TritonDraft.Spec/Call, with
 // Refusal kept). The static spec stays where no test reaches the kernel.
 
-// capturedSizesKept bounds the captured sizes added to an inferred sweep.
-const capturedSizesKept = 2
+// capturedSizesKept bounds the captured sizes added to an inferred sweep;
+// tritonPerTest and tritonPerFile bound one test and one test file under
+// the interpreter (the tests that use only what the tree has run first, so
+// the budget goes to those that reach its kernels).
+const (
+	capturedSizesKept = 2
+	tritonPerTest     = 45 * time.Second
+	tritonPerFile     = 90 * time.Second
+)
 
 // tritonTests are the test files that import a module of mods (dotted
 // paths under some import root), with the roots and the tree's top-level
@@ -210,10 +217,10 @@ func (c *CaptureStage) runTriton(ctx context.Context, files map[string][]byte, r
 		req.MaxLaunches = 4
 	}
 	if req.PerTest <= 0 {
-		req.PerTest = time.Minute
+		req.PerTest = tritonPerTest
 	}
 	if req.PerFile <= 0 {
-		req.PerFile = 2 * time.Minute
+		req.PerFile = tritonPerFile
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "triton-capture/v1\nrunner %s\nmax %d per-test %s per-file %s\ntests %q\nroots %q\npackages %q\n",

@@ -6,9 +6,11 @@ launch (`kernel[grid](...)`) recorded.
         --package liger_kernel --package test --max 4 --out capture.json \\
         test/transformers/test_rms_norm.py ...
 
-A test function whose earlier cases launched only kernels that already have
+Tests that use only what the tree has run first (those calling the tree's
+own names before the others). A test function whose earlier cases launched only kernels that already have
 --max launches recorded is skipped (its other parametrizations would add
-none), as is every test once its file has run --per-file seconds; one test
+none), as is every test once its file's tests (after collection) have run
+--per-file seconds; one test
 runs at most --per-test seconds. Each test file runs in this one process (pytest.main), so the hooks hold for
 all of them. Per launch of a kernel (at most --max per kernel), the record
 holds the kernel's name, the grid as resolved, the constexpr values, and per
@@ -28,7 +30,7 @@ Python environment lacks is a stand-in module: a constant is a string naming
 itself, a class cannot be built (StandInError: the test fails), any other
 function, an assertion helper too, returns None (a test that passed having
 called one is counted "standin", not "passed"), except device probes
-(`infer_device`, `get_device`: "cpu"; `IS_<X>_AVAILABLE`, `is_<x>_available`:
+(`infer_device*`, `get_device*`: "cpu"; `IS_<X>_AVAILABLE`, `is_<x>_available`:
 False), seeding helpers (`set_seed`, `seed_everything`: seed torch, random
 and numpy), and `supports_bfloat16` (False: on the CPU the tests' bfloat16
 cases are skipped, as the repository's own helper does off CUDA).
@@ -68,6 +70,7 @@ def _absent_function(qual):
 
     absent.__name__ = qual.rpartition(".")[2]
     absent.__qualname__ = qual
+    absent.__pallasify_standin__ = True
     return absent
 
 
@@ -87,7 +90,7 @@ def _absent_class(qual):
         raise StandInError(f"{qual}.{name} is not in the tree (a pallasify capture stand-in)")
 
     return type(qual.rpartition(".")[2], (), {"__init__": init, "__call__": absent, "__getattr__": getattr_,
-                                               "__qualname__": qual})
+                                               "__qualname__": qual, "__pallasify_standin__": True})
 
 
 def _seed(seed=42, *_a, **_k):
@@ -107,7 +110,7 @@ def _stand_in_value(modname, name):
     built, any other function (an assertion helper too, so the test goes on
     to its backward pass) returns None."""
     low, qual = name.lower(), modname + "." + name
-    if low in ("infer_device", "get_device", "get_device_type", "infer_device_type"):
+    if low.startswith(("infer_device", "get_device")):  # infer_device, infer_device_arch, get_device_type, ...
         return lambda *_a, **_k: "cpu"
     if name.startswith("IS_") and name.endswith("_AVAILABLE"):
         return False
@@ -131,6 +134,23 @@ class _StandInModule(types.ModuleType):
         value = _stand_in_value(self.__name__, name)
         setattr(self, name, value)
         return value
+
+
+def _is_standin(v):
+    """A stand-in module, class or function, or a stand-in class's instance."""
+    try:
+        if isinstance(v, type):
+            return "__pallasify_standin__" in vars(v)
+        return bool(getattr(v, "__pallasify_standin__", False)) or "__pallasify_standin__" in vars(type(v))
+    except Exception:  # noqa: BLE001 - a stand-in instance raises on unknown names
+        return True
+
+
+def _module_of(v):
+    try:
+        return getattr(v, "__module__", "") or ""
+    except Exception:  # noqa: BLE001
+        return ""
 
 
 class StandInFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -326,11 +346,37 @@ class BackwardProbe:
 class CapturePlugin:
     """pytest hooks: the current test's id, a time limit per test."""
 
-    def __init__(self, rec, per_test_s, deadline):
-        self.rec, self.per_test_s, self.deadline = rec, per_test_s, deadline
+    def __init__(self, rec, per_test_s, per_file_s, packages):
+        self.rec, self.per_test_s, self.per_file_s = rec, per_test_s, per_file_s
+        self.deadline = time.monotonic() + per_file_s
+        self.packages = tuple(p + "." for p in packages) or ("\0",)
         self.launched = {}  # test function -> the kernels its cases launched
         self.counts = {"passed": 0, "failed": 0, "skipped": 0, "standin": 0}
         self.first_error = ""
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        """Tests that use only what the tree has run first, those calling
+        the tree's own names before the others: a file's time budget then
+        goes to the tests that reach its kernels."""
+
+        def key(item):
+            fn = getattr(item, "function", None)
+            glb = getattr(fn, "__globals__", {})
+            names = set()
+            stack = [getattr(fn, "__code__", None)]
+            while stack:
+                code = stack.pop()
+                if code is None:
+                    continue
+                names.update(code.co_names)
+                stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+            used = [glb[n] for n in names if n in glb]
+            standin = any(_is_standin(v) for v in used)
+            tree = any(not _is_standin(v) and _module_of(v).startswith(self.packages) for v in used)
+            return (standin, not tree)
+
+        items.sort(key=key)
+        self.deadline = time.monotonic() + self.per_file_s  # the budget is for running tests, not collecting them
 
     def pytest_runtest_setup(self, item):
         import pytest
@@ -450,7 +496,7 @@ def main(argv=None):
         install_float_args()
         install_dtype_call()
         for t, rel in zip(tests, a.tests):
-            plugin = CapturePlugin(rec, a.per_test, time.monotonic() + a.per_file)
+            plugin = CapturePlugin(rec, a.per_test, a.per_file, a.package)
             t0 = time.monotonic()
             code = pytest.main([t, "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "--rootdir", root,
                                 "-W", "ignore"], plugins=[plugin])
