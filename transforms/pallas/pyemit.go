@@ -229,7 +229,7 @@ var helpers = []helper{
     every write is inside the array."""
     dp = d.shape[0]
     rows = []
-    for idx, mask in zip(idxs, masks):
+    for idx, mask in zip(idxs, masks, strict=True):
         idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
         keep = jnp.logical_and(jnp.broadcast_to(jnp.asarray(mask), (dp,)), d < n)
         rows.append(jnp.where(keep, idx, size))
