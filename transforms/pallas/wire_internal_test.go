@@ -611,3 +611,42 @@ func TestHostExpr(t *testing.T) {
 		}
 	}
 }
+
+// TestPointerMovedInStrideLoop: a pointer parameter moved inside a
+// grid-stride loop is exact only when each thread runs one iteration; a
+// constant launch whose threads run several is refused, and a runtime one
+// gets run()'s check.
+func TestPointerMovedInStrideLoop(t *testing.T) {
+	kernel := "#include <torch/extension.h>\n__global__ void k(const float* x, float* y, int n) {\n" +
+		"  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < 1000; i += blockDim.x * gridDim.x) {\n" +
+		"    y += i;\n    y[0] = x[i];\n  }\n}\n"
+	for _, c := range []struct{ name, launch, want string }{
+		{"several iterations", "k<<<1, 256>>>", "grid.x·block.x = 256 < 1000"},
+		{"one iteration", "k<<<4, 256>>>", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			host := "\ntorch::Tensor f(torch::Tensor x) {\n  auto y = torch::empty_like(x);\n  const int n = x.numel();\n  " + c.launch +
+				"(x.data_ptr<float>(), y.data_ptr<float>(), n);\n  return y;\n}\n"
+			if err := os.WriteFile(filepath.Join(dir, "k.cu"), []byte(kernel+host), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			inv, _ := kernels.Discover(context.Background(), dir, []string{"k.cu"})
+			if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+				t.Fatalf("discovery: %+v", inv.Kernels)
+			}
+			k := inv.Kernels[0]
+			k.Class, k.Spec.Class = kernels.ClassElementwise, kernels.ClassElementwise
+			res, err := Draft(context.Background(), k, Options{})
+			if c.want != "" {
+				if r, ok := AsRefusal(err); !ok || r.Code != CodeUnsupported || !strings.Contains(r.Message, c.want) {
+					t.Errorf("got %v, want PPL002 containing %q", err, c.want)
+				}
+				return
+			}
+			if err != nil || !strings.Contains(res.Module, "grid.x * block.x >= its extent") {
+				t.Errorf("want a draft whose run() checks the launch covers the loop: %v", err)
+			}
+		})
+	}
+}
