@@ -61,6 +61,9 @@ type exprTok struct {
 	param string
 }
 
+// reAnyLaunch is a kernel launch (group 1: the kernel's name).
+var reAnyLaunch = regexp.MustCompile(`\b(\w+)\s*(?:<[^<>;]*>)?\s*<<<`)
+
 var (
 	reScalarLocal = regexp.MustCompile(`(?:const\s+)?(?:int|int32_t|int64_t|long|size_t|unsigned|auto)\s+(\w+)\s*=\s*([^;]+);`)
 	reExprTok     = regexp.MustCompile(`^\s*(?:(\w+)\s*\.\s*(numel|size)\s*\(\s*(-?\d*)\s*\)|(\d+)|([A-Za-z_]\w*)|([-+*/()]))`)
@@ -68,20 +71,13 @@ var (
 
 // exprOf reads kernel argument text a as an integer expression of fn's
 // tensor sizes and integer parameters, following integer locals (int
-// group_channel = channels / group_size;); nil when it is not one. A
-// division is C's, truncating: it is kept (as //) only where every operand
-// is a size or a literal (never negative, so truncating and flooring agree).
+// group_channel = channels / group_size;); nil when it is not one.
 func (fn *hostFn) exprOf(a string) *hostExpr {
 	e := &hostExpr{}
 	if !fn.appendExpr(e, hostArgName(a), 0) {
 		return nil
 	}
-	div, signed := false, false
-	for _, t := range e.toks {
-		div = div || t.text == "/"
-		signed = signed || t.text == "-" || t.param != ""
-	}
-	if len(e.toks) == 0 || div && signed {
+	if len(e.toks) == 0 || !e.wellFormed() {
 		return nil
 	}
 	return e
@@ -138,24 +134,155 @@ func (fn *hostFn) appendExpr(e *hostExpr, text string, depth int) bool {
 }
 
 // py is the expression in the JAX function's terms (tensor parameters are
-// arrays there, integer parameters static ints).
+// arrays there, integer parameters static ints), with C's operator
+// precedence and its truncating division: a // b where both sides are
+// never negative (sizes, literals and their sums and products), else the
+// quotient of the magnitudes with the sign of the operands.
 func (e *hostExpr) py() string {
-	var b strings.Builder
-	for _, t := range e.toks {
+	r := &exprRender{toks: e.toks}
+	text, _ := r.sum()
+	return text
+}
+
+// exprRender renders a hostExpr's tokens by recursive descent.
+type exprRender struct {
+	toks []exprTok
+	i    int
+}
+
+func (r *exprRender) peek() string {
+	if r.i < len(r.toks) && r.toks[r.i].size == nil && r.toks[r.i].param == "" {
+		return r.toks[r.i].text
+	}
+	return ""
+}
+
+// sum, prod, unary and atom return the rendered text and whether its value
+// is never negative.
+func (r *exprRender) sum() (string, bool) {
+	text, nonneg := r.prod()
+	for op := r.peek(); op == "+" || op == "-"; op = r.peek() {
+		r.i++
+		rt, rn := r.prod()
+		text, nonneg = text+" "+op+" "+rt, nonneg && rn && op == "+"
+	}
+	return text, nonneg
+}
+
+func (r *exprRender) prod() (string, bool) {
+	text, nonneg := r.unary()
+	for op := r.peek(); op == "*" || op == "/"; op = r.peek() {
+		r.i++
+		rt, rn := r.unary()
 		switch {
-		case t.size != nil:
-			b.WriteString(t.size.py())
-		case t.param != "":
-			b.WriteString(t.param)
-		case t.text == "/":
-			b.WriteString(" // ")
-		case t.text == "+" || t.text == "-" || t.text == "*":
-			b.WriteString(" " + t.text + " ")
+		case op == "*":
+			text, nonneg = text+" * "+rt, nonneg && rn
+		case nonneg && rn:
+			text = text + " // " + rt
 		default:
-			b.WriteString(t.text)
+			// C truncates toward zero; Python's // floors
+			a, b := grouped(text), grouped(rt)
+			text = fmt.Sprintf("(abs(%s) // abs(%s) * (1 if (%s < 0) == (%s < 0) else -1))", ungrouped(a), ungrouped(b),
+				ungrouped(a), ungrouped(b))
+			nonneg = false
 		}
 	}
-	return b.String()
+	return text, nonneg
+}
+
+// grouped is t as one operand: parenthesised unless it is a name, a
+// literal or already one parenthesised group.
+func grouped(t string) string {
+	if !strings.ContainsAny(t, " ") || ungrouped(t) != t {
+		return t
+	}
+	return "(" + t + ")"
+}
+
+// ungrouped is t without the parentheses around all of it, if it has them.
+func ungrouped(t string) string {
+	if !strings.HasPrefix(t, "(") || !strings.HasSuffix(t, ")") {
+		return t
+	}
+	depth := 0
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i < len(t)-1 {
+				return t
+			}
+		}
+	}
+	return t[1 : len(t)-1]
+}
+
+func (r *exprRender) unary() (string, bool) {
+	if r.peek() == "-" {
+		r.i++
+		t, _ := r.unary()
+		return "-" + t, false
+	}
+	return r.atom()
+}
+
+func (r *exprRender) atom() (string, bool) {
+	if r.i >= len(r.toks) {
+		return "", false
+	}
+	t := r.toks[r.i]
+	r.i++
+	switch {
+	case t.size != nil:
+		return t.size.py(), true
+	case t.param != "":
+		return t.param, false
+	case t.text == "(":
+		text, nonneg := r.sum()
+		if r.peek() == ")" {
+			r.i++
+		}
+		if ungrouped(text) != text {
+			return text, nonneg // one group already
+		}
+		return "(" + text + ")", nonneg
+	}
+	return t.text, true // a literal
+}
+
+// wellFormed reports whether the tokens are one whole expression: balanced
+// parentheses, operands and operators alternating.
+func (e *hostExpr) wellFormed() bool {
+	depth, operand := 0, false
+	for _, t := range e.toks {
+		switch {
+		case t.size != nil || t.param != "" || t.text != "" && t.text[0] >= '0' && t.text[0] <= '9':
+			if operand {
+				return false
+			}
+			operand = true
+		case t.text == "(":
+			if operand {
+				return false
+			}
+			depth++
+		case t.text == ")":
+			if !operand || depth == 0 {
+				return false
+			}
+			depth--
+		case t.text == "-" && !operand:
+			// unary minus
+		default:
+			if !operand {
+				return false
+			}
+			operand = false
+		}
+	}
+	return depth == 0 && operand
 }
 
 // single is the expression's one tensor size, nil when it is more.
@@ -260,6 +387,14 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	if kw := launchConstruct(src[heads[len(heads)-1][1]:loc[0]]); kw != "" {
 		return nil, fmt.Errorf("%s launches %s inside an %q of its own: the launch is not the whole op", fn.name, k.Name, kw)
 	}
+	if ls := reAnyLaunch.FindAllStringSubmatch(body, -1); len(ls) > 1 {
+		var names []string
+		for _, l := range ls {
+			names = append(names, l[1])
+		}
+		return nil, fmt.Errorf("%s launches %d kernels (%s): the op is their sequence, not %s alone", fn.name, len(ls),
+			strings.Join(names, ", "), k.Name)
+	}
 	for _, a := range args {
 		ha := hostArg{text: a, param: -1}
 		if m := reDataPtr.FindStringSubmatch(a); m != nil {
@@ -323,6 +458,15 @@ func parseHostFn(src string, h []int) (*hostFn, string, error) {
 	for _, m := range reScalarLocal.FindAllStringSubmatch(body, -1) {
 		if _, tensor := fn.locals[m[1]]; !tensor {
 			fn.scalars[m[1]] = m[2]
+		}
+	}
+	// a local assigned again later has no one value: mmcv's softmax focal
+	// loss backward sets output_size = buff.numel(), launches, then sets
+	// output_size = grad_input.numel()
+	for name := range fn.scalars {
+		if regexp.MustCompile(`(?:^|[;{}\n])\s*`+regexp.QuoteMeta(name)+`\s*(?:[-+*/%&|^]|<<|>>)?=[^=]`).MatchString(body) ||
+			regexp.MustCompile(`(?:\+\+|--)\s*`+regexp.QuoteMeta(name)+`\b|\b`+regexp.QuoteMeta(name)+`\s*(?:\+\+|--)`).MatchString(body) {
+			delete(fn.scalars, name)
 		}
 	}
 	return fn, body, nil

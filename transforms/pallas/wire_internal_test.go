@@ -582,13 +582,16 @@ func TestLaunchConstruct(t *testing.T) {
 
 // TestHostExpr: integers the host computes from its tensors' sizes and its
 // integer parameters become JAX-side expressions (tin_shift's group_channel,
-// psamask's nthreads); a C division is kept only over sizes and literals,
-// where truncating and flooring agree; anything else is not an expression.
+// psamask's nthreads, KernelBench's (h - k) / stride + 1); a C division is
+// // over sizes and literals, where truncating and flooring agree, and
+// truncates toward zero otherwise; a local assigned twice has no one value;
+// anything else is not an expression.
 func TestHostExpr(t *testing.T) {
 	src := "void launch(Tensor input, Tensor shift, const int num_, const int h, float scale) {\n" +
 		"  auto x = input.contiguous();\n  int channels = x.size(2);\n  int group_size = shift.size(1);\n" +
 		"  int group_channel = channels / group_size;\n  int nthreads = num_ * h * input.numel();\n" +
-		"  int signed_div = num_ / group_size;\n  int other = foo(h);\n}\n"
+		"  int signed_div = num_ / group_size;\n  int other = foo(h);\n  int size = input.numel();\n  k<<<1, 1>>>(size);\n" +
+		"  size = shift.numel();\n}\n"
 	h, _, err := parseHostFn(src, reFnHead.FindStringSubmatchIndex(src))
 	if err != nil {
 		t.Fatal(err)
@@ -598,7 +601,11 @@ func TestHostExpr(t *testing.T) {
 		"nthreads":                    "(num_ * h * input.size)",
 		"static_cast<int>(x.numel())": "input.size",
 		"h + 1":                       "h + 1",
-		"signed_div":                  "",
+		"signed_div":                  "(abs(num_) // abs(shift.shape[1]) * (1 if (num_ < 0) == (shift.shape[1] < 0) else -1))",
+		"(x.size(2) - h) / 2 + 1":     "(abs(input.shape[2] - h) // abs(2) * (1 if (input.shape[2] - h < 0) == (2 < 0) else -1)) + 1",
+		"h * (2 + x.size(0)) / 3":     "(abs(h * (2 + input.shape[0])) // abs(3) * (1 if (h * (2 + input.shape[0]) < 0) == (3 < 0) else -1))",
+		"h +":                         "",
+		"size":                        "", // assigned twice: no one value
 		"other":                       "",
 		"scale":                       "",
 	} {
