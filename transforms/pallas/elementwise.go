@@ -278,6 +278,9 @@ func (m *ewMode) gatherLoad(t *tr, p ptrv, prm *kernels.Param, idx val) (val, er
 		return val{}, refuse(CodeDataIndex, "%s (integer data) is read at a data-dependent index", p.base)
 	}
 	at := t.expandDefs(idx.py)
+	if len(at) > maxExpanded {
+		return val{}, refuse(CodeDataIndex, "%s is read at a data-dependent index too large to rebuild outside the kernel", p.base)
+	}
 	for _, l := range m.loads {
 		if len(l.loops) > 0 && slices.Contains(pyIdents(at), l.name) {
 			return val{}, refuse(CodeDataIndex, "%s is read at an index computed from a loop's per-iteration reads", p.base)

@@ -459,12 +459,16 @@ func (t *tr) expandDefs(py string) string {
 			}
 			return id
 		})
-		if !changed {
+		if !changed || len(py) > maxExpanded {
 			break
 		}
 	}
 	return py
 }
+
+// maxExpanded bounds an index rebuilt by expandDefs (a temporary read twice
+// at each of many levels doubles it each time).
+const maxExpanded = 8000
 
 func isName(s string) bool {
 	for i, c := range s {
