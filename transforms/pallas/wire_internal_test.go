@@ -109,7 +109,8 @@ func TestRefusals(t *testing.T) {
 		{"conditional store", "if (x[i] > 0.0f) y[i] = 1.0f;", CodeUnsupported, "data-dependent condition and otherwise keeps its prior content"},
 		{"conditional store after an unconditional one", "y[i] = 2.0f; if (x[i] > 0.0f) y[i] = 1.0f; if (x[i] < 0.0f) y[i] = 3.0f;", "", ""},
 		{"pointer moved in a branch", "if (i > 2) y += 1; y[i] = x[i];", CodeUnsupported, "pointer y is moved inside a branch"},
-		{"loop without constant trip count", "float s = 0.0f; for (int j = 0; j < n; ++j) s += x[j]; y[i] = s;", CodeUnsupported, "constant trip count"},
+		{"loop with a data-dependent trip count", "float s = 0.0f; for (int j = 0; j < (int)x[i]; ++j) s += x[j]; y[i] = s;", CodeLoop, "trip count"},
+		{"loop with a uniform runtime trip count", "float s = 0.0f; for (int j = 0; j < n; ++j) s += x[j]; y[i] = s;", "", ""},
 		{"float modulo", "y[i] = x[i] % 2.0f;", CodeUnsupported, ""},
 		{"read after write elsewhere", "y[i] = x[i]; y[i] = y[i ^ 1] * 2.0f;", CodeUnsupported, "read after this thread wrote it"},
 	}
