@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -656,5 +657,42 @@ func TestPointerMovedInStrideLoop(t *testing.T) {
 				t.Errorf("want a draft whose run() checks the launch covers the loop: %v", err)
 			}
 		})
+	}
+}
+
+// TestProvenOnly: where the spec is narrower than the host's code — a dim
+// fixed at its captured size, two dims of one tensor tied to one symbol, a
+// host-computed scalar every validated case gave one value — the JAX
+// function raises outside it instead of computing something else; a spec
+// of symbols alone adds no check.
+func TestProvenOnly(t *testing.T) {
+	host := &hostFn{name: "op", params: []hostParam{{name: "x", tensor: true}, {name: "out", tensor: true}},
+		args: []hostArg{{param: 0, tensor: "x"}, {param: 1, tensor: "out"},
+			{param: -1, expr: &hostExpr{toks: []exprTok{{size: &sizeRef{tensor: "x", dim: 1}}}}}}}
+	mk := func(shape []string, cases ...map[string]float64) *plan {
+		var vc []ValidatedCase
+		for _, c := range cases {
+			vc = append(vc, ValidatedCase{Scalars: c})
+		}
+		return &plan{host: host, pyname: "op", wk: WireKernel{Cases: vc, Kernel: &kernels.Kernel{Spec: &kernels.Spec{
+			Symbols: []string{"n", "c"}, Params: []kernels.Param{
+				{Name: "x", Kind: "pointer", Role: "input", Shape: shape},
+				{Name: "out", Kind: "pointer", Role: "output", Shape: shape},
+				{Name: "k", Kind: "scalar", Role: "scalar"}}}}}}
+	}
+	reshaped := map[string]string{"x": "x_k"}
+	conds := func(p *plan) []string {
+		var out []string
+		for _, g := range p.provenOnly(reshaped) {
+			out = append(out, g.cond)
+		}
+		return out
+	}
+	if got := conds(mk([]string{"n", "c"}, map[string]float64{"k": 3}, map[string]float64{"k": 5})); len(got) != 0 {
+		t.Errorf("symbols alone, varied scalar: %v", got)
+	}
+	want := []string{"x_k.shape[0] != x_k.shape[1]", "x_k.shape[2] != 4", "x.shape[1] != 2"}
+	if got := conds(mk([]string{"c", "c", "4"}, map[string]float64{"k": 2}, map[string]float64{"k": 2})); !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
