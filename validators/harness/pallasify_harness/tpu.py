@@ -125,17 +125,25 @@ def first_lines(e, n=ERROR_LINES, limit=ERROR_CHARS) -> str:
 
 
 def bytes_accessed(cost) -> float | None:
-    """'bytes accessed' of a compiled program's cost analysis. Some libtpu
-    builds report only per-operand entries ('bytes accessed0{}', ...,
-    'bytes accessedout{}'); their sum stands in then."""
+    """The bytes a compiled program's ops access, from its cost analysis: the
+    sum of the per-operand entries ('bytes accessed0{}', 'bytes accessed1{}',
+    ..., 'bytes accessedout{}', each summed over every op of the program).
+    libtpu's own total, 'bytes accessed', leaves out the Mosaic kernel (the
+    tpu_custom_call) whenever XLA ops surround it: for a Pallas copy of a
+    (1024, 1024) float32 array followed by a negation it reports 8 MiB, the
+    negation alone, where the two ops move 16 MiB (the per-operand sum;
+    test_bytes_accessed_counts_the_kernel). That total is the fallback when a
+    libtpu gives no per-operand entries."""
     if isinstance(cost, (list, tuple)):
         cost = cost[0] if cost else None
     if not isinstance(cost, dict):
         return None
+    parts = [float(v) for k, v in cost.items() if re.fullmatch(r"bytes accessed(\d+|out)\{\}", k)]
+    if parts:
+        return sum(parts)
     if "bytes accessed" in cost:
         return float(cost["bytes accessed"])
-    parts = [float(v) for k, v in cost.items() if re.fullmatch(r"bytes accessed(\d+|out)\{\}", k)]
-    return sum(parts) if parts else None
+    return None
 
 
 @dataclass

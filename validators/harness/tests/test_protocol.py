@@ -118,6 +118,37 @@ def test_tpu_gate_records_each_chip(tmp_path, refs):
         assert r["topology"] == tpu.CHIPS[chip].topology
 
 
+def test_bytes_accessed_counts_the_kernel():
+    """libtpu's 'bytes accessed' total leaves out a Pallas kernel that XLA ops
+    surround; the per-operand entries count it (tpu.bytes_accessed)."""
+    from pallasify_harness import tpu
+    tpu.tpu_env()
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    def copy_kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...]
+
+    def copy(x):
+        return pl.pallas_call(copy_kernel, grid=(4,), in_specs=[pl.BlockSpec((256, 1024), lambda i: (i, 0))],
+                              out_specs=pl.BlockSpec((256, 1024), lambda i: (i, 0)),
+                              out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+
+    dev = tpu.devices(["v6e"])["v6e"]
+    array = 1024 * 1024 * 4
+    costs = {}
+    for name, f in [("kernel", copy), ("kernel, negate", lambda x: -copy(x)), ("negate", lambda x: -x)]:
+        with jax.default_device(dev):
+            s = jax.ShapeDtypeStruct((1024, 1024), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(dev))
+            costs[name] = jax.jit(f).lower(s).compile().cost_analysis()
+    assert tpu.bytes_accessed(costs["kernel"]) == 2 * array
+    assert tpu.bytes_accessed(costs["negate"]) == 2 * array
+    assert tpu.bytes_accessed(costs["kernel, negate"]) == 4 * array
+    # what libtpu's own total says for the pair: the negation only
+    assert costs["kernel, negate"]["bytes accessed"] == 2 * array
+
+
 def test_tpu_gate_names_the_chip_and_the_compiler_message(tmp_path, refs):
     v = run_harness(tmp_path, "axpy", "tpu_block.py", "--quick", "--seeds", "2", "--tpu-chips", "v6e",
                     reference=refs["axpy"])
