@@ -65,10 +65,18 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 			if !v.Proven() {
 				note += "; " + v.Reason
 			}
+			if t, ok := trafficOf(f.Name, res.Class, v); ok {
+				e.traffic = append(e.traffic, t)
+			}
 		}
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
 	}
-	return rows, nil
+	prows, pts, err := draftPatterns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.traffic = append(e.traffic, pts...)
+	return append(rows, prows...), nil
 }
 
 // trafficNote is, per chip that compiled, the bytes the compiled program

@@ -12,7 +12,12 @@
 // analyze and migrate --kernels=false run alternating with ruff (the venv's)
 // and grep; targets: wall <= ruff's, CPU/wall >= 1.8, peak RSS <= 200 MB.
 //
-//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR]
+// Last, per fixture and pattern kernel the rules draft: draft and validate
+// times, and a table of the v6e bytes accessed against the minimum and the
+// layout minimum, naming the drafts above 1.25x (traffic.go); -drafts runs
+// only that part.
+//
+//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR] [-drafts]
 package main
 
 import (
@@ -48,6 +53,7 @@ type env struct {
 	full      string // the every-file-rewritten tree
 	fullStats treeStats
 	runs      int
+	traffic   []traffic // bytes accessed per fixture draft (draftValidate)
 }
 
 // benchCase produces rows; add new measurements to cases in run.
@@ -65,8 +71,16 @@ func main() {
 	ruff := flag.String("ruff", ".venv/bin/ruff", "the ruff to compare with on the real tree")
 	python := flag.String("python", ".venv/bin/python", "the Python whose pip downloads the real tree's wheels")
 	wheels := flag.String("wheels", "", "a folder already holding the real tree's wheels (else pip downloads them)")
+	drafts := flag.Bool("drafts", false, "only draft and validate the fixture kernels and print bytes accessed per draft")
 	flag.Parse()
 	ctx := context.Background()
+	if *drafts {
+		if err := draftsOnly(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	if *genOnly {
 		if _, err := generate(filepath.Join(*dir, "tree"), *lines, 10, 1); err != nil {
 			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
@@ -151,6 +165,25 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 		rows = append(rows, rs...)
 	}
 	printRows(os.Stdout, rows, e)
+	printTraffic(os.Stdout, e.traffic)
+	return nil
+}
+
+// draftsOnly drafts and validates the fixture and pattern kernels and prints
+// their rows and the bytes-accessed table (-drafts).
+func draftsOnly(ctx context.Context) error {
+	e := &env{}
+	rows, err := draftValidate(ctx, e)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Wall.Round(time.Millisecond), r.Note)
+	}
+	tw.Flush()
+	fmt.Println()
+	printTraffic(os.Stdout, e.traffic)
 	return nil
 }
 

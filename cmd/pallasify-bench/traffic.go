@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/validators"
+	"github.com/pallasify/pallasify/validators/sandbox"
+)
+
+// trafficTarget is issue 11's bound: a draft's bytes accessed (v6e) at most
+// 1.25 times the minimum.
+const trafficTarget = 1.25
+
+// trafficChip is the chip the bound is stated for.
+const trafficChip = "v6e"
+
+// traffic is one drafted kernel's bytes accessed on trafficChip at the
+// largest validated shape, beside the two minimums.
+type traffic struct {
+	Kernel, Class, Verdict string
+	Shape                  map[string]int64
+	Bytes, Min, LayoutMin  float64
+}
+
+// ratio is bytes accessed over the layout minimum (the arrays in their own
+// HBM tiles, measured the way the bytes are), else over the plain minimum.
+func (t traffic) ratio() float64 {
+	if t.LayoutMin > 0 {
+		return t.Bytes / t.LayoutMin
+	}
+	return t.Bytes / t.Min
+}
+
+// trafficOf is the trafficChip record of a verdict (ok false when that chip
+// did not compile or measured nothing).
+func trafficOf(name, class string, v *validators.Verdict) (traffic, bool) {
+	c, ok := v.TPU[trafficChip]
+	if !ok || !c.Compiled || c.BytesAccessed <= 0 || c.MinBytes <= 0 {
+		return traffic{}, false
+	}
+	return traffic{Kernel: name, Class: class, Verdict: v.Verdict, Shape: c.Shape, Bytes: c.BytesAccessed, Min: c.MinBytes, LayoutMin: c.LayoutMinBytes}, true
+}
+
+// printTraffic prints one line per drafted kernel: bytes accessed, the
+// minimum (each input read once, each output written once), the layout
+// minimum, the ratio, and whether it exceeds trafficTarget; then the
+// kernels that do.
+func printTraffic(w io.Writer, ts []traffic) {
+	if len(ts) == 0 {
+		return
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Kernel < ts[j].Kernel })
+	fmt.Fprintf(w, "bytes accessed per fixture draft (%s, the largest validated shape; target <= %.2fx the minimum)\n", trafficChip, trafficTarget)
+	fmt.Fprintln(w, "  minimum: each input read once, each output written once; layout minimum: the same arrays in their HBM")
+	fmt.Fprintln(w, "  tiles, measured as bytes accessed is (a Pallas call that touches nothing, validators' tpu.layout_min_bytes);")
+	fmt.Fprintln(w, "  the ratio is over the layout minimum: no program moves less")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "kernel\tclass\tshape\tbytes accessed\tminimum\tlayout minimum\tratio\t")
+	var over []string
+	for _, t := range ts {
+		mark := "ok"
+		if t.ratio() > trafficTarget {
+			mark = fmt.Sprintf("EXCEEDS %.2fx", trafficTarget)
+			over = append(over, fmt.Sprintf("%s %.2fx", t.Kernel, t.ratio()))
+		}
+		lmin := "-"
+		if t.LayoutMin > 0 {
+			lmin = fmt.Sprintf("%.0f", t.LayoutMin)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0f\t%.0f (%.2fx)\t%s\t%.2fx\t%s\n", t.Kernel, t.Class, shapeText(t.Shape), t.Bytes, t.Min, t.Bytes/t.Min, lmin, t.ratio(), mark)
+	}
+	tw.Flush()
+	if len(over) == 0 {
+		fmt.Fprintf(w, "every draft within %.2fx of its minimum\n\n", trafficTarget)
+		return
+	}
+	fmt.Fprintf(w, "%d of %d drafts exceed %.2fx: %s\n\n", len(over), len(ts), trafficTarget, strings.Join(over, ", "))
+}
+
+func shapeText(s map[string]int64) string {
+	var keys []string
+	for k := range s {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, s[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+// patternDir holds the drafter's own pattern kernels (transforms/pallas
+// TestFixtureDrafts validates the same ones).
+const patternDir = "transforms/pallas/testdata"
+
+// preprocessedPatterns go through the preprocessor first, as the capture
+// stage gives them (transforms/pallas fixtures_test.go, preprocessed).
+var preprocessedPatterns = map[string]bool{"kernel_loop": true}
+
+// draftPatterns drafts and validates every pattern kernel of patternDir
+// (a kernel.cu whose one kernel has a spec), its reference built from the
+// CUDA source, and returns a row and a traffic record for each.
+func draftPatterns(ctx context.Context) ([]row, []traffic, error) {
+	ents, err := os.ReadDir(patternDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rows []row
+	var ts []traffic
+	for _, ent := range ents {
+		dir := filepath.Join(patternDir, ent.Name())
+		if _, err := os.Stat(filepath.Join(dir, "kernel.cu")); !ent.IsDir() || err != nil {
+			continue
+		}
+		inv, _ := kernels.Discover(ctx, dir, []string{"kernel.cu"})
+		if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+			continue
+		}
+		k := inv.Kernels[0]
+		if preprocessedPatterns[ent.Name()] {
+			sb := &sandbox.Sandbox{}
+			sb.Disabled = sb.Check(ctx) != nil
+			src, err := pipeline.Preprocess(ctx, sb, k.Unit.Source)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: preprocess: %w", ent.Name(), err)
+			}
+			k.Unit.SetPreprocessed(src)
+		}
+		name := "draft+validate pattern " + ent.Name()
+		t0 := time.Now()
+		res, err := pallas.Draft(ctx, k, pallas.Options{})
+		if err != nil {
+			rows = append(rows, row{Name: name, Wall: time.Since(t0), Note: "not drafted: " + err.Error()})
+			continue
+		}
+		work, err := os.MkdirTemp("", "pallasify-bench-pattern-")
+		if err != nil {
+			return nil, nil, err
+		}
+		so, log, err := validators.BuildReference(ctx, false, work, k.Unit.Source, k.Spec)
+		if err != nil {
+			os.RemoveAll(work)
+			return nil, nil, fmt.Errorf("%s reference: %w\n%s", ent.Name(), err, log)
+		}
+		req := validators.Request{Spec: *k.Spec, ReferenceSO: so, KernelTU: k.Unit.Source, Candidate: []byte(res.Module)}
+		v, err := validators.Validate(ctx, req, validators.Options{Timeout: 300 * time.Second})
+		os.RemoveAll(work)
+		note := ""
+		if err != nil {
+			note = "validation failed: " + err.Error()
+		} else {
+			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
+			if t, ok := trafficOf("pattern "+ent.Name(), res.Class, v); ok {
+				ts = append(ts, t)
+			}
+		}
+		rows = append(rows, row{Name: name, Wall: time.Since(t0), Note: note})
+	}
+	return rows, ts, nil
+}
