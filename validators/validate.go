@@ -181,10 +181,10 @@ type ChipCompile struct {
 	BytesAccessed float64 `json:"bytes_accessed,omitempty"`
 	// MinBytes is the minimum traffic: each input read once, each output written once.
 	MinBytes float64 `json:"min_bytes,omitempty"`
-	// LayoutMinBytes is the minimum measured the way BytesAccessed is: the
-	// cost analysis of a Pallas call that touches nothing, over the same
-	// inputs and outputs in their own HBM layouts (whole (8, 128) tiles: a
-	// (130, 97) float32 array counts as (136, 128)). No draft can move less.
+	// LayoutMinBytes is the minimum measured the way BytesAccessed is: per
+	// input and output array, its operand bytes in a compiled program that
+	// reads it once, so in its own HBM layout (whole tiles: a (130, 97)
+	// float32 array counts as (136, 128)). No draft can move less.
 	LayoutMinBytes float64 `json:"layout_min_bytes,omitempty"`
 	// RooflineS is BytesAccessed over the chip's HBM bandwidth (seconds).
 	RooflineS float64 `json:"roofline_s,omitempty"`

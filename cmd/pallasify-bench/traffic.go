@@ -63,7 +63,7 @@ func printTraffic(w io.Writer, ts []traffic) {
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Kernel < ts[j].Kernel })
 	fmt.Fprintf(w, "bytes accessed per fixture draft (%s, the largest validated shape; target <= %.2fx the minimum)\n", trafficChip, trafficTarget)
 	fmt.Fprintln(w, "  minimum: each input read once, each output written once; layout minimum: the same arrays in their HBM")
-	fmt.Fprintln(w, "  tiles, measured as bytes accessed is (a Pallas call that touches nothing, validators' tpu.layout_min_bytes);")
+	fmt.Fprintln(w, "  tiles, measured as bytes accessed is (each array's operand bytes in a program reading it once, tpu.layout_min_bytes);")
 	fmt.Fprintln(w, "  the ratio is over the layout minimum: no program moves less")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "kernel\tclass\tshape\tbytes accessed\tminimum\tlayout minimum\tratio\t")
