@@ -1143,7 +1143,7 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
 	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
-	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=%s),", sem)
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=%s%s),", sem, inputFusion(ins))
 	ww("        interpret=interpret,")
 	ww("    )(%s)", strings.Join(ins, ", "))
 	var res []string
@@ -1160,6 +1160,30 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
 	return kern, wrap
+}
+
+// inputFusion is the allow_input_fusion compiler parameter (with its
+// leading comma) when some kernel input is an XLA reshape or pad of an
+// array, "" when none is: XLA then fuses that producer into the kernel's
+// input instead of writing the copy to HBM and reading it back (a (1, n)
+// view of a 1-D array whose n is not a multiple of 128 is a relayout, not a
+// bitcast). Gathers are left as they are.
+func inputFusion(ins []string) string {
+	var flags []string
+	fused := false
+	for _, in := range ins {
+		f := strings.Contains(in, ".reshape(") || strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows(") || strings.HasPrefix(in, "_lane_rows(")
+		fused = fused || f
+		if f {
+			flags = append(flags, "True")
+		} else {
+			flags = append(flags, "False")
+		}
+	}
+	if !fused {
+		return ""
+	}
+	return ", allow_input_fusion=[" + strings.Join(flags, ", ") + "]"
 }
 
 var reArgLine = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*) = (args\["[^"]*"\])$`)
@@ -1309,7 +1333,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		ww("        out_specs=[spec] * %d,", len(m.stores))
 	}
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
-	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)%s),", inputFusion(ins))
 	ww("        interpret=interpret,")
 	ww("    )(*ins)")
 	count := map[string]int{}

@@ -284,7 +284,11 @@ func checkGoldenDraft(t *testing.T, name, module string) {
 // validated shape, when the TPU compile gate measured it.
 func bytesNote(v *validators.Verdict) string {
 	if c, ok := v.TPU["v6e"]; ok && c.Compiled && c.MinBytes > 0 && c.BytesAccessed > 0 {
-		return fmt.Sprintf("; v6e bytes accessed %.2f× the minimum (%.0f of %.0f)", c.BytesAccessed/c.MinBytes, c.BytesAccessed, c.MinBytes)
+		note := fmt.Sprintf("; v6e bytes accessed %.2f× the minimum (%.0f of %.0f)", c.BytesAccessed/c.MinBytes, c.BytesAccessed, c.MinBytes)
+		if c.LayoutMinBytes > 0 {
+			note += fmt.Sprintf(", %.2f× the layout minimum (%.0f)", c.BytesAccessed/c.LayoutMinBytes, c.LayoutMinBytes)
+		}
+		return note
 	}
 	return ""
 }

@@ -257,6 +257,24 @@ var helpers = []helper{
     flat = a.reshape(-1)[: rows * stride]
     flat = jnp.pad(flat, (0, rows * stride - flat.shape[0]))
     return jnp.pad(flat.reshape(rows, stride), ((0, rows_p - rows), (0, cols - stride)))`},
+	{"_lane_rows", nil, `def _lane_rows(a, n, n_p):
+    """The first n elements of a, padded to n_p (a multiple of 1024), in 128-lane rows."""
+    flat = a.reshape(-1)[:n]
+    return jnp.pad(flat, (0, n_p - flat.shape[0])).reshape(n_p // 128, 128)`},
+	{"_lanes", nil, `def _lanes(ref, start, width, per_row):
+    """Columns [start, start + width) of every row of a block whose rows are
+    per_row consecutive 128-lane rows (start, width multiples of 128)."""
+    rows = ref.shape[0] // per_row
+    parts = [ref[pl.ds(c // 128, rows, stride=per_row), :] for c in range(start, start + width, 128)]
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)`},
+	{"_row_values", nil, `def _row_values(o, rows, shape, dt):
+    """One value per row from (rows_p, 1) or (1, rows_p) blocks, in shape (zeros past rows)."""
+    n = 1
+    for s in shape:
+        n *= s
+    flat = o.reshape(-1)[:rows]
+    flat = jnp.pad(flat, (0, max(0, n - flat.shape[0])))
+    return flat[:n].reshape(shape).astype(dt)`},
 	{"_unrows", nil, `def _unrows(o, rows, stride, shape, dt):
     n = 1
     for s in shape:

@@ -1031,14 +1031,20 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	w("    tid = lax.broadcasted_iota(jnp.int32, (BR, %d), 1)", m.T)
 	w("    jj = lax.broadcasted_iota(jnp.int32, (BR, LP), 1)")
 	w("    jm = jj < %s", Lpy)
+	lanes := m.laneRowViews(t, inPlace)
 	for _, line := range t.lines {
-		w("    %s", line)
+		w("    %s", laneReads(line, lanes))
 	}
 	for _, o := range m.outs {
 		if o.blk == "" {
 			return "", refuse(CodeUnsupported, "output %s is not written", o.param)
 		}
-		w("    %s_ref[...] = %s", o.name, storeValue(o.name+"_ref", val{py: o.blk, ct: "float", k: kData}, blockDType(t.params[o.param])))
+		v := storeValue(o.name+"_ref", val{py: o.blk, ct: "float", k: kData}, blockDType(t.params[o.param]))
+		if m.rowValue(o) {
+			// (BR, 1) values into a (BR, 1) or a lane-dense (1, BR) block
+			v = "(" + v + ").reshape(" + o.name + "_ref.shape)"
+		}
+		w("    %s_ref[...] = %s", o.name, v)
 	}
 	body = pruneDead(body)
 	kwNames := append(t.uniformNames(nil), "LP")
@@ -1098,6 +1104,20 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		ww("    BR = min(BR, R)")
 	} else {
 		ww("    BR = min(BR, _round_up(R, %d))", sub)
+	}
+	dense := false
+	for _, o := range m.outs {
+		dense = dense || m.rowValue(o)
+	}
+	if dense {
+		// one value per row: lane-dense (1, BR) blocks when BR can be a
+		// multiple of 128 (or one block holds every row), not (BR, 1) blocks
+		// whose every value fills a 128-lane tile row
+		ww("    dense = R <= BR or BR >= 128")
+		ww("    if R > BR and dense:")
+		ww("        BR = BR // 128 * 128")
+	}
+	if !inPlace {
 		ww("    RP = _round_up(R, BR)")
 	}
 	var ins, inSpecs []string
@@ -1116,6 +1136,9 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 			}
 			ins = append(ins, in)
 			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR, %s), lambda i: (i, 0))", v.spy))
+		case lanes[v.name] > 0:
+			ins = append(ins, fmt.Sprintf("_lane_rows(p_%s, R * %s, RP * %s)", v.param, v.spy, v.spy))
+			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR * %d, 128), lambda i: (i, 0))", lanes[v.name]))
 		default:
 			ww("    %s_cols = _round_up(max(%s, 1), 128)", v.name, v.spy)
 			ins = append(ins, fmt.Sprintf("_rows(p_%s, R, %s, %s_cols, RP)", v.param, v.spy, v.name))
@@ -1129,6 +1152,11 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	}
 	var ospecs, oshapes []string
 	for _, o := range m.outs {
+		if m.rowValue(o) {
+			ospecs = append(ospecs, "pl.BlockSpec((1, BR), lambda i: (0, i)) if dense else pl.BlockSpec((BR, 1), lambda i: (i, 0))")
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((1, %s) if dense else (%s, 1), %s)", rows, rows, blockDType(t.params[o.param])))
+			continue
+		}
 		ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", o.name))
 		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((%s, %s_cols), %s)", rows, o.name, blockDType(t.params[o.param])))
 	}
@@ -1138,7 +1166,7 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
 	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
-	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)%s),", inputFusion(ins))
 	ww("        interpret=interpret,")
 	ww("    )(%s)", strings.Join(ins, ", "))
 	var res []string
@@ -1153,11 +1181,83 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 			res = append(res, fmt.Sprintf("%q: %s", o.param, r))
 			continue
 		}
-		ww("    r_%s = _unrows(outs[%d], R, %s, %s, %s)", o.param, i, o.spy, shape, dtypePy(p.DType))
+		if m.rowValue(o) {
+			ww("    r_%s = _row_values(outs[%d], R, %s, %s)", o.param, i, shape, dtypePy(p.DType))
+		} else {
+			ww("    r_%s = _unrows(outs[%d], R, %s, %s, %s)", o.param, i, o.spy, shape, dtypePy(p.DType))
+		}
 		res = append(res, fmt.Sprintf("%q: r_%s", o.param, o.param))
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
 	return renderDraft(t, m.names(t), kern, wrap), nil
+}
+
+// rowValue reports whether output o holds one value per row (stride 1,
+// its block one column wide).
+func (m *rowMode) rowValue(o *rowOut) bool {
+	c, ok := o.S.constant()
+	return ok && c == 1 && (m.L == nil || !o.S.equal(m.L.poly))
+}
+
+// laneRowViews are the row views (name -> 128-lane rows per block row) of
+// a 1-D array whose row stride is a constant multiple of 128, read only in
+// 128-aligned column ranges: such a view comes in as the padded array's own
+// (n / 128, 128) tiles (a bitcast, the pad fused into the kernel's input),
+// each block row being stride / 128 consecutive tile rows, rather than as an
+// XLA relayout to (rows, stride).
+func (m *rowMode) laneRowViews(t *tr, inPlace bool) map[string]int64 {
+	out := map[string]int64{}
+	if inPlace {
+		return out
+	}
+	for _, v := range m.views {
+		sc, ok := v.S.constant()
+		if len(v.S) == 0 || !ok || sc <= 0 || sc%128 != 0 || len(t.params[v.param].Shape) != 1 {
+			continue
+		}
+		aligned := true
+		for _, line := range t.lines {
+			for _, i := range reRefUse.FindAllStringIndex(line, -1) {
+				use := line[i[0]:i[1]]
+				if !strings.HasPrefix(use, v.name+"_ref[") {
+					continue
+				}
+				mm := reColRange.FindStringSubmatch(use)
+				if mm == nil {
+					aligned = false
+					continue
+				}
+				a, _ := strconv.ParseInt(mm[2], 10, 64)
+				b, _ := strconv.ParseInt(mm[3], 10, 64)
+				aligned = aligned && a%128 == 0 && b > a && (b-a)%128 == 0
+			}
+		}
+		if aligned {
+			out[v.name] = sc / 128
+		}
+	}
+	return out
+}
+
+var reRefUse = regexp.MustCompile(`\bvw\d+_ref\[[^\]]*\]`)
+
+var reColRange = regexp.MustCompile(`^(vw\d+)_ref\[:, (\d+):(\d+)\]$`)
+
+// laneReads rewrites a line's reads of lane-row views (laneRowViews) as
+// _lanes calls.
+func laneReads(line string, lanes map[string]int64) string {
+	if len(lanes) == 0 {
+		return line
+	}
+	return reRefUse.ReplaceAllStringFunc(line, func(use string) string {
+		mm := reColRange.FindStringSubmatch(use)
+		if mm == nil || lanes[mm[1]] == 0 {
+			return use
+		}
+		a, _ := strconv.ParseInt(mm[2], 10, 64)
+		b, _ := strconv.ParseInt(mm[3], 10, 64)
+		return fmt.Sprintf("_lanes(%s_ref, %d, %d, %d)", mm[1], a, b-a, lanes[mm[1]])
+	})
 }
 
 // inPlace reports whether every row view is the parameter's own rows (its

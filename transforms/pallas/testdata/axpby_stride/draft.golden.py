@@ -37,7 +37,9 @@ def run(args, *, interpret):
         in_specs=[spec, spec],
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((rows, cols), jnp.float32)],
-        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel")),
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel"), allow_input_fusion=[True, True]
+        ),
         interpret=interpret,
     )(x.reshape(rows, cols), y.reshape(rows, cols))
     return {"out": outs[0].reshape((n,))}

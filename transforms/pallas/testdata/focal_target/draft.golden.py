@@ -63,7 +63,9 @@ def run(args, *, interpret):
         in_specs=[pl.BlockSpec((block_rows, 1), lambda i, j: (i, 0)), spec],
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((view_rows, cols), jnp.float32)],
-        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel")),
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel"), allow_input_fusion=[True, False]
+        ),
         interpret=interpret,
     )(target.reshape(view_rows, 1), input)
     return {"output": outs[0]}

@@ -33,7 +33,9 @@ def run(args, *, interpret):
         in_specs=[spec],
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((rows, cols), jnp.float32)],
-        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel", "parallel")),
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel"), allow_input_fusion=[True]
+        ),
         interpret=interpret,
     )(input.reshape(rows, cols))
     return {"output": outs[0].reshape((nthreads,))}

@@ -37,8 +37,8 @@ def _kernel(x_ref, y_ref, mean_ref, rstd_ref, *, cols, eps, row_len, mean_cols, 
         jnp.zeros((block_rows, rstd_cols), jnp.float32),
     )
     y_ref[...] = ob11
-    mean_ref[...] = ob12
-    rstd_ref[...] = ob13
+    mean_ref[...] = (ob12).reshape(mean_ref.shape)
+    rstd_ref[...] = (ob13).reshape(rstd_ref.shape)
 
 
 def run(args, *, interpret):
@@ -62,6 +62,9 @@ def run(args, *, interpret):
     width = max([row_len, 256, (cols), y_cols, mean_cols, rstd_cols])
     block_rows = max(8, min(256, (1 << 19) // (width * 5)) // 8 * 8)
     block_rows = min(block_rows, n_rows)
+    dense = n_rows <= block_rows or block_rows >= 128
+    if n_rows > block_rows and dense:
+        block_rows = block_rows // 128 * 128
     outs = pl.pallas_call(
         functools.partial(
             _kernel, cols=cols, eps=eps, row_len=row_len, mean_cols=mean_cols, rstd_cols=rstd_cols
@@ -70,13 +73,17 @@ def run(args, *, interpret):
         in_specs=[pl.BlockSpec((block_rows, (cols)), lambda i: (i, 0))],
         out_specs=[
             pl.BlockSpec((block_rows, y_cols), lambda i: (i, 0)),
-            pl.BlockSpec((block_rows, mean_cols), lambda i: (i, 0)),
-            pl.BlockSpec((block_rows, rstd_cols), lambda i: (i, 0)),
+            pl.BlockSpec((1, block_rows), lambda i: (0, i))
+            if dense
+            else pl.BlockSpec((block_rows, 1), lambda i: (i, 0)),
+            pl.BlockSpec((1, block_rows), lambda i: (0, i))
+            if dense
+            else pl.BlockSpec((block_rows, 1), lambda i: (i, 0)),
         ],
         out_shape=[
             jax.ShapeDtypeStruct((n_rows, y_cols), jnp.float32),
-            jax.ShapeDtypeStruct((n_rows, mean_cols), jnp.float32),
-            jax.ShapeDtypeStruct((n_rows, rstd_cols), jnp.float32),
+            jax.ShapeDtypeStruct((1, n_rows) if dense else (n_rows, 1), jnp.float32),
+            jax.ShapeDtypeStruct((1, n_rows) if dense else (n_rows, 1), jnp.float32),
         ],
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
         interpret=interpret,
