@@ -26,7 +26,7 @@ def _kernel(x_ref, out_ref, *, cols, row_len, out_cols):
         u3,
         jnp.zeros((block_rows, out_cols), jnp.float32),
     )
-    out_ref[...] = ob4
+    out_ref[...] = (ob4).reshape(out_ref.shape)
 
 
 def run(args, *, interpret):
@@ -45,12 +45,19 @@ def run(args, *, interpret):
     width = max([row_len, 32, (cols), out_cols])
     block_rows = max(8, min(256, (1 << 19) // (width * 3)) // 8 * 8)
     block_rows = min(block_rows, n_rows)
+    dense = n_rows <= block_rows or block_rows >= 128
+    if n_rows > block_rows and dense:
+        block_rows = block_rows // 128 * 128
     outs = pl.pallas_call(
         functools.partial(_kernel, cols=cols, row_len=row_len, out_cols=out_cols),
         grid=(pl.cdiv(n_rows, block_rows),),
         in_specs=[pl.BlockSpec((block_rows, (cols)), lambda i: (i, 0))],
-        out_specs=[pl.BlockSpec((block_rows, out_cols), lambda i: (i, 0))],
-        out_shape=[jax.ShapeDtypeStruct((n_rows, out_cols), jnp.float32)],
+        out_specs=[
+            pl.BlockSpec((1, block_rows), lambda i: (0, i))
+            if dense
+            else pl.BlockSpec((block_rows, 1), lambda i: (i, 0))
+        ],
+        out_shape=[jax.ShapeDtypeStruct((1, n_rows) if dense else (n_rows, 1), jnp.float32)],
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
         interpret=interpret,
     )(x)
