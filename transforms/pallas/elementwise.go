@@ -1058,6 +1058,12 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 			body = append(body, loadSliceLine(l.name, colRef[l.param], fmt.Sprintf(":, %d * VCOLS : %d * VCOLS", g, g+1), t.params[l.param]))
 			continue
 		}
+		if lay.colv[i] {
+			// a lane-dense (1, BROWS) block of the column vector, as a column
+			line := loadLine(l.name, l.name+"_ref", t.params[l.param])
+			body = append(body, strings.Replace(line, "[...]", "[...].reshape(SHAPE[0], 1)", 1))
+			continue
+		}
 		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
 	}
 	for _, line := range t.lines {
@@ -1106,7 +1112,14 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		ww("    BROWS = min(VROWS, max(%d, 65536 // (%d * BCOLS) // %d * %d))", sub, wide, sub, sub)
 	} else {
 		ww("    BCOLS = min(VCOLS, 2048 if VROWS >= %d else 65536)", sub)
-		ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
+		rowsMult := sub
+		if len(lay.colv) > 0 {
+			// a column vector comes in lane-dense (1, BROWS) blocks: BROWS a
+			// multiple of 128 (or every row), not (BROWS, 1) blocks whose every
+			// value fills a 128-lane tile row
+			rowsMult = 128
+		}
+		ww("    BROWS = min(VROWS, max(%d, 65536 // BCOLS // %d * %d))", rowsMult, rowsMult, rowsMult)
 	}
 	ww("    spec = pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, j))")
 	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
@@ -1118,8 +1131,8 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 			continue
 		}
 		if lay.colv[i] {
-			ins = append(ins, "p_"+l.param+".reshape(VROWS, 1)")
-			inSpecs = append(inSpecs, "pl.BlockSpec((BROWS, 1), lambda i, j: (i, 0))")
+			ins = append(ins, "p_"+l.param+".reshape(1, VROWS)")
+			inSpecs = append(inSpecs, "pl.BlockSpec((1, BROWS), lambda i, j: (0, i))")
 			continue
 		}
 		if _, ok := lay.colOff[i]; ok {
@@ -1163,27 +1176,48 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 }
 
 // inputFusion is the allow_input_fusion compiler parameter (with its
-// leading comma) when some kernel input is an XLA reshape or pad of an
-// array, "" when none is: XLA then fuses that producer into the kernel's
-// input instead of writing the copy to HBM and reading it back (a (1, n)
-// view of a 1-D array whose n is not a multiple of 128 is a relayout, not a
-// bitcast). Gathers are left as they are.
+// leading comma), "" when no input needs it: an input that is an XLA
+// relayout or pad of an array (a (1, n) view of a 1-D array whose n is not
+// a multiple of 128, a row or column vector, _blocked, _rows, a padded
+// _lane_rows) is fused into the kernel's input rather than written to HBM
+// and read back. A reshape that is a bitcast ((n / 128, 128), rows of a
+// multiple of 128) is not fused: XLA would wrap it in a fusion and prefetch
+// the whole array into VMEM first (a 32 MiB float32 vector: 3x the bytes).
+// Gathers are left as they are.
 func inputFusion(ins []string) string {
 	var flags []string
 	fused := false
 	for _, in := range ins {
-		f := strings.Contains(in, ".reshape(") || strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows(") || strings.HasPrefix(in, "_lane_rows(")
-		fused = fused || f
-		if f {
-			flags = append(flags, "True")
-		} else {
-			flags = append(flags, "False")
-		}
+		f := fusionFlag(in)
+		fused = fused || f != "False"
+		flags = append(flags, f)
 	}
 	if !fused {
 		return ""
 	}
 	return ", allow_input_fusion=[" + strings.Join(flags, ", ") + "]"
+}
+
+var (
+	reViewReshape = regexp.MustCompile(`\.reshape\((VROWS|R), ([^,()]+|\([^()]*\))\)$`)
+	reLaneRows    = regexp.MustCompile(`^_lane_rows\((p_[A-Za-z0-9_]+), [^,]+, (.+)\)$`)
+)
+
+// fusionFlag is the Python condition under which input in is a copy worth
+// fusing ("True", "False" or an expression of the wrapper's sizes).
+func fusionFlag(in string) string {
+	switch {
+	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows("):
+		return "True"
+	case reLaneRows.MatchString(in):
+		m := reLaneRows.FindStringSubmatch(in)
+		return m[1] + ".size != " + m[2]
+	case strings.HasSuffix(in, ".reshape(1, VCOLS)") || strings.HasSuffix(in, ".reshape(1, VROWS)") || strings.HasSuffix(in, ".reshape(1, L)"):
+		return "True"
+	case reViewReshape.MatchString(in):
+		return reViewReshape.FindStringSubmatch(in)[2] + " % 128 != 0"
+	}
+	return "False"
 }
 
 var reArgLine = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*) = (args\["[^"]*"\])$`)

@@ -38,7 +38,8 @@ def run(args, *, interpret):
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((rows, cols), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
-            dimension_semantics=("parallel", "parallel"), allow_input_fusion=[True, True]
+            dimension_semantics=("parallel", "parallel"),
+            allow_input_fusion=[cols % 128 != 0, cols % 128 != 0],
         ),
         interpret=interpret,
     )(x.reshape(rows, cols), y.reshape(rows, cols))

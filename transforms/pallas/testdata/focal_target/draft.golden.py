@@ -17,7 +17,7 @@ def _kernel(target_ref, input_ref, output_ref, *, gamma, alpha, num_classes, col
     col = pl.program_id(1) * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
     d = row * cols + col
     i_x = d
-    target = target_ref[...]
+    target = target_ref[...].reshape(shape[0], 1)
     input = input_ref[...]
     v1 = _cast((target == _c_rem(i_x, num_classes, jnp.int32)), jnp.float32)
     v2 = _cast((target != _c_rem(i_x, num_classes, jnp.int32)), jnp.float32)
@@ -55,19 +55,19 @@ def run(args, *, interpret):
     view_rows = rows
     cols = classes
     block_cols = min(cols, 2048 if view_rows >= 8 else 65536)
-    block_rows = min(view_rows, max(8, 65536 // block_cols // 8 * 8))
+    block_rows = min(view_rows, max(128, 65536 // block_cols // 128 * 128))
     spec = pl.BlockSpec((block_rows, block_cols), lambda i, j: (i, j))
     outs = pl.pallas_call(
         functools.partial(_kernel, gamma=gamma, alpha=alpha, num_classes=num_classes, cols=cols),
         grid=(pl.cdiv(view_rows, block_rows), pl.cdiv(cols, block_cols)),
-        in_specs=[pl.BlockSpec((block_rows, 1), lambda i, j: (i, 0)), spec],
+        in_specs=[pl.BlockSpec((1, block_rows), lambda i, j: (0, i)), spec],
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((view_rows, cols), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel", "parallel"), allow_input_fusion=[True, False]
         ),
         interpret=interpret,
-    )(target.reshape(view_rows, 1), input)
+    )(target.reshape(1, view_rows), input)
     return {"output": outs[0]}
 
 
