@@ -370,7 +370,6 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 	} else {
 		p.pyname = host.name // a load_inline functions= entry
 	}
-	host = p.host
 	p.entry = sanitize(p.pyname)
 	if err := p.mapParams(); err != nil {
 		return nil, err
