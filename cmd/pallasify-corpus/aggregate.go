@@ -147,7 +147,9 @@ func mergeOne(folder string, a, m *kernelJSON) Kernel {
 		if k.BuildCode == "" && k.BuildText == "" {
 			k.BuildCode, k.BuildText, _ = buildReason(r.BuildReason)
 		}
-		if k.Built == Unknown {
+		// nothing is built for a Triton kernel (its build_reason is only why
+		// no test launched it): built for CPU stays unknown
+		if k.Built == Unknown && k.Kind != KindTriton {
 			k.Built = builtOf(r.BuiltCPU, k.BuildCode != "" || k.BuildText != "")
 		}
 		// launches captured in either run (a Triton kernel's are recorded by

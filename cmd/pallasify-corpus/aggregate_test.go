@@ -230,3 +230,22 @@ func TestSpecClass(t *testing.T) {
 		}
 	}
 }
+
+// TestTritonIsNeverBuilt: a Triton kernel's build_reason says why no test
+// launched it (CAP-NOT-LAUNCHED); nothing is built for it, so its built for
+// CPU stays unknown while its captured launches count.
+func TestTritonIsNeverBuilt(t *testing.T) {
+	a := `{"kind":"analyze","kernels":[
+ {"id":"k-cccccc0001","name":"fwd","path":"o.py","line":1,"origin":"triton","built_cpu":false,"captured":4,"spec_source":"tests","emulated":true},
+ {"id":"k-cccccc0002","name":"bwd","path":"o.py","line":9,"origin":"triton","built_cpu":false,"captured":0,"spec_source":"none","emulated":false,
+  "build_reason":{"code":"CAP-NOT-LAUNCHED","text":"8 test files ran under the interpreter, none launched bwd"}}]}`
+	f := mustFolder(t, "tri", a, "")
+	for _, id := range []string{"k-cccccc0001", "k-cccccc0002"} {
+		if k := byID(t, f, id); k.Built != Unknown {
+			t.Errorf("%s: built for CPU %v, want unknown (a Triton kernel is not built)", id, k.Built)
+		}
+	}
+	if k := byID(t, f, "k-cccccc0001"); capturedOf(&k) != Yes {
+		t.Errorf("fwd: captured %v, want yes", capturedOf(&k))
+	}
+}
