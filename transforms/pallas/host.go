@@ -20,6 +20,9 @@ type hostFn struct {
 	locals  map[string]string
 	// scalars are the integer locals (int n = x.numel();)
 	scalars map[string]string
+	// launches are the kernels the body launches, in order (mmcv's softmax
+	// focal loss backward launches two: the op is their sequence)
+	launches []string
 }
 
 type hostParam struct {
@@ -387,14 +390,10 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	if kw := launchConstruct(src[heads[len(heads)-1][1]:loc[0]]); kw != "" {
 		return nil, fmt.Errorf("%s launches %s inside an %q of its own: the launch is not the whole op", fn.name, k.Name, kw)
 	}
-	if ls := reAnyLaunch.FindAllStringSubmatch(body, -1); len(ls) > 1 {
-		var names []string
-		for _, l := range ls {
-			names = append(names, l[1])
-		}
-		return nil, fmt.Errorf("%s launches %d kernels (%s): the op is their sequence, not %s alone", fn.name, len(ls),
-			strings.Join(names, ", "), k.Name)
+	for _, l := range reAnyLaunch.FindAllStringSubmatch(body, -1) {
+		fn.launches = append(fn.launches, l[1])
 	}
+	bodyStart := heads[len(heads)-1][1] - 1
 	for _, a := range args {
 		ha := hostArg{text: a, param: -1}
 		if m := reDataPtr.FindStringSubmatch(a); m != nil {
@@ -409,6 +408,9 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 			ha.param = fn.paramIdx(hostArgName(a))
 			if ha.param < 0 {
 				ha.expr = fn.exprOf(a)
+			}
+			if ha.param < 0 && ha.expr == nil {
+				ha.expr = fn.valueAt(body, loc[0]-bodyStart, strings.TrimSpace(a))
 			}
 		}
 		fn.args = append(fn.args, ha)
@@ -470,6 +472,41 @@ func parseHostFn(src string, h []int) (*hostFn, string, error) {
 		}
 	}
 	return fn, body, nil
+}
+
+// valueAt is the value of integer local name at offset at of body (a
+// launch) when the host assigns it more than once: the last plain
+// assignment before at (output_size = grad_input.numel(); between mmcv's
+// two softmax focal loss backward launches), read as a host expression.
+// Nil when name is not such a local, when an assignment before at sits
+// inside an if, else, loop or switch (its value depends on the path), or
+// when name is ever changed otherwise (+=, ++).
+func (fn *hostFn) valueAt(body string, at int, name string) *hostExpr {
+	if !regexp.MustCompile(`^[A-Za-z_]\w*$`).MatchString(name) || at < 0 || at > len(body) {
+		return nil
+	}
+	q := regexp.QuoteMeta(name)
+	if regexp.MustCompile(`(?:^|[;{}\n])\s*`+q+`\s*(?:[-+*/%&|^]|<<|>>)=`).MatchString(body) ||
+		regexp.MustCompile(`(?:\+\+|--)\s*`+q+`\b|\b`+q+`\s*(?:\+\+|--)`).MatchString(body) {
+		return nil
+	}
+	reSet := regexp.MustCompile(`(?:^|[;{}\n])\s*(?:(?:const\s+)?(?:int|int32_t|int64_t|long|size_t|unsigned|auto)\s+)?` +
+		q + `\s*=\s*([^=;][^;]*);`)
+	var last []int
+	for _, m := range reSet.FindAllStringSubmatchIndex(body[:at], -1) {
+		if launchConstruct(body[1:m[0]+1]) != "" {
+			return nil
+		}
+		last = m
+	}
+	if last == nil {
+		return nil
+	}
+	e := fn.exprOf(strings.TrimSpace(body[last[2]:last[3]]))
+	if e == nil || !e.wellFormed() {
+		return nil
+	}
+	return e
 }
 
 func (fn *hostFn) paramIdx(name string) int {

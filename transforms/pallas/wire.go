@@ -83,6 +83,17 @@ type plan struct {
 	// m.def's py::arg list); empty: the host's own parameter names
 	keywords []string
 	outShape map[string]string
+	// launcher is the host function that launches the kernel (its source
+	// file and name); launches the kernels it launches, in order: with
+	// more than one the op is their sequence
+	launcher string
+	launches []string
+	// stages: a sequence's kernels in launch order (the plan of the first
+	// carries them all, itself first); each stage's module defines
+	// stageJax, its kernel's JAX function over the host's arguments
+	stages   []*plan
+	stageJax string
+	written  []int // a sequence's in-place writes, every stage's, in order
 }
 
 // Wire generates, for every proven kernel whose Python call it can map, a
@@ -100,7 +111,7 @@ type plan struct {
 func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), pyFiles, srcFiles []string) ([]WireFile, []Wired, []WireProblem) {
 	w := &wiring{ctx: ctx, read: read, pyFiles: pyFiles, srcFiles: srcFiles, files: map[string][]byte{}, count: map[*plan]int{},
 		opsPlans: map[string][]*plan{}, helpers: map[string]opsHelpers{}}
-	w.planAll(ks)
+	w.sequences(w.planAll(ks))
 	keepApart(w.plans)
 	w.emitKernelModules()
 	w.rewriteSites()
@@ -149,8 +160,10 @@ func (w *wiring) get(p string) ([]byte, bool) {
 }
 
 // planAll plans every kernel (sorted by id); a kernel an earlier run wired
-// is reported wired and left alone, so a second run changes nothing.
-func (w *wiring) planAll(ks []WireKernel) {
+// is reported wired and left alone, so a second run changes nothing. It
+// returns why each kernel that could not be planned was not, by name.
+func (w *wiring) planAll(ks []WireKernel) map[string]string {
+	failed := map[string]string{}
 	sort.Slice(ks, func(i, j int) bool { return ks[i].Kernel.ID < ks[j].Kernel.ID })
 	for _, wk := range ks {
 		if m := wiredBefore(wk.Kernel.ID, w.read, w.pyFiles); m != "" {
@@ -160,21 +173,33 @@ func (w *wiring) planAll(ks []WireKernel) {
 		p, err := planKernel(w.ctx, wk, w.read, w.pyFiles, w.srcFiles)
 		if err != nil {
 			w.probs = append(w.probs, WireProblem{Kernel: wk.Kernel.ID, Path: wk.Kernel.Path, Message: err.Error()})
+			failed[wk.Kernel.Name] = err.Error()
 			continue
 		}
 		w.plans = append(w.plans, p)
 	}
+	return failed
 }
 
-// emitKernelModules generates each plan's kernel module.
+// emitKernelModules generates each plan's kernel module (a sequence's: one
+// per stage, all or none).
 func (w *wiring) emitKernelModules() {
 	for _, p := range w.plans {
-		mod, err := p.kernelModule()
+		var mods []WireFile
+		var err error
+		for _, m := range p.modules() {
+			var mod string
+			if mod, err = m.kernelModule(); err != nil {
+				break
+			}
+			m.dir = p.dir
+			mods = append(mods, WireFile{Path: m.modPath(), Content: []byte(mod), Generated: true})
+		}
 		if err != nil {
 			w.problem(p, p.wk.Kernel.Path, err.Error())
 			continue
 		}
-		w.out = append(w.out, WireFile{Path: p.modPath(), Content: []byte(mod), Generated: true})
+		w.out = append(w.out, mods...)
 		w.ok = append(w.ok, p)
 		w.opsPlans[p.dir] = append(w.opsPlans[p.dir], p)
 	}
@@ -218,7 +243,9 @@ func (w *wiring) rewriteSites() {
 		w.files[f] = []byte(s)
 	}
 	for _, p := range w.ok {
-		w.wired = append(w.wired, Wired{Kernel: p.wk.Kernel.ID, Module: p.modPath(), Entry: p.entry, Sites: w.count[p]})
+		for _, m := range p.modules() {
+			w.wired = append(w.wired, Wired{Kernel: m.wk.Kernel.ID, Module: m.modPath(), Entry: p.entry, Sites: w.count[p]})
+		}
 	}
 }
 
@@ -345,6 +372,7 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 	if err != nil {
 		return nil, err
 	}
+	launcher, launches := k.Path+":"+host.name, host.launches
 	if len(host.args) != len(k.Spec.Params) {
 		return nil, fmt.Errorf("the launch passes %d arguments, the kernel takes %d", len(host.args), len(k.Spec.Params))
 	}
@@ -358,9 +386,14 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 		if c == nil {
 			break
 		}
+		if len(launches) > 1 {
+			return nil, fmt.Errorf("%s launches %s in sequence and its outputs are allocated by its caller %s: "+
+				"the buffers between the launches are not plain", host.name, strings.Join(launches, ", "), c.name)
+		}
 		host = c
 	}
-	p := &plan{wk: wk, host: host, modName: "_pallas_" + sanitize(k.Name), outShape: map[string]string{}}
+	p := &plan{wk: wk, host: host, modName: "_pallas_" + sanitize(k.Name), outShape: map[string]string{},
+		launcher: launcher, launches: launches}
 	if b, ok := bindingOf(src, host.name); ok {
 		p.pyname, p.ns, p.keywords = b.name, b.ns, b.keywords
 	} else if bound, b := boundHost(host, read, srcFiles); bound != nil {
@@ -433,7 +466,8 @@ func (p *plan) mapParams() error {
 		} else {
 			p.static = append(p.static, i)
 		}
-		if !used[i] && hp.tensor {
+		if !used[i] && hp.tensor && len(p.launches) < 2 {
+			// (a sequence's tensor may reach another of its kernels: sequence checks)
 			return fmt.Errorf("tensor %s of %s does not reach the kernel", hp.name, host.name)
 		}
 	}

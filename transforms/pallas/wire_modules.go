@@ -59,10 +59,15 @@ func (p *plan) kernelModule() (string, error) {
 		w("        --candidate %s", p.modPath())
 	}
 	w("")
-	b.WriteString(WrapText(fmt.Sprintf("%s_jax is the kernel as a JAX function: the arguments of %s (tensors first, "+
+	seq := ""
+	if p.stageJax != "" {
+		seq = fmt.Sprintf(" %s launches several kernels in sequence, this one among them: its op runs their JAX "+
+			"functions in the launch order.", p.pyname)
+	}
+	b.WriteString(WrapText(fmt.Sprintf("%s is the kernel as a JAX function: the arguments of %s (tensors first, "+
 		"then static scalars) and its results. PALLASIFY_KERNEL records it with one validated case, for any tool "+
 		"that re-checks this module. Calls of %s send tensors on \"tpu\" here through %s; every other device "+
-		"keeps the original CUDA path.", p.entry, p.pyname, p.pyname, opsName), docWidth))
+		"keeps the original CUDA path.%s", p.jaxName(), p.pyname, p.pyname, opsName, seq), docWidth))
 	if notes != "" {
 		w("")
 		w("%s", notes)
@@ -128,7 +133,7 @@ func (p *plan) jaxFunction() (string, error) {
 	if n := len(p.host.returns) + len(p.inplace); n > 1 {
 		ret = "tuple[" + strings.TrimSuffix(strings.Repeat("jax.Array, ", n), ", ") + "]"
 	}
-	w("%s", pyDef(p.entry+"_jax", sig, ret))
+	w("%s", pyDef(p.jaxName(), sig, ret))
 	doc := p.pyname + " in JAX (interpret=True: Pallas interpret mode, e.g. on CPU)."
 	if len(p.inplace) > 0 {
 		doc += " It returns the new " + strings.Join(p.paramNames(p.inplace), ", ") + ", which " + p.pyname +
@@ -355,8 +360,8 @@ func (p *plan) opsPart(ns string, pkg bool, pair *autogradPair) string {
 	allParams := p.paramNames(allIndexes(len(p.host.params)))
 	doc := p.pyname + ` for tensors on "tpu": the proven Pallas kernel through jax_op.`
 	body := []string{fmt.Sprintf("return %s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))}
-	if len(p.inplace) > 0 {
-		written := p.paramNames(p.inplace)
+	if len(p.writes()) > 0 {
+		written := p.paramNames(p.writes())
 		doc = p.pyname + ` for tensors on "tpu": the proven Pallas kernel through jax_op, its result written into ` +
 			strings.Join(written, ", ") + ` in place, as the original op does.`
 		call := fmt.Sprintf("%s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))
@@ -404,6 +409,20 @@ func (p *plan) opFunc(ns string, pkg bool, pair *autogradPair) pyFunc {
 		"",
 	}
 	reg := pyCall("", "op = jax_op", []string{pyStr(opName), "kernel." + p.entry + "_jax"})
+	if len(p.stages) > 0 {
+		body = body[:1]
+		for i, s := range p.stages {
+			imp := fmt.Sprintf("import %s as kernel%d", s.modName, i)
+			if pkg {
+				imp = fmt.Sprintf("from . import %s as kernel%d", s.modName, i)
+			}
+			body = append(body, imp)
+		}
+		body = append(body, "")
+		body = append(body, p.sequenceFunc("sequence")...)
+		body = append(body, "")
+		reg = pyCall("", "op = jax_op", []string{pyStr(opName), "sequence"})
+	}
 	if pair == nil {
 		body = append(body, strings.Replace(reg, "op = ", "return ", 1))
 	} else {
@@ -415,7 +434,7 @@ func (p *plan) opFunc(ns string, pkg bool, pair *autogradPair) pyFunc {
 	return pyFunc{
 		decorators: []string{"functools.cache"},
 		name:       p.entry + "_op",
-		doc:        fmt.Sprintf("The torch op %s: kernel %s through jax_op, built on first use.", opName, p.wk.Kernel.Name),
+		doc:        fmt.Sprintf("The torch op %s: kernel %s through jax_op, built on first use.", opName, p.kernelNames()),
 		body:       body,
 	}
 }
@@ -505,7 +524,9 @@ func opsModule(dir string, plans []*plan, parts []string, h opsHelpers) string {
 		"torch.tpu.pallas.jax_op on first use, so the package still imports where jax and torch_tpu are missing. "+
 		"The kernels and their validator verdicts are in:", docWidth))
 	for _, p := range plans {
-		w("    %s.py (%s)", p.modName, p.wk.Kernel.Name)
+		for _, m := range p.modules() {
+			w("    %s.py (%s)", m.modName, m.wk.Kernel.Name)
+		}
 	}
 	w(`"""`)
 	w("import functools")

@@ -1,0 +1,163 @@
+package pallas
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// sequences joins the plans of kernels one host function launches in
+// sequence (mmcv's softmax focal loss backward: cuda1 writes buff, cuda2
+// reads it and writes grad_input) into one op: the plan of the first
+// kernel carries every stage, in launch order, and the TPU path runs
+// their JAX functions in that order, each on the buffers the one before
+// wrote. A sequence is wired only when every kernel it launches is proven
+// and planned, each is launched once and every buffer is a tensor the
+// caller passes (written in place, copied back at the end); otherwise
+// each of its kernels is refused, saying why.
+func (w *wiring) sequences(failed map[string]string) {
+	groups := map[string][]*plan{}
+	var order []string
+	var kept []*plan
+	for _, p := range w.plans {
+		if len(p.launches) < 2 {
+			kept = append(kept, p)
+			continue
+		}
+		if _, ok := groups[p.launcher]; !ok {
+			order = append(order, p.launcher)
+		}
+		groups[p.launcher] = append(groups[p.launcher], p)
+	}
+	for _, key := range order {
+		lead, err := sequenceOf(groups[key], failed)
+		if err != nil {
+			for _, p := range groups[key] {
+				w.problem(p, p.wk.Kernel.Path, err.Error())
+			}
+			continue
+		}
+		kept = append(kept, lead)
+	}
+	w.plans = kept
+}
+
+// sequenceOf checks one host function's plans and returns the first
+// launch's plan carrying them all as its stages.
+func sequenceOf(ps []*plan, failed map[string]string) (*plan, error) {
+	first := ps[0]
+	host, names := first.host.name, first.launches
+	intro := fmt.Sprintf("%s launches %s in sequence", host, strings.Join(names, ", "))
+	var stages []*plan
+	for i, n := range names {
+		if slices.Contains(names[:i], n) {
+			return nil, fmt.Errorf("%s: %s is launched twice", intro, n)
+		}
+		j := slices.IndexFunc(ps, func(p *plan) bool { return p.wk.Kernel.Name == n })
+		if j < 0 {
+			if why, ok := failed[n]; ok {
+				return nil, fmt.Errorf("%s: %s is proven but not wired: %s", intro, n, why)
+			}
+			return nil, fmt.Errorf("%s: %s is not proven, so the op is not", intro, n)
+		}
+		stages = append(stages, ps[j])
+	}
+	used := map[int]bool{}
+	for _, s := range stages {
+		switch {
+		case len(s.host.returns) > 0:
+			return nil, fmt.Errorf("%s and returns %s: the buffers between the launches are not plain", intro,
+				strings.Join(s.host.returns, ", "))
+		case len(s.outShape) > 0 || len(s.inplace) == 0:
+			return nil, fmt.Errorf("%s: %s writes a buffer %s allocates, not a tensor its caller passes", intro,
+				s.wk.Kernel.Name, host)
+		case !slices.Equal(s.paramNames(allIndexes(len(s.host.params))), first.paramNames(allIndexes(len(first.host.params)))) ||
+			s.pyname != first.pyname || s.ns != first.ns || len(s.sites) != len(first.sites):
+			return nil, fmt.Errorf("%s: its kernels are not bound to one Python function", intro)
+		}
+		for _, a := range s.host.args {
+			if a.param >= 0 && s.host.params[a.param].tensor {
+				used[a.param] = true
+			}
+		}
+	}
+	for _, i := range first.tensors {
+		if !used[i] {
+			return nil, fmt.Errorf("%s: tensor %s reaches none of them", intro, first.host.params[i].name)
+		}
+	}
+	lead := first
+	if stages[0] != first {
+		lead = stages[0]
+	}
+	var inplace []int
+	for _, s := range stages {
+		s.stageJax = sanitize(s.wk.Kernel.Name) + "_jax"
+		for _, i := range s.inplace {
+			if !slices.Contains(inplace, i) {
+				inplace = append(inplace, i)
+			}
+		}
+	}
+	lead.stages, lead.written = stages, inplace
+	return lead, nil
+}
+
+// jaxName is the name of the JAX function p's module defines.
+func (p *plan) jaxName() string {
+	if p.stageJax != "" {
+		return p.stageJax
+	}
+	return p.entry + "_jax"
+}
+
+// modules are the plans whose kernel modules p's op uses: its stages, or
+// itself.
+func (p *plan) modules() []*plan {
+	if len(p.stages) > 0 {
+		return p.stages
+	}
+	return []*plan{p}
+}
+
+// sequenceFunc is the body lines, inside <entry>_op, of the JAX function a
+// sequence's op registers: each stage's JAX function in launch order over
+// the host's arguments, a buffer a stage writes passed on to the next
+// ones as the host passes the same tensor, and every written buffer
+// returned in the op's order.
+func (p *plan) sequenceFunc(name string) []string {
+	args := append(p.paramNames(p.tensors), p.paramNames(p.static)...)
+	lines := []string{"def " + name + "(" + strings.Join(args, ", ") + "):",
+		"    # the host's launches, in order: a buffer one writes is what the next ones read"}
+	for i, s := range p.stages {
+		targets := s.paramNames(s.inplace)
+		lhs := strings.Join(targets, ", ")
+		if len(targets) > 1 {
+			lhs = "(" + lhs + ")"
+		}
+		lines = append(lines, strings.Split(pyCall("    ", lhs+" = "+fmt.Sprintf("kernel%d.%s", i, s.jaxName()), args), "\n")...)
+	}
+	lines = append(lines, "    return "+strings.Join(p.paramNames(p.writes()), ", "))
+	return lines
+}
+
+// writes are the host parameters p's op writes in place: every stage's, for
+// a sequence.
+func (p *plan) writes() []int {
+	if len(p.stages) > 0 {
+		return p.written
+	}
+	return p.inplace
+}
+
+// kernelNames names p's kernel, or a sequence's kernels in launch order.
+func (p *plan) kernelNames() string {
+	if len(p.stages) == 0 {
+		return p.wk.Kernel.Name
+	}
+	var names []string
+	for _, s := range p.stages {
+		names = append(names, s.wk.Kernel.Name)
+	}
+	return "s " + strings.Join(names, ", ") + " (in launch order)"
+}
