@@ -77,8 +77,12 @@ type LaunchArg struct {
 	// recorder's own conclusion (input, output, inout) when it gives one.
 	ReadKnown bool   `json:"read_known,omitempty"`
 	Role      string `json:"role,omitempty"`
-	Before    string `json:"before,omitempty"`
-	After     string `json:"after,omitempty"`
+	// Partial is set when the recorder's replay saw the kernel leave part
+	// of the buffer untouched: the recorder's role is then inout (the
+	// elements never written keep their contents from before the launch).
+	Partial bool   `json:"partial,omitempty"`
+	Before  string `json:"before,omitempty"`
+	After   string `json:"after,omitempty"`
 	// Captured is false when the contents were not recorded (over the
 	// recorder's byte budget).
 	Captured *bool `json:"captured,omitempty"`
@@ -693,6 +697,9 @@ func (sh *shaper) fit(l CapturedLaunch) (map[string]int64, bool) {
 
 func roleOf(a LaunchArg) string {
 	switch {
+	case a.Partial && a.Written:
+		// written in part: the untouched elements are part of the result
+		return "inout"
 	case a.Role == "input" || a.Role == "output" || a.Role == "inout":
 		return a.Role
 	case a.Written && !a.Read && !a.ReadKnown && a.Before != "":

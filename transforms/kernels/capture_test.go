@@ -265,6 +265,7 @@ func TestCapturedRoles(t *testing.T) {
 		{LaunchArg{Read: true, Written: true, ReadKnown: true}, "inout"},
 		{LaunchArg{Written: true, Before: "b"}, "inout"}, // seen by diff only: reads unknown
 		{LaunchArg{Role: "output", Written: true, Before: "b"}, "output"},
+		{LaunchArg{Written: true, ReadKnown: true, Partial: true, Before: "b"}, "inout"}, // written in part
 	} {
 		if got := roleOf(tc.a); got != tc.want {
 			t.Errorf("roleOf(%+v) = %s, want %s", tc.a, got, tc.want)

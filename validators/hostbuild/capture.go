@@ -69,9 +69,13 @@ type Arg struct {
 	Written     bool    `json:"written,omitempty"`
 	ReadKnown   bool    `json:"read_known,omitempty"`
 	Role        string  `json:"role,omitempty"` // input | output | inout (pointers whose contents were captured)
-	Before      string  `json:"before,omitempty"`
-	After       string  `json:"after,omitempty"`
-	Captured    *bool   `json:"captured,omitempty"` // false: over the capture byte budget
+	// Partial: the replay left some of the pointer's bytes untouched (the
+	// kernel writes it in part): its role is inout, the contents before the
+	// launch being part of the result.
+	Partial  bool   `json:"partial,omitempty"`
+	Before   string `json:"before,omitempty"`
+	After    string `json:"after,omitempty"`
+	Captured *bool  `json:"captured,omitempty"` // false: over the capture byte budget
 }
 
 // Alloc is the allocation a pointer points into.

@@ -11,8 +11,9 @@ import (
 // TestProgramFixture builds fixtures/programs/block_reduce, a standalone CUDA
 // program with its own CPU check, and runs it: its check passing is evidence
 // that the emulator (barriers, warp shuffles, cooperative groups, dynamic
-// shared memory, the runtime API) is right. The captures show its three
-// kernels with cudaMalloc'd buffers and the right roles.
+// shared memory, the runtime API) is right. The captures show its four
+// kernels with cudaMalloc'd buffers and the right roles (a buffer written
+// in part is an inout; one written in full, an output).
 func TestProgramFixture(t *testing.T) {
 	sb := testSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -44,6 +45,12 @@ func TestProgramFixture(t *testing.T) {
 			{Name: "a", Kind: "scalar", DType: "float32", Value: ptr(2.0)},
 			{Name: "x", DType: "float32", Role: "input"},
 			{Name: "y", DType: "float32", Role: "inout"}}},
+		// half_fill never reads out, but writes only its even elements:
+		// the zeros the program put in the odd ones are part of the result
+		{Kernel: "half_fill", Grid: &[3]int{20, 1, 1}, Args: []wantArg{
+			{Name: "x", DType: "float32", Role: "input", Elements: 10000},
+			{Name: "out", DType: "float32", Role: "inout", Elements: 10000},
+			{Name: "n", Kind: "scalar", Value: ptr(10000.0)}}},
 	} {
 		checkWant(t, res.Launches, w)
 	}

@@ -505,6 +505,10 @@ struct Arg {
   size_t offset = 0, extent = 0;
   bool written = false, read = true, captured = false;
   bool read_known = false;
+  // partial: the replay left some of the argument's bytes untouched (the
+  // kernel writes only part of it), so its contents before the launch are
+  // part of the result.
+  bool partial = false;
 };
 
 #if defined(CUDAEMU_HOST_TORCH)
@@ -643,6 +647,20 @@ inline bool same_as_after(const std::vector<Region>& rs, long long poisoned_id, 
   return true;
 }
 
+// left_untouched reports whether a replay, run with [off, off+len) of
+// allocation id poisoned, left a byte of that range holding the poison that
+// the first run did not change: the kernel never writes it. A byte whose
+// value after the first run is itself the poison tells nothing.
+inline bool left_untouched(const std::vector<Region>& rs, long long id, size_t off, size_t len) {
+  for (const Region& r : rs) {
+    if (r.alloc.id != id || r.after.empty()) continue;
+    const unsigned char* now = static_cast<const unsigned char*>(r.alloc.base);
+    for (size_t k = off; k < off + len && k < r.after.size(); k++)
+      if (now[k] == 0xff && r.before[k] == r.after[k] && r.after[k] != 0xff) return true;
+  }
+  return false;
+}
+
 [[noreturn]] inline void launch_failed(const Site& site, const std::string& msg) {
   std::string m = std::string("cudaemu: kernel ") + site.kernel + " (" + site.file + ":" + std::to_string(site.line) + "): " + msg;
   phr_set_error(cudaErrorLaunchFailure, m.c_str());
@@ -740,6 +758,7 @@ inline void launch(const Site& site_in, const std::vector<std::string>& targs_in
       memset(const_cast<char*>(static_cast<const char*>(a.alloc.base)) + a.offset, 0xff, a.extent);
       std::string e2 = once();
       a.read = !e2.empty() || !same_as_after(regions, a.alloc.id, a.offset, a.extent);
+      a.partial = e2.empty() && left_untouched(regions, a.alloc.id, a.offset, a.extent);
       a.read_known = true;
     }
     restore(regions, true);
@@ -792,8 +811,12 @@ inline void launch(const Site& site_in, const std::vector<std::string>& targs_in
       std::string an = std::string(pre) + "_a" + std::to_string(i) + "_after.bin";
       phr_capture_file(bn.c_str(), r->before.data() + a.offset, a.extent);
       phr_capture_file(an.c_str(), r->after.data() + a.offset, a.extent);
-      const char* role = !a.written ? "input" : (a.read ? "inout" : "output");
+      // An argument written in part is an inout: what the kernel leaves
+      // untouched keeps its contents from before the launch (zeros the
+      // caller filled in), so a candidate must start from them too.
+      const char* role = !a.written ? "input" : (a.read || a.partial ? "inout" : "output");
       j += std::string(",\"read\":") + (a.read ? "true" : "false") + ",\"written\":" + (a.written ? "true" : "false");
+      if (a.partial) j += ",\"partial\":true";
       j += std::string(",\"read_known\":") + (a.read_known || !a.written ? "true" : "false");
       j += ",\"role\":" + json_str(role) + ",\"before\":" + json_str(bn) + ",\"after\":" + json_str(an);
     } else {
