@@ -211,3 +211,105 @@ func TestTritonLLMGarbage(t *testing.T) {
 		t.Errorf("no %s diagnostic naming %s", pipeline.CodeDraftRejected, pipeline.CodeLLMUnreadable)
 	}
 }
+
+// TestTritonLLMRefusedCaptured: with --capture, the kernel the rules refuse
+// (multi_row_sum_kernel: each program walks several rows) gets its spec
+// from the launch the repository's tests made; the LLM's module for it is
+// proven against the interpreter reference on that launch and wired, its
+// TPU branch checking every value the proof fixed (scalars, grid,
+// constexprs). The rules' kernel is proven and wired as before and the LLM
+// is asked once. The patch equals capture_llm.want.patch, a second migrate
+// changes nothing, and check_triton_e2e.py accepts the tree (a launch other
+// than the captured one is refused).
+func TestTritonLLMRefusedCaptured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test (-short)")
+	}
+	py := e2ePython(t)
+	script := llmtest.Load(t, "..", "triton_refused")
+	srv := llmtest.New(t, "..", script)
+	cache, capCache := t.TempDir(), t.TempDir()
+	migrate := func(root string) *pipeline.Run {
+		s, err := llm.Resolve(config.Defaults().LLM, llm.Flags{BaseURL: srv.URL(), Model: "scripted", CacheDir: cache},
+			func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _, err := llm.New(s, root, validators.PinnedJAX())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sv := validators.NewStageValidator(validators.Options{Python: py, Timeout: 240 * time.Second})
+		t.Cleanup(func() { sv.Close() })
+		w := pipeline.NewKernelWork(sv, pipeline.RuleDrafter{}, d)
+		w.Gate = &validators.Gate{Python: py}
+		w.Wire = true
+		opts := pipeline.Options{Root: root, Version: "test",
+			Capture: &pipeline.CaptureConfig{Python: py, CacheDir: capCache, Triton: validators.TritonTests{}}}
+		w.Install(&opts)
+		run, err := pipeline.Migrate(context.Background(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return run
+	}
+	run := migrate(filepath.Join("..", "fixtures", "triton_capture"))
+	byName := map[string]*pipeline.Kernel{}
+	for _, k := range run.Kernels {
+		byName[k.Name] = k
+	}
+	multi, flat := byName["multi_row_sum_kernel"], byName["scale_shift_kernel"]
+	if multi == nil || flat == nil {
+		t.Fatalf("kernels: %v", byName)
+	}
+	if multi.Draft.Verdict != pipeline.VerdictProven || multi.Draft.Drafter != llm.DrafterName || multi.Draft.Module == "" {
+		t.Fatalf("multi_row_sum_kernel: %+v", multi.Draft)
+	}
+	if flat.Draft.Verdict != pipeline.VerdictProven || flat.Draft.Drafter != pipeline.DrafterTritonRules {
+		t.Errorf("scale_shift_kernel: %+v", flat.Draft)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUser(), "for row in range(start, end):") {
+		t.Fatalf("%d LLM requests (want 1, with the refused kernel's Triton source)", len(reqs))
+	}
+	patch := run.Patch()
+	for _, want := range []string{`_check_value("n_rows", n_rows, 10)`, `_check_value("grid", _grid(grid, meta), (3,))`,
+		`_check_constexpr("BLOCK", BLOCK, 64)`} {
+		if !bytes.Contains(patch, []byte(want)) {
+			t.Errorf("the TPU branch does not check %s", want)
+		}
+	}
+	wantFile := filepath.Join("..", "fixtures", "triton_e2e", "capture_llm.want.patch")
+	if *updateE2E {
+		if err := os.WriteFile(wantFile, patch, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(wantFile)
+	if err != nil {
+		t.Fatalf("%v (go test ./pipeline -run TritonLLMRefused -update-e2e)", err)
+	}
+	if !bytes.Equal(patch, want) {
+		t.Errorf("patch differs from %s (go test ./pipeline -run TritonLLMRefused -update-e2e):\n%s", wantFile, patch)
+	}
+	dir := t.TempDir()
+	if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
+		t.Fatal(err)
+	}
+	srv.Reset(script)
+	second := migrate(dir)
+	for _, f := range second.Files {
+		if f.Changed() {
+			t.Errorf("second pass changes %s", f.Path)
+		}
+	}
+	out, err := exec.Command(py, "../fixtures/triton_e2e/check_triton_e2e.py", dir, "capture_llm").CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		stackMissing(t, strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		t.Fatalf("migrated tree check: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}

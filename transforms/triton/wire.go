@@ -3,6 +3,7 @@ package triton
 import (
 	"context"
 	"fmt"
+	"math"
 	"path"
 	"regexp"
 	"sort"
@@ -139,6 +140,11 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 				probs = append(probs, pallas.WireProblem{Kernel: p.wk.ID, Path: p.wk.Kernel.Path, Message: siteErr.Error()})
 				continue
 			}
+			if kp := p.wk.Kernel.Path; path.Dir(kp) == dir && p.launches[kp] == nil {
+				if src, found := get(kp); found { // the kernel's own file imports triton only where it is installed
+					edits[kp] = []byte(lazyTriton(ctx, string(src), p.pkg))
+				}
+			}
 			modPath := path.Join(dir, p.modName+".py")
 			if cur, exists := read(modPath); !exists || !strings.Contains(string(cur), strconv.Quote(p.wk.ID)) {
 				files = append(files, pallas.WireFile{Path: modPath, Content: []byte(mod), Generated: true})
@@ -239,7 +245,7 @@ func (p *wirePlan) rewriteLaunches(ctx context.Context, file string, src []byte)
 		out = out[:s.start] + s.text + out[s.end:]
 	}
 	if len(spans) > 0 {
-		out = addOpsImport(ctx, out, p.pkg)
+		out = lazyTriton(ctx, addOpsImport(ctx, out, p.pkg), p.pkg)
 	}
 	return []byte(out), count, nil
 }
@@ -515,7 +521,7 @@ func (p *wirePlan) tensorParams() []kernels.Param {
 func (p *wirePlan) staticParams() []kernels.Param {
 	var out []kernels.Param
 	for _, sp := range p.wk.Spec.Params {
-		if sp.Kind == "scalar" && sp.Role == "scalar" {
+		if sp.Kind == "scalar" && sp.Role == "scalar" && sp.Value == nil { // a fixed one is checked at the launch
 			out = append(out, sp)
 		}
 	}
@@ -686,6 +692,8 @@ func (p *wirePlan) jaxFunction() (string, error) {
 			items = append(items, fmt.Sprintf("%q: %s", sp.Name, sp.Name))
 		case sp.Role == "size":
 			items = append(items, fmt.Sprintf("%q: %s", sp.Name, p.symExpr(sp.Expr)))
+		case sp.Role == "scalar" && sp.Value != nil:
+			items = append(items, fmt.Sprintf("%q: %s", sp.Name, provenValue(sp, true)))
 		case sp.Role == "scalar":
 			items = append(items, fmt.Sprintf("%q: float(%s)", sp.Name, sp.Name))
 		}
@@ -846,7 +854,8 @@ func (p *wirePlan) opsPart() string {
 	w("%s", def)
 	w("%s", docLine("    ", p.wk.Kernel.Name+`[grid](...) for tensors on "tpu": the proven Pallas kernel, results stored as the launch would.`))
 	syms, _ := p.symbols()
-	needMeta := false
+	fixedGrid := p.fixedGrid()
+	needMeta := fixedGrid != ""
 	for _, s := range p.wk.Spec.Symbols { // sizes from parameters first: the grid may need them
 		if strings.Contains(syms[s], "meta") {
 			needMeta = true
@@ -883,6 +892,12 @@ func (p *wirePlan) opsPart() string {
 		if sp.Role == "size" && syms[strings.TrimSpace(sp.Expr)] != "int("+sp.Name+")" {
 			w("    _check(%q, %s, %s)", sp.Name, sp.Name, p.symExpr(sp.Expr))
 		}
+		if sp.Kind == "scalar" && sp.Role == "scalar" && sp.Value != nil {
+			w("    _check_value(%q, %s, %s)", sp.Name, sp.Name, provenValue(sp, false))
+		}
+	}
+	if fixedGrid != "" {
+		w("    _check_value(\"grid\", _grid(grid, meta), %s)", fixedGrid)
 	}
 	for _, name := range sortedKeys(p.wk.Call.Constexprs) {
 		if name == p.wk.Block && (p.wk.Mode == ModeFlat || p.wk.Tiled) {
@@ -906,6 +921,53 @@ func (p *wirePlan) opsPart() string {
 		w("    _store(%s, %s, res[%d])", o.Name, p.shapeTuple(o.Shape), i)
 	}
 	return b.String()
+}
+
+// fixedValues reports a spec with values fixed as captured (a launch of a
+// kernel the rules refused, as it happened): its scalars, and its grid when
+// no size symbol varies, are checked at every launch.
+func (p *wirePlan) fixedValues() bool {
+	for _, sp := range p.wk.Spec.Params {
+		if sp.Kind == "scalar" && sp.Value != nil {
+			return true
+		}
+	}
+	return p.fixedGrid() != ""
+}
+
+// fixedGrid is the proven grid as a Python tuple when the spec has no size
+// symbol and every axis is a number ("" otherwise).
+func (p *wirePlan) fixedGrid() string {
+	if len(p.wk.Spec.Symbols) > 0 || len(p.wk.Call.Grid) == 0 {
+		return ""
+	}
+	for _, g := range p.wk.Call.Grid {
+		if _, err := strconv.ParseInt(strings.TrimSpace(g), 10, 64); err != nil {
+			return ""
+		}
+	}
+	return pyTuple(p.wk.Call.Grid)
+}
+
+// provenValue is a fixed scalar as Python: as captured (the launch's value,
+// checked), or as the proof ran it (asRun: a float rounded to float32, as
+// the harness passes it).
+func provenValue(sp kernels.Param, asRun bool) string {
+	v := *sp.Value
+	if sp.DType != "float32" && sp.DType != "float64" {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	if asRun && sp.DType == "float32" {
+		v = float64(float32(v))
+	}
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprintf("float(%q)", strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".e") {
+		s += ".0"
+	}
+	return s
 }
 
 // boundBy reports an expression whose symbols all come from parameters
@@ -935,7 +997,8 @@ func opsModuleSource(dir string, plans []*wirePlan) string {
 	b.WriteString(pallas.WrapText("Each launch there sends tensors on \"tpu\" here and keeps the Triton launch on every other device. "+
 		"Nothing TPU-specific is imported until a tpu tensor arrives: each op is registered with "+
 		"torch.tpu.pallas.jax_op on first use, so the package still imports where jax and torch_tpu are missing. "+
-		"The kernels and their validator verdicts are in:", 88))
+		"Where Triton is missing (a TPU host), the wired files bind their triton names to missing_triton's "+
+		"stand-ins, so they import and their tpu branch runs. The kernels and their validator verdicts are in:", 88))
 	for _, p := range plans {
 		w("    %s.py (%s)", p.modName, p.wk.Kernel.Name)
 	}
@@ -982,6 +1045,20 @@ func opsModuleSource(dir string, plans []*wirePlan) string {
 	w("        strides.insert(0, s)")
 	w("        s *= d")
 	w("    return t.as_strided(shape, strides)")
+	w("")
+	w("")
+	for _, p := range plans {
+		if p.fixedValues() {
+			w("def _check_value(name, got, want):")
+			w(`    """A value the Pallas kernel was proven for (captured from a launch of the tests)."""`)
+			w("    if got != want:")
+			w(`        raise RuntimeError(f"{name} = {got!r}: the Pallas kernel is proven for {name} = {want!r} only")`)
+			w("")
+			w("")
+			break
+		}
+	}
+	b.WriteString(strings.TrimLeft(missingTritonHelper, "\n"))
 	w("")
 	w("")
 	w("def _store(t, shape, value):")
