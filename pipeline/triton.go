@@ -365,7 +365,13 @@ func (w *KernelWork) wireTriton(ctx context.Context, r *Run) error {
 		}
 		wks = append(wks, wk)
 	}
-	files, wired, probs := triton.Wire(ctx, wks, read)
+	var py []string
+	for _, f := range r.Files {
+		if f.Lang == LangPython && f.Skipped == "" && !f.Generated && strings.HasSuffix(f.Path, ".py") {
+			py = append(py, f.Path)
+		}
+	}
+	files, wired, probs := triton.Wire(ctx, wks, read, py)
 	applyWireFiles(r, byPath, read, files)
 	for _, wd := range wired {
 		for _, pk := range r.Kernels {

@@ -8,8 +8,9 @@ import (
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
-// Lazy Triton: a wired file (and the kernel's own file in the same
-// directory) imports triton only where it is installed. Each run of
+// Lazy Triton: every Python file beside an ops module (the launching
+// files, the kernels' own, the helpers they import) imports triton only
+// where it is installed. Each run of
 // consecutive top-level triton imports goes under try; where the import
 // fails (a TPU host without Triton) the names they bind are the ops
 // module's stand-ins (missingTritonHelper), so the module still defines its

@@ -74,8 +74,10 @@ type wirePlan struct {
 // <kernel>_jax. The ops module imports only functools at module level, so
 // the package imports where jax and torch_tpu are missing. A launch already
 // wired is left as it is (a second run changes nothing). read returns a
-// file's current content.
-func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool)) ([]pallas.WireFile, []pallas.Wired, []pallas.WireProblem) {
+// file's current content; py are the tree's Python files: those beside an
+// ops module (the launching files, the kernels' own, helpers they import)
+// import triton only where it is installed (lazy.go).
+func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, bool), py []string) ([]pallas.WireFile, []pallas.Wired, []pallas.WireProblem) {
 	sort.Slice(ks, func(i, j int) bool { return ks[i].ID < ks[j].ID })
 	var probs []pallas.WireProblem
 	byDir := map[string][]*wirePlan{}
@@ -140,11 +142,6 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 				probs = append(probs, pallas.WireProblem{Kernel: p.wk.ID, Path: p.wk.Kernel.Path, Message: siteErr.Error()})
 				continue
 			}
-			if kp := p.wk.Kernel.Path; path.Dir(kp) == dir && p.launches[kp] == nil {
-				if src, found := get(kp); found { // the kernel's own file imports triton only where it is installed
-					edits[kp] = []byte(lazyTriton(ctx, string(src), p.pkg))
-				}
-			}
 			modPath := path.Join(dir, p.modName+".py")
 			if cur, exists := read(modPath); !exists || !strings.Contains(string(cur), strconv.Quote(p.wk.ID)) {
 				files = append(files, pallas.WireFile{Path: modPath, Content: []byte(mod), Generated: true})
@@ -154,6 +151,16 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 		}
 		if len(ok) == 0 {
 			continue
+		}
+		for _, f := range py { // the directory's other modules (the kernels' own, helpers) import triton lazily too
+			if path.Dir(f) != dir {
+				continue
+			}
+			if src, found := get(f); found {
+				if lazy := lazyTriton(ctx, string(src), ok[0].pkg); lazy != string(src) {
+					edits[f] = []byte(lazy)
+				}
+			}
 		}
 		opsPath := path.Join(dir, OpsModule+".py")
 		ops := opsModuleSource(dir, ok)
