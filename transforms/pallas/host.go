@@ -23,6 +23,58 @@ type hostFn struct {
 	// launches are the kernels the body launches, in order (mmcv's softmax
 	// focal loss backward launches two: the op is their sequence)
 	launches []string
+	// branch: the launch runs under a host if/else on a scalar parameter
+	// (psamask picks collect or distribute by psa_type); nil for a launch
+	// every call runs
+	branch *hostBranch
+}
+
+// hostBranch is where a launch sits in a host if (cond) A else B: cond in
+// Python, and whether the launch is A (then) or B.
+type hostBranch struct {
+	cond string
+	then bool
+}
+
+// reBranchCond is a branch condition wiring can evaluate on the JAX side
+// as written: a scalar parameter compared with an integer literal.
+var reBranchCond = regexp.MustCompile(`^\s*([A-Za-z_]\w*)\s*(==|!=|<=|>=|<|>)\s*(-?\d+)\s*$`)
+
+// branchOf reads the if/else the launch of name sits in (open: the
+// constructs open at it): the host body must be one if on a scalar
+// parameter whose then-part launches one kernel and whose else-part
+// launches the other; anything else (a loop, a switch, a nested or
+// data-dependent condition) is not the whole op and is refused.
+func (fn *hostFn) branchOf(body string, open []*hostConstruct, name string) (*hostBranch, error) {
+	kw := keywordOf(open)
+	notWhole := fmt.Errorf("%s launches %s inside an %q of its own: the launch is not the whole op", fn.name, name, kw)
+	if len(open) != 1 || (kw != "if" && kw != "else") || len(fn.launches) != 2 || fn.launches[0] == fn.launches[1] {
+		return nil, notWhole
+	}
+	inner := body[1:] // openConstructs scanned from after the brace
+	ifs := regexp.MustCompile(`\bif\s*\(`).FindAllStringIndex(inner, -1)
+	elses := regexp.MustCompile(`\belse\b`).FindAllStringIndex(inner, -1)
+	if len(ifs) != 1 || len(elses) != 1 {
+		return nil, notWhole
+	}
+	args, _, ok := splitArgs(inner, ifs[0][1]-1)
+	if !ok || len(args) != 1 {
+		return nil, notWhole
+	}
+	m := reBranchCond.FindStringSubmatch(args[0])
+	if m == nil {
+		return nil, fmt.Errorf("%s launches %s under if (%s): only a scalar parameter compared with an integer is "+
+			"evaluated on the TPU side", fn.name, name, strings.TrimSpace(args[0]))
+	}
+	if i := fn.paramIdx(m[1]); i < 0 || fn.params[i].tensor {
+		return nil, fmt.Errorf("%s launches %s under if (%s): %s is not a scalar parameter", fn.name, name,
+			strings.TrimSpace(args[0]), m[1])
+	}
+	// the then-part launches the first kernel, the else-part the second
+	if (kw == "if") != (name == fn.launches[0]) || open[0].at != map[bool]int{true: ifs[0][0], false: elses[0][0]}[kw == "if"] {
+		return nil, notWhole
+	}
+	return &hostBranch{cond: m[1] + " " + m[2] + " " + m[3], then: kw == "if"}, nil
 }
 
 type hostParam struct {
@@ -387,13 +439,17 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if kw := launchConstruct(src[heads[len(heads)-1][1]:loc[0]]); kw != "" {
-		return nil, fmt.Errorf("%s launches %s inside an %q of its own: the launch is not the whole op", fn.name, k.Name, kw)
-	}
 	for _, l := range reAnyLaunch.FindAllStringSubmatch(body, -1) {
 		fn.launches = append(fn.launches, l[1])
 	}
 	bodyStart := heads[len(heads)-1][1] - 1
+	if open := openConstructs(src[heads[len(heads)-1][1]:loc[0]]); len(open) > 0 {
+		br, err := fn.branchOf(body, open, k.Name)
+		if err != nil {
+			return nil, err
+		}
+		fn.branch = br
+	}
 	for _, a := range args {
 		ha := hostArg{text: a, param: -1}
 		if m := reDataPtr.FindStringSubmatch(a); m != nil {

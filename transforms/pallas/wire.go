@@ -94,6 +94,11 @@ type plan struct {
 	stages   []*plan
 	stageJax string
 	written  []int // a sequence's in-place writes, every stage's, in order
+	// branch: the kernel's launch runs under a host if/else (its stages
+	// are then the alternatives, not a sequence); missing names the
+	// alternative's kernel that is not proven or not planned, why is why
+	branch       *hostBranch
+	missing, why string
 }
 
 // Wire generates, for every proven kernel whose Python call it can map, a
@@ -372,7 +377,7 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 	if err != nil {
 		return nil, err
 	}
-	launcher, launches := k.Path+":"+host.name, host.launches
+	launcher, launches, branch := k.Path+":"+host.name, host.launches, host.branch
 	if len(host.args) != len(k.Spec.Params) {
 		return nil, fmt.Errorf("the launch passes %d arguments, the kernel takes %d", len(host.args), len(k.Spec.Params))
 	}
@@ -386,14 +391,14 @@ func planKernel(ctx context.Context, wk WireKernel, read func(string) ([]byte, b
 		if c == nil {
 			break
 		}
-		if len(launches) > 1 {
+		if len(launches) > 1 || branch != nil {
 			return nil, fmt.Errorf("%s launches %s in sequence and its outputs are allocated by its caller %s: "+
 				"the buffers between the launches are not plain", host.name, strings.Join(launches, ", "), c.name)
 		}
 		host = c
 	}
 	p := &plan{wk: wk, host: host, modName: "_pallas_" + sanitize(k.Name), outShape: map[string]string{},
-		launcher: launcher, launches: launches}
+		launcher: launcher, launches: launches, branch: branch}
 	if b, ok := bindingOf(src, host.name); ok {
 		p.pyname, p.ns, p.keywords = b.name, b.ns, b.keywords
 	} else if bound, b := boundHost(host, read, srcFiles); bound != nil {

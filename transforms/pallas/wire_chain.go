@@ -149,6 +149,7 @@ func forwardersOf(fn *hostFn, srcs []string) []*hostFn {
 // body, open at the scan's position.
 type hostConstruct struct {
 	keyword      string
+	at           int  // offset of its keyword in the scanned prefix
 	paren, brace int  // depths where it started
 	inCond       bool // in its parenthesised condition
 	seenParen    bool
@@ -165,6 +166,12 @@ var reHostKeyword = regexp.MustCompile(`^(?:if|else|for|while|switch|do)\b`)
 // kernels by psa_type) or once per loop iteration is not the whole op, so
 // wiring that replaces the op by it would not be faithful.
 func launchConstruct(prefix string) string {
+	return keywordOf(openConstructs(prefix))
+}
+
+// openConstructs are the constructs open at the end of prefix, outermost
+// first (nil also for a comment left open: launchConstruct's "" then).
+func openConstructs(prefix string) []*hostConstruct {
 	var open []*hostConstruct
 	paren, brace := 0, 0
 	closeBraceless := func() {
@@ -184,13 +191,13 @@ func launchConstruct(prefix string) string {
 				i += j
 				continue
 			}
-			return keywordOf(open)
+			return open
 		case strings.HasPrefix(prefix[i:], "/*"):
 			if j := strings.Index(prefix[i:], "*/"); j >= 0 {
 				i += j + 1
 				continue
 			}
-			return keywordOf(open)
+			return open
 		case ch == '"' || ch == '\'':
 			for i++; i < len(prefix) && prefix[i] != ch; i++ {
 				if prefix[i] == '\\' {
@@ -200,7 +207,7 @@ func launchConstruct(prefix string) string {
 			continue
 		case isIdentStart(ch) && (i == 0 || !isIdentChar(prefix[i-1])):
 			if m := reHostKeyword.FindString(prefix[i:]); m != "" {
-				c := &hostConstruct{keyword: m, paren: paren, brace: brace}
+				c := &hostConstruct{keyword: m, at: i, paren: paren, brace: brace}
 				if m == "else" || m == "do" {
 					c.inBody = true
 				} else {
@@ -247,7 +254,7 @@ func launchConstruct(prefix string) string {
 			closeBraceless()
 		}
 	}
-	return keywordOf(open)
+	return open
 }
 
 func keywordOf(open []*hostConstruct) string {

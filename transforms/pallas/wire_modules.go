@@ -60,7 +60,15 @@ func (p *plan) kernelModule() (string, error) {
 	}
 	w("")
 	seq := ""
-	if p.stageJax != "" {
+	switch {
+	case p.stageJax != "" && p.branch != nil:
+		when := "if " + p.branch.cond
+		if !p.branch.then {
+			when = "unless " + p.branch.cond
+		}
+		seq = fmt.Sprintf(" %s launches this kernel %s (another one else): its TPU path tests the condition as the "+
+			"host does.", p.pyname, when)
+	case p.stageJax != "":
 		seq = fmt.Sprintf(" %s launches several kernels in sequence, this one among them: its op runs their JAX "+
 			"functions in the launch order.", p.pyname)
 	}
@@ -348,6 +356,13 @@ func (f pyFunc) render() string {
 // exists when a call site needs it (arguments with effects, bound once).
 func (p *plan) opsPart(ns string, pkg bool, pair *autogradPair) string {
 	var b strings.Builder
+	if p.branch != nil {
+		b.WriteString(p.alternativesPart(ns, pkg))
+		if p.needsDispatch() {
+			b.WriteString(p.dispatchFunc().render())
+		}
+		return b.String()
+	}
 	b.WriteString(p.opFunc(ns, pkg, pair).render())
 	if pair != nil {
 		for _, f := range p.autograd(pair) {
@@ -380,19 +395,25 @@ func (p *plan) opsPart(ns string, pkg bool, pair *autogradPair) string {
 	}
 	b.WriteString(pyFunc{name: p.entry, params: allParams, doc: doc, body: body}.render())
 	if p.needsDispatch() {
-		first := p.host.params[p.tensors[0]].name
-		b.WriteString(pyFunc{
-			name:   p.entry + "_dispatch",
-			params: append(allParams, "original"),
-			doc:    "tpu: the Pallas op; any other device: original() (the CUDA path, unchanged).",
-			body: []string{
-				fmt.Sprintf("if %s.device.type == \"tpu\":", first),
-				fmt.Sprintf("    return %s(%s)", p.entry, strings.Join(allParams, ", ")),
-				"return original()",
-			},
-		}.render())
+		b.WriteString(p.dispatchFunc().render())
 	}
 	return b.String()
+}
+
+// dispatchFunc is <entry>_dispatch: the Pallas op on tpu, else original().
+func (p *plan) dispatchFunc() pyFunc {
+	allParams := p.paramNames(allIndexes(len(p.host.params)))
+	first := p.host.params[p.tensors[0]].name
+	return pyFunc{
+		name:   p.entry + "_dispatch",
+		params: append(allParams, "original"),
+		doc:    "tpu: the Pallas op; any other device: original() (the CUDA path, unchanged).",
+		body: []string{
+			fmt.Sprintf("if %s.device.type == \"tpu\":", first),
+			fmt.Sprintf("    return %s(%s)", p.entry, strings.Join(allParams, ", ")),
+			"return original()",
+		},
+	}
 }
 
 // opFunc is <entry>_op: the torch op ns::<entry>, built by jax_op on first
@@ -408,7 +429,7 @@ func (p *plan) opFunc(ns string, pkg bool, pair *autogradPair) pyFunc {
 		imp,
 		"",
 	}
-	reg := pyCall("", "op = jax_op", []string{pyStr(opName), "kernel." + p.entry + "_jax"})
+	reg := pyCall("", "op = jax_op", []string{pyStr(opName), "kernel." + p.jaxName()})
 	if len(p.stages) > 0 {
 		body = body[:1]
 		for i, s := range p.stages {

@@ -30,7 +30,13 @@ func (w *wiring) sequences(failed map[string]string) {
 		groups[p.launcher] = append(groups[p.launcher], p)
 	}
 	for _, key := range order {
-		lead, err := sequenceOf(groups[key], failed)
+		var lead *plan
+		var err error
+		if groups[key][0].branch != nil {
+			lead, err = alternativesOf(groups[key], failed)
+		} else {
+			lead, err = sequenceOf(groups[key], failed)
+		}
 		if err != nil {
 			for _, p := range groups[key] {
 				w.problem(p, p.wk.Kernel.Path, err.Error())
@@ -103,6 +109,54 @@ func sequenceOf(ps []*plan, failed map[string]string) (*plan, error) {
 	return lead, nil
 }
 
+// alternativesOf checks one host function's plans for kernels it launches
+// under if (cond) A else B and returns the plan carrying them: the TPU path
+// tests cond as the host does and runs A's op or B's. An alternative whose
+// kernel is not proven (or not planned) raises on the TPU path, naming it:
+// the original CUDA path cannot run tpu tensors, so there is nothing to
+// fall back to. Both alternatives must write the same caller tensors.
+func alternativesOf(ps []*plan, failed map[string]string) (*plan, error) {
+	first := ps[0]
+	names := first.launches
+	intro := fmt.Sprintf("%s launches %s if %s, else %s", first.host.name, names[0], first.branch.cond, names[1])
+	var stages []*plan
+	for _, n := range names {
+		if j := slices.IndexFunc(ps, func(p *plan) bool { return p.wk.Kernel.Name == n }); j >= 0 {
+			stages = append(stages, ps[j])
+		}
+	}
+	for _, s := range stages {
+		switch {
+		case s.branch == nil || s.branch.cond != first.branch.cond:
+			return nil, fmt.Errorf("%s: the kernels are not under one condition", intro)
+		case len(s.host.returns) > 0 || len(s.outShape) > 0:
+			return nil, fmt.Errorf("%s and allocates its outputs: only in-place writes into caller tensors are wired", intro)
+		case !slices.Equal(s.paramNames(s.inplace), stages[0].paramNames(stages[0].inplace)) ||
+			!slices.Equal(s.paramNames(allIndexes(len(s.host.params))), first.paramNames(allIndexes(len(first.host.params)))) ||
+			s.pyname != first.pyname || s.ns != first.ns || len(s.sites) != len(first.sites):
+			return nil, fmt.Errorf("%s: the alternatives do not write the same tensors of one Python function", intro)
+		}
+	}
+	lead := &plan{}
+	*lead = *stages[0]
+	if len(stages) < len(names) {
+		for _, n := range names {
+			if !slices.ContainsFunc(stages, func(p *plan) bool { return p.wk.Kernel.Name == n }) {
+				lead.missing = n
+				lead.why = "not proven"
+				if why, ok := failed[n]; ok {
+					lead.why = "proven but not wired: " + why
+				}
+			}
+		}
+	}
+	for _, s := range stages {
+		s.stageJax = sanitize(s.wk.Kernel.Name) + "_jax"
+	}
+	lead.stages, lead.written = stages, stages[0].inplace
+	return lead, nil
+}
+
 // jaxName is the name of the JAX function p's module defines.
 func (p *plan) jaxName() string {
 	if p.stageJax != "" {
@@ -160,4 +214,52 @@ func (p *plan) kernelNames() string {
 		names = append(names, s.wk.Kernel.Name)
 	}
 	return "s " + strings.Join(names, ", ") + " (in launch order)"
+}
+
+// alternativesPart is the ops module's part for kernels launched under a
+// host if/else: each proven alternative's op (<entry>_<kernel>_op) and
+// <entry>, which tests the host's condition and runs the op of the kernel
+// the host would launch, writing its result in place; an alternative that
+// is not proven raises, naming its kernel.
+func (p *plan) alternativesPart(ns string, pkg bool) string {
+	var b strings.Builder
+	tpuArgs := append(p.paramNames(p.tensors), p.paramNames(p.static)...)
+	written := p.paramNames(p.writes())
+	run := map[string][]string{}
+	for _, s := range p.stages {
+		s.entry = p.entry + "_" + sanitize(s.wk.Kernel.Name)
+		b.WriteString(s.opFunc(ns, pkg, nil).render())
+		call := fmt.Sprintf("%s_op()(%s)", s.entry, strings.Join(tpuArgs, ", "))
+		if len(written) == 1 {
+			run[s.wk.Kernel.Name] = []string{written[0] + ".copy_(" + call + ")"}
+			continue
+		}
+		var news []string
+		for _, n := range written {
+			news = append(news, n+"_new")
+		}
+		lines := []string{strings.Join(news, ", ") + " = " + call}
+		for i, n := range written {
+			lines = append(lines, n+".copy_("+news[i]+")")
+		}
+		run[s.wk.Kernel.Name] = lines
+	}
+	if p.missing != "" {
+		msg := fmt.Sprintf("%s on tpu: the host launches %s here, and it is %s; the original CUDA op cannot run tpu tensors",
+			p.pyname, p.missing, p.why)
+		run[p.missing] = []string{pyCall("", "raise NotImplementedError", []string{pyStr(msg)})}
+	}
+	body := []string{"if " + p.branch.cond + ":"}
+	for _, l := range run[p.launches[0]] {
+		body = append(body, "    "+l)
+	}
+	body = append(body, "else:")
+	for _, l := range run[p.launches[1]] {
+		body = append(body, "    "+l)
+	}
+	doc := fmt.Sprintf(`%s for tensors on "tpu": as the host code, %s runs if %s, else %s (proven Pallas kernels through `+
+		`jax_op), the result written into %s in place, as the original op does.`, p.pyname, p.launches[0], p.branch.cond,
+		p.launches[1], strings.Join(written, ", "))
+	b.WriteString(pyFunc{name: p.entry, params: p.paramNames(allIndexes(len(p.host.params))), doc: doc, body: body}.render())
+	return b.String()
 }

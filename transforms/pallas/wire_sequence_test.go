@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -149,5 +150,101 @@ func TestLaunchSequenceRefused(t *testing.T) {
 	_, wired, probs := Wire(context.Background(), seqKernels()[:1], read, py, srcs)
 	if len(wired) != 0 || len(probs) != 1 || !strings.Contains(probs[0].Message, "k2 is not proven") {
 		t.Errorf("wired %+v, problems %+v", wired, probs)
+	}
+}
+
+// branchTree is psamask's shape: the launcher picks one of two kernels by
+// a scalar parameter, each written without braces inside a dispatch lambda.
+func branchTree() map[string]string {
+	return map[string]string{
+		"pkg/__init__.py":     "",
+		"pkg/ops/__init__.py": "",
+		"pkg/utils/ext_loader.py": "import importlib\n\n\ndef load_ext(name, funcs):\n" +
+			"    return importlib.import_module(\"pkg.\" + name)\n",
+		"pkg/ops/mask.py": "import torch\n\nfrom ..utils import ext_loader\n\n" +
+			"ext_module = ext_loader.load_ext(\"_ext\", [\"mask_forward\"])\n\n\n" +
+			"def mask(input, psa_type=0):\n    output = input.new_zeros(input.size())\n" +
+			"    ext_module.mask_forward(input, output, psa_type=psa_type, n=input.numel())\n" +
+			"    return output\n",
+		"pkg/ops/csrc/common/cuda/mask_kernel.cuh": "__global__ void collect(const int nthreads, const float* input, float* output) {}\n" +
+			"__global__ void distribute(const int nthreads, const float* input, float* output) {}\n",
+		"pkg/ops/csrc/pytorch/cuda/mask_cuda.cu": "#include \"mask_kernel.cuh\"\n" +
+			"void MaskForwardLauncher(const int psa_type, const Tensor input, Tensor output, const int n) {\n" +
+			"  int nthreads = n;\n" +
+			"  if (psa_type == 0)\n    AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), \"collect\", [&] {\n" +
+			"      collect<scalar_t><<<nthreads, 512, 0, stream>>>(nthreads, input.data_ptr<scalar_t>(), output.data_ptr<scalar_t>());\n" +
+			"    });\n  else\n    AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), \"distribute\", [&] {\n" +
+			"      distribute<scalar_t><<<nthreads, 512, 0, stream>>>(nthreads, input.data_ptr<scalar_t>(), output.data_ptr<scalar_t>());\n" +
+			"    });\n}\n",
+		"pkg/ops/csrc/pytorch/cuda/cudabind.cpp": "void MaskForwardLauncher(const int psa_type, const Tensor input, Tensor output, const int n);\n" +
+			"void mask_forward_cuda(const int psa_type, const Tensor input, Tensor output, const int n) {\n" +
+			"  MaskForwardLauncher(psa_type, input, output, n);\n}\n" +
+			"void mask_forward_impl(const int psa_type, const Tensor input, Tensor output, const int n);\n" +
+			"REGISTER_DEVICE_IMPL(mask_forward_impl, CUDA, mask_forward_cuda);\n",
+		"pkg/ops/csrc/pytorch/mask.cpp": "void mask_forward_impl(const int psa_type, const Tensor input, Tensor output, const int n) {\n" +
+			"  DISPATCH_DEVICE_IMPL(mask_forward_impl, psa_type, input, output, n);\n}\n" +
+			"void mask_forward(const Tensor input, Tensor output, const int psa_type, const int n) {\n" +
+			"  mask_forward_impl(psa_type, input, output, n);\n}\n",
+		"pkg/ops/csrc/pytorch/pybind.cpp": "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n" +
+			"  m.def(\"mask_forward\", &mask_forward, \"mask\", py::arg(\"input\"), py::arg(\"output\"),\n" +
+			"        py::arg(\"psa_type\"), py::arg(\"n\"));\n}\n",
+	}
+}
+
+func branchKernels() []WireKernel {
+	var out []WireKernel
+	for i, name := range []string{"collect", "distribute"} {
+		k := &kernels.Kernel{ID: fmt.Sprintf("k-000000001%d", i), Name: name, Path: "pkg/ops/csrc/common/cuda/mask_kernel.cuh",
+			Spec: &kernels.Spec{Symbols: []string{"n"}, Params: []kernels.Param{
+				{Name: "nthreads", Kind: "scalar", Role: "size", Expr: "n"},
+				{Name: "input", Kind: "pointer", Role: "input", DType: "float32", Shape: []string{"n"}},
+				{Name: "output", Kind: "pointer", Role: "output", DType: "float32", Shape: []string{"n"}}}}}
+		out = append(out, WireKernel{Kernel: k, Module: "import functools\n\n\ndef run(args, *, interpret):\n    return {}\n",
+			Drafter: DrafterRules, Verdict: "PROVEN (test)", Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 6}}}})
+	}
+	return out
+}
+
+// TestWireHostBranch: kernels a launcher picks by a scalar parameter are
+// wired as the host picks them (psa_type == 0: collect, else distribute);
+// with one of them not proven, its branch raises on tpu, naming it.
+func TestWireHostBranch(t *testing.T) {
+	ctx := context.Background()
+	files := branchTree()
+	read, py, srcs := treeReader(files)
+	out, wired, probs := Wire(ctx, branchKernels(), read, py, srcs)
+	if len(probs) != 0 || len(wired) != 2 || wired[0].Sites != 1 {
+		t.Fatalf("wired %+v, problems %+v", wired, probs)
+	}
+	got := map[string]string{}
+	for _, f := range out {
+		got[f.Path] = string(f.Content)
+	}
+	want := "    if psa_type == 0:\n        output.copy_(mask_forward_collect_op()(input, output, psa_type, n))\n" +
+		"    else:\n        output.copy_(mask_forward_distribute_op()(input, output, psa_type, n))\n"
+	ops := got["pkg/ops/_pallas_ops.py"]
+	for _, w := range []string{want, `return jax_op("pallasify_pkg_ops::mask_forward_collect", kernel.collect_jax)`,
+		`return jax_op("pallasify_pkg_ops::mask_forward_distribute", kernel.distribute_jax)`} {
+		if !strings.Contains(ops, w) {
+			t.Errorf("ops module lacks %q:\n%s", w, ops)
+		}
+	}
+	for _, f := range out {
+		files[f.Path] = string(f.Content)
+	}
+	read, py, srcs = treeReader(files)
+	if again, _, probs2 := Wire(ctx, branchKernels(), read, py, srcs); len(again) != 0 || len(probs2) != 0 {
+		t.Errorf("second run: %d files, problems %+v", len(again), probs2)
+	}
+
+	read, py, srcs = treeReader(branchTree())
+	out, wired, probs = Wire(ctx, branchKernels()[:1], read, py, srcs)
+	if len(probs) != 0 || len(wired) != 1 {
+		t.Fatalf("collect alone: wired %+v, problems %+v", wired, probs)
+	}
+	for _, f := range out {
+		if f.Path == "pkg/ops/_pallas_ops.py" && !strings.Contains(string(f.Content), "    else:\n        raise NotImplementedError(\n") {
+			t.Errorf("the distribute branch does not raise:\n%s", f.Content)
+		}
 	}
 }
