@@ -377,7 +377,11 @@ func (p *plan) opsPart(ns string, pkg bool, pair *autogradPair) string {
 	body := []string{fmt.Sprintf("return %s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))}
 	if len(p.writes()) > 0 {
 		written := p.paramNames(p.writes())
-		doc = p.pyname + ` for tensors on "tpu": the proven Pallas kernel through jax_op, its result written into ` +
+		what := "the proven Pallas kernel through jax_op, its result"
+		if len(p.stages) > 0 {
+			what = "the proven Pallas kernels in launch order through one jax_op, their results"
+		}
+		doc = p.pyname + ` for tensors on "tpu": ` + what + ` written into ` +
 			strings.Join(written, ", ") + ` in place, as the original op does.`
 		call := fmt.Sprintf("%s_op()(%s)", p.entry, strings.Join(tpuArgs, ", "))
 		if len(written) == 1 {
@@ -455,7 +459,7 @@ func (p *plan) opFunc(ns string, pkg bool, pair *autogradPair) pyFunc {
 	return pyFunc{
 		decorators: []string{"functools.cache"},
 		name:       p.entry + "_op",
-		doc:        fmt.Sprintf("The torch op %s: kernel %s through jax_op, built on first use.", opName, p.kernelNames()),
+		doc:        fmt.Sprintf("The torch op %s: %s through jax_op, built on first use.", opName, p.kernelNames()),
 		body:       body,
 	}
 }

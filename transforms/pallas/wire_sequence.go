@@ -207,13 +207,13 @@ func (p *plan) writes() []int {
 // kernelNames names p's kernel, or a sequence's kernels in launch order.
 func (p *plan) kernelNames() string {
 	if len(p.stages) == 0 {
-		return p.wk.Kernel.Name
+		return "kernel " + p.wk.Kernel.Name
 	}
 	var names []string
 	for _, s := range p.stages {
 		names = append(names, s.wk.Kernel.Name)
 	}
-	return "s " + strings.Join(names, ", ") + " (in launch order)"
+	return "kernels " + strings.Join(names, ", ") + " (in launch order)"
 }
 
 // alternativesPart is the ops module's part for kernels launched under a
