@@ -44,7 +44,7 @@ func (p *plan) header() string {
 	b.WriteString("PALLASIFY_KERNEL = {\n")
 	w("id", pyStr(k.ID))
 	w("kernel", pyStr(k.Name))
-	w("function", pyStr(p.entry+"_jax"))
+	w("function", pyStr(p.jaxName()))
 	w("tensors", pyStrList(p.paramNames(p.tensors)))
 	w("static", pyStrList(p.paramNames(p.static)))
 	ex, exCase := p.example()
@@ -123,6 +123,12 @@ func (p *plan) example() (string, *ValidatedCase) {
 	for _, hi := range p.tensors {
 		written := slices.Contains(p.inplace, hi) // its shape is the output's
 		prm := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Kind == "pointer" && (q.Role != "output" || written) })
+		if prm == nil && p.stageJax != "" && p.kernelParam(hi, func(*kernels.Param) bool { return true }) == nil {
+			// a tensor of the host another of its kernels uses, this one
+			// never reads: any array is the validated one
+			items = append(items, fmt.Sprintf(`%s: {"shape": [1], "dtype": "float32"}`, pyStr(p.host.params[hi].name)))
+			continue
+		}
 		if prm == nil {
 			return "None", nil
 		}

@@ -181,7 +181,19 @@ func (p *plan) modules() []*plan {
 // returned in the op's order.
 func (p *plan) sequenceFunc(name string) []string {
 	args := append(p.paramNames(p.tensors), p.paramNames(p.static)...)
-	lines := []string{"def " + name + "(" + strings.Join(args, ", ") + "):",
+	// jax_op reads the signature: every argument and the result annotated
+	var sig []string
+	for _, i := range p.tensors {
+		sig = append(sig, p.host.params[i].name+": jax.Array")
+	}
+	for _, i := range p.static {
+		sig = append(sig, p.host.params[i].name+": "+pyScalarType(p.host.params[i].ctype))
+	}
+	ret := "jax.Array"
+	if n := len(p.writes()); n > 1 {
+		ret = "tuple[" + strings.TrimSuffix(strings.Repeat("jax.Array, ", n), ", ") + "]"
+	}
+	lines := []string{"import jax", "", "def " + name + "(" + strings.Join(sig, ", ") + ") -> " + ret + ":",
 		"    # the host's launches, in order: a buffer one writes is what the next ones read"}
 	for i, s := range p.stages {
 		targets := s.paramNames(s.inplace)

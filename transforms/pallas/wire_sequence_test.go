@@ -108,6 +108,7 @@ func TestWireLaunchSequence(t *testing.T) {
 		"from . import _pallas_k1 as kernel0\n",
 		"from . import _pallas_k2 as kernel1\n",
 		"buff = kernel0.k1_jax(input, target, buff, grad_input, gamma)\n",
+		"grad_input: jax.Array",
 		"grad_input = kernel1.k2_jax(input, target, buff, grad_input, gamma)\n",
 		"return buff, grad_input\n",
 		`return jax_op("pallasify_pkg_ops::loss_backward", sequence)`,
