@@ -150,6 +150,9 @@ func (p *plan) example() (string, *ValidatedCase) {
 	for _, hi := range p.static {
 		hp := p.host.params[hi]
 		v := 0.0 // a static the kernel never reads: any value is the validated one
+		if b, ok := p.branchValue(hp.name); ok {
+			v = b // the host's condition picks this kernel at it
+		}
 		if prm := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Role == "scalar" }); prm != nil {
 			got, ok := c.Scalars[prm.Name]
 			if !ok {

@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -274,4 +275,29 @@ func (p *plan) alternativesPart(ns string, pkg bool) string {
 		p.launches[1], strings.Join(written, ", "))
 	b.WriteString(pyFunc{name: p.entry, params: p.paramNames(allIndexes(len(p.host.params))), doc: doc, body: body}.render())
 	return b.String()
+}
+
+// branchValue is a value of scalar parameter name for which the host's
+// if/else launches p's kernel (psa_type != 0 for the else-part of
+// psa_type == 0); false when name is not the condition's parameter.
+func (p *plan) branchValue(name string) (float64, bool) {
+	if p.branch == nil {
+		return 0, false
+	}
+	m := reBranchCond.FindStringSubmatch(p.branch.cond)
+	if m == nil || m[1] != name {
+		return 0, false
+	}
+	lit, err := strconv.ParseFloat(m[3], 64)
+	if err != nil {
+		return 0, false
+	}
+	holds := map[string][2]float64{ // a value where the condition holds, one where it does not
+		"==": {lit, lit + 1}, "!=": {lit + 1, lit}, "<": {lit - 1, lit}, "<=": {lit, lit + 1},
+		">": {lit + 1, lit}, ">=": {lit, lit - 1},
+	}[m[2]]
+	if p.branch.then {
+		return holds[0], true
+	}
+	return holds[1], true
 }

@@ -230,6 +230,13 @@ func TestWireHostBranch(t *testing.T) {
 			t.Errorf("ops module lacks %q:\n%s", w, ops)
 		}
 	}
+	// each module's example is a case the host launches its kernel for
+	for path, want := range map[string]string{"pkg/ops/_pallas_collect.py": `"psa_type": 0`,
+		"pkg/ops/_pallas_distribute.py": `"psa_type": 1`} {
+		if !strings.Contains(got[path], want) {
+			t.Errorf("%s lacks %s:\n%s", path, want, got[path])
+		}
+	}
 	for _, f := range out {
 		files[f.Path] = string(f.Content)
 	}
