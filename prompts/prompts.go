@@ -203,6 +203,18 @@ func render(name string, v any) (string, error) {
 	return strings.TrimSpace(b.String()) + "\n", nil
 }
 
+// specJSON is a spec as the prompts show it ({} when there is none).
+func specJSON(s *kernels.Spec) ([]byte, error) {
+	if s == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("prompts: spec: %w", err)
+	}
+	return b, nil
+}
+
 // System renders the system prompt for the pinned jax version.
 func System(jaxVersion string) (string, error) {
 	return render("system.tmpl", struct{ JAXVersion string }{jaxVersion})
@@ -210,12 +222,9 @@ func System(jaxVersion string) (string, error) {
 
 // User renders the first user turn for k, with its class's exemplars.
 func User(k Kernel) (string, error) {
-	spec := []byte("{}")
-	if k.Spec != nil {
-		var err error
-		if spec, err = json.MarshalIndent(k.Spec, "", "  "); err != nil {
-			return "", fmt.Errorf("prompts: spec: %w", err)
-		}
+	spec, err := specJSON(k.Spec)
+	if err != nil {
+		return "", err
 	}
 	return render("user.tmpl", struct {
 		Kernel

@@ -133,12 +133,9 @@ func TritonSystem(jaxVersion string) (string, error) {
 // TritonUser renders the first user turn for a Triton kernel, with the
 // Triton exemplars.
 func TritonUser(k TritonKernel) (string, error) {
-	spec := []byte("{}")
-	if k.Spec != nil {
-		var err error
-		if spec, err = json.MarshalIndent(k.Spec, "", "  "); err != nil {
-			return "", fmt.Errorf("prompts: spec: %w", err)
-		}
+	spec, err := specJSON(k.Spec)
+	if err != nil {
+		return "", err
 	}
 	return render("triton_user.tmpl", struct {
 		TritonKernel
