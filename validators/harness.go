@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -11,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
 // The Python harness travels inside the binary and is written into each
@@ -80,6 +83,28 @@ func writeHarness(dir string) error {
 		}
 		return nil
 	})
+}
+
+// harnessWork is how every sandboxed harness run starts: the sandbox is
+// checked (untrusted code runs nowhere else), the interpreter found, and a
+// fresh work directory made with the harness written into it. what names the
+// run in errors; the caller removes work.
+func harnessWork(ctx context.Context, noSandbox bool, python, what, pattern string) (sb *sandbox.Sandbox, py, work string, err error) {
+	sb = &sandbox.Sandbox{Disabled: noSandbox}
+	if err := sb.Check(ctx); err != nil {
+		return nil, "", "", fmt.Errorf("%s: refusing to run untrusted code: %w", what, err)
+	}
+	if py, err = findPython(python); err != nil {
+		return nil, "", "", err
+	}
+	if work, err = os.MkdirTemp("", pattern); err != nil {
+		return nil, "", "", fmt.Errorf("%s: %w", what, err)
+	}
+	if err := writeHarness(filepath.Join(work, "harness")); err != nil {
+		os.RemoveAll(work)
+		return nil, "", "", err
+	}
+	return sb, py, work, nil
 }
 
 // WriteHarness writes the embedded harness package under dir

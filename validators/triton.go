@@ -127,22 +127,11 @@ func ProbeTriton(ctx context.Context, spec *kernels.Spec, call TritonCall, opt O
 		return nil, err
 	}
 	opt = withDefaults(opt)
-	sb := &sandbox.Sandbox{Disabled: opt.NoSandbox}
-	if err := sb.Check(ctx); err != nil {
-		return nil, fmt.Errorf("triton probe: refusing to run untrusted code: %w", err)
-	}
-	py, err := findPython(opt.Python)
-	if err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp("", "pallasify-triton-")
+	sb, py, work, err := harnessWork(ctx, opt.NoSandbox, opt.Python, "triton probe", "pallasify-triton-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	if err := writeHarness(filepath.Join(work, "harness")); err != nil {
-		return nil, err
-	}
 	call.File = ""
 	desc, err := json.Marshal(call)
 	if err != nil {

@@ -33,22 +33,11 @@ func (TritonTests) RunTests(ctx context.Context, req triton.TestRun) (*triton.Te
 	if len(req.Tests) == 0 {
 		return nil, fmt.Errorf("triton capture: no test to run")
 	}
-	sb := &sandbox.Sandbox{Disabled: req.NoSandbox}
-	if err := sb.Check(ctx); err != nil {
-		return nil, fmt.Errorf("triton capture: refusing to run untrusted code: %w", err)
-	}
-	py, err := findPython(req.Python)
-	if err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp("", "pallasify-triton-capture-")
+	sb, py, work, err := harnessWork(ctx, req.NoSandbox, req.Python, "triton capture", "pallasify-triton-capture-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	if err := writeHarness(filepath.Join(work, "harness")); err != nil {
-		return nil, err
-	}
 	repo := filepath.Join(work, "repo")
 	if err := writeTree(repo, req.Files); err != nil {
 		return nil, err

@@ -257,22 +257,11 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 			return v, nil
 		}
 	}
-	sb := &sandbox.Sandbox{Disabled: opt.NoSandbox}
-	if err := sb.Check(ctx); err != nil {
-		return nil, fmt.Errorf("validate: refusing to run untrusted code: %w", err)
-	}
-	py, err := findPython(opt.Python)
+	sb, py, work, err := harnessWork(ctx, opt.NoSandbox, opt.Python, "validate", "pallasify-validate-")
 	if err != nil {
 		return nil, err
-	}
-	work, err := os.MkdirTemp("", "pallasify-validate-")
-	if err != nil {
-		return nil, fmt.Errorf("validate: %w", err)
 	}
 	defer os.RemoveAll(work)
-	if err := writeHarness(filepath.Join(work, "harness")); err != nil {
-		return nil, err
-	}
 	refName := "ref.so"
 	refFlag := "--reference"
 	if req.ReferencePy != "" {
