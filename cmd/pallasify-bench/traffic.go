@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,11 +12,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pallasify/pallasify/pipeline"
-	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/transforms/pallas/patterns"
 	"github.com/pallasify/pallasify/validators"
-	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
 // trafficTarget is issue 11's bound: a draft's bytes accessed (v6e) at most
@@ -105,10 +104,6 @@ func shapeText(s map[string]int64) string {
 // TestFixtureDrafts validates the same ones).
 const patternDir = "transforms/pallas/testdata"
 
-// preprocessedPatterns go through the preprocessor first, as the capture
-// stage gives them (transforms/pallas fixtures_test.go, preprocessed).
-var preprocessedPatterns = map[string]bool{"kernel_loop": true}
-
 // draftPatterns drafts and validates every pattern kernel of patternDir
 // (a kernel.cu whose one kernel has a spec), its reference built from the
 // CUDA source, and returns a row and a traffic record for each.
@@ -121,22 +116,15 @@ func draftPatterns(ctx context.Context) ([]row, []traffic, error) {
 	var ts []traffic
 	for _, ent := range ents {
 		dir := filepath.Join(patternDir, ent.Name())
-		if _, err := os.Stat(filepath.Join(dir, "kernel.cu")); !ent.IsDir() || err != nil {
+		if !ent.IsDir() {
 			continue
 		}
-		inv, _ := kernels.Discover(ctx, dir, []string{"kernel.cu"})
-		if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+		k, err := patterns.Load(ctx, dir)
+		if errors.Is(err, patterns.ErrNoPattern) {
 			continue
 		}
-		k := inv.Kernels[0]
-		if preprocessedPatterns[ent.Name()] {
-			sb := &sandbox.Sandbox{}
-			sb.Disabled = sb.Check(ctx) != nil
-			src, err := pipeline.Preprocess(ctx, sb, k.Unit.Source)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: preprocess: %w", ent.Name(), err)
-			}
-			k.Unit.SetPreprocessed(src)
+		if err != nil {
+			return nil, nil, err
 		}
 		name := "draft+validate pattern " + ent.Name()
 		t0 := time.Now()

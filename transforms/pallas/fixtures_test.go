@@ -2,6 +2,7 @@ package pallas_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -12,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/transforms/pallas/patterns"
 	"github.com/pallasify/pallasify/validators"
-	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
 func testPython(t *testing.T) string {
@@ -218,32 +218,61 @@ func selected(name string) bool {
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
 	"gather_points", "softmax_focal", "half_interp", "rows_per_block"}
 
-// preprocessed are the patterns whose unit goes through the preprocessor
-// first (the capture stage does that for every captured kernel).
-var preprocessed = map[string]bool{"kernel_loop": true, "window_clamp": true, "window_scatter": true, "box_iou": true, "gather_points": true, "softmax_focal": true, "half_interp": true}
-
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 
 // testdataKernel discovers testdata/<name>'s one kernel with its spec (a
-// static or a user spec), preprocessed where the pattern needs it.
+// static or a user spec), preprocessed where the pattern's folder is marked
+// (patterns.Marker).
 func testdataKernel(t *testing.T, name string) *kernels.Kernel {
 	t.Helper()
-	ctx := context.Background()
-	inv, _ := kernels.Discover(ctx, "testdata/"+name, []string{"kernel.cu"})
-	if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
-		t.Fatalf("%s kernel: %+v", name, inv.Kernels)
-	}
-	k := inv.Kernels[0]
-	if preprocessed[name] {
-		sb := &sandbox.Sandbox{}
-		sb.Disabled = sb.Check(ctx) != nil
-		src, err := pipeline.Preprocess(ctx, sb, k.Unit.Source)
-		if err != nil {
-			t.Fatalf("%s: preprocess: %v", name, err)
-		}
-		k.Unit.SetPreprocessed(src)
+	k, err := patterns.Load(context.Background(), filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatalf("%s kernel: %v", name, err)
 	}
 	return k
+}
+
+// TestPatternPreprocessorMarkers: a pattern folder is marked for the
+// preprocessor exactly when it needs it. Unmarked, its unit drafts as
+// written or is refused as written and after preprocessing alike; marked,
+// it drafts only after preprocessing. So the bench and the tests, which
+// both load patterns through patterns.Load, cannot leave a pattern
+// undrafted for want of the preprocessor.
+func TestPatternPreprocessorMarkers(t *testing.T) {
+	ctx := context.Background()
+	ents, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ent := range ents {
+		dir := filepath.Join("testdata", ent.Name())
+		k, err := patterns.LoadRaw(ctx, dir)
+		if errors.Is(err, patterns.ErrNoPattern) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", ent.Name(), err)
+		}
+		n++
+		_, rawErr := pallas.Draft(ctx, k, pallas.Options{})
+		if err := patterns.Preprocess(ctx, k); err != nil {
+			t.Fatalf("%s: preprocess: %v", ent.Name(), err)
+		}
+		_, ppErr := pallas.Draft(ctx, k, pallas.Options{})
+		marked := patterns.Preprocessed(dir)
+		switch {
+		case marked && rawErr == nil:
+			t.Errorf("%s: marked %s but drafts as written: remove the marker", ent.Name(), patterns.Marker)
+		case marked && ppErr != nil:
+			t.Errorf("%s: marked %s but not drafted after preprocessing either: %v", ent.Name(), patterns.Marker, ppErr)
+		case !marked && rawErr != nil && ppErr == nil:
+			t.Errorf("%s: drafted only after preprocessing (as written: %v): add testdata/%s/%s", ent.Name(), rawErr, ent.Name(), patterns.Marker)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no pattern folders in testdata")
+	}
 }
 
 // TestPatternDraftsGolden drafts every pattern (no validation: that is
