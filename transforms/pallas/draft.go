@@ -108,6 +108,7 @@ func translate(k *kernels.Kernel, u *unit, class string, pins map[string]bool) (
 		m := newEWMode()
 		t.mode = m
 		t.halfMath = true
+		t.halfBits = true
 		if err := t.block(u.kernel.ChildByFieldName("body")); err != nil {
 			return "", t, err
 		}

@@ -244,11 +244,7 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 	m.loads = append(m.loads, ewAccess{name: name, param: p.base, idx: idx, loops: loops})
 	if len(loops) > 0 {
 		// this iteration's block of the per-iteration gather
-		line := fmt.Sprintf("%s = %s_ref[%s]", name, name, loopIndexPy(loops))
-		if blockDType(prm) != computeType(prm) {
-			line += ".astype(" + computeType(prm) + ")"
-		}
-		t.emit("%s", line)
+		t.emit("%s", strings.TrimSpace(t.loadSliceLine(name, name+"_ref", loopIndexPy(loops), prm)))
 	}
 	return val{py: name, ct: ct, k: kData}, nil
 }
@@ -326,14 +322,14 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 		// the same element again under the same condition: the last
 		// write wins, through the same block
 		st.value = cv
-		t.emit("%s_ref[...] = %s", st.name, storeValue(st.name+"_ref", cv, blockDType(prm)))
+		t.emit("%s_ref[...] = %s", st.name, t.storeBlock(st.name+"_ref", cv, prm))
 		return nil
 	}
 	name := fmt.Sprintf("st%d", len(m.stores))
 	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: idx, mask: mask, value: cv})
 	m.stored[p.base] = true
 	m.touched = true
-	t.emit("%s_ref[...] = %s", name, storeValue(name+"_ref", cv, blockDType(prm)))
+	t.emit("%s_ref[...] = %s", name, t.storeBlock(name+"_ref", cv, prm))
 	return nil
 }
 
@@ -363,7 +359,7 @@ func (m *ewMode) predicatedStore(t *tr, prm *kernels.Param, idx, cv val, ct stri
 		m.stores = append(m.stores, ewAccess{name: name, param: prm.Name, idx: idx, mask: mask, value: cv})
 		m.stored[prm.Name] = true
 		m.touched = true
-		t.emit("%s_ref[...] = %s", name, storeValue(name+"_ref", cv, blockDType(prm)))
+		t.emit("%s_ref[...] = %s", name, t.storeBlock(name+"_ref", cv, prm))
 		return nil
 	}
 	if mixable(mask, cv) != nil || mixable(mask, st.value) != nil {
@@ -375,7 +371,7 @@ func (m *ewMode) predicatedStore(t *tr, prm *kernels.Param, idx, cv val, ct stri
 	}
 	st.value, st.mask = nv, orMask(st.mask, mask)
 	dropStoreLine(t, st.name+"_ref")
-	t.emit("%s_ref[...] = %s", st.name, storeValue(st.name+"_ref", nv, blockDType(prm)))
+	t.emit("%s_ref[...] = %s", st.name, t.storeBlock(st.name+"_ref", nv, prm))
 	return nil
 }
 
@@ -1009,17 +1005,82 @@ func partialKernel(kw []string) string {
 }
 
 // loadLine reads a ref's block as the compute type.
-func loadLine(name, ref string, p *kernels.Param) string {
-	return loadSliceLine(name, ref, "...", p)
+func (t *tr) loadLine(name, ref string, p *kernels.Param) string {
+	return t.loadSliceLine(name, ref, "...", p)
 }
 
-// loadSliceLine reads ref[index] as the compute type.
-func loadSliceLine(name, ref, index string, p *kernels.Param) string {
+// loadSliceLine reads ref[index] as the compute type (float16 bits decoded).
+func (t *tr) loadSliceLine(name, ref, index string, p *kernels.Param) string {
 	ct := computeType(p)
-	if blockDType(p) == ct {
+	switch {
+	case t.bitsHalf(p):
+		return fmt.Sprintf("    %s = _h2f(%s[%s])", name, ref, index)
+	case blockDType(p) == ct:
 		return fmt.Sprintf("    %s = %s[%s]", name, ref, index)
 	}
 	return fmt.Sprintf("    %s = %s[%s].astype(%s)", name, ref, index, ct)
+}
+
+// bitsHalf: p is a float16 array the kernel reads and writes as its int16
+// bits (halfBits).
+func (t *tr) bitsHalf(p *kernels.Param) bool { return t.halfBits && p.DType == "float16" }
+
+// blockType is the dtype of p's blocks in the kernel.
+func (t *tr) blockType(p *kernels.Param) string {
+	if t.bitsHalf(p) {
+		return "jnp.int16"
+	}
+	return blockDType(p)
+}
+
+// storeBlock is v as the block a store through ref to p writes: float16
+// bits encoded from the float32 value (a rounding _f16 around all of it is
+// the encoder's own), else storeValue.
+func (t *tr) storeBlock(ref string, v val, p *kernels.Param) string {
+	if !t.bitsHalf(p) {
+		return storeValue(ref, v, blockDType(p))
+	}
+	if v.k == kUniform {
+		return "_f2h(jnp.full(" + ref + ".shape, " + v.py + ", jnp.float32))"
+	}
+	return "_f2h(" + callArg(v.py, "_f16") + ")"
+}
+
+// kernelInput is expr, the wrapper's array for p, as the kernel takes it:
+// a float16 array as its bits.
+func (t *tr) kernelInput(p *kernels.Param, expr string) string {
+	if t.bitsHalf(p) {
+		return "_f16_bits(" + expr + ")"
+	}
+	return expr
+}
+
+// kernelOutput is the wrapper's array for output block o of p.
+func (t *tr) kernelOutput(p *kernels.Param, o string) string {
+	if t.bitsHalf(p) {
+		return "_bits_f16(" + o + ")"
+	}
+	return o
+}
+
+// callArg is the argument of s when s is one call fn(arg), else s.
+func callArg(s, fn string) string {
+	if !strings.HasPrefix(s, fn+"(") || !strings.HasSuffix(s, ")") {
+		return s
+	}
+	depth := 0
+	for i := len(fn); i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 && i != len(s)-1 {
+				return s // fn(...) is only a prefix
+			}
+		}
+	}
+	return s[len(fn)+1 : len(s)-1]
 }
 
 // inPlace is the kernel and wrapper over the arrays' own layout, in 2-D
@@ -1055,16 +1116,16 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	writeIndexVars(w, "    ", dims, ext)
 	for i, l := range m.loads {
 		if g, ok := lay.colOff[i]; ok {
-			body = append(body, loadSliceLine(l.name, colRef[l.param], fmt.Sprintf(":, %d * VCOLS : %d * VCOLS", g, g+1), t.params[l.param]))
+			body = append(body, t.loadSliceLine(l.name, colRef[l.param], fmt.Sprintf(":, %d * VCOLS : %d * VCOLS", g, g+1), t.params[l.param]))
 			continue
 		}
 		if lay.colv[i] {
 			// a lane-dense (1, BROWS) block of the column vector, as a column
-			line := loadLine(l.name, l.name+"_ref", t.params[l.param])
+			line := t.loadLine(l.name, l.name+"_ref", t.params[l.param])
 			body = append(body, strings.Replace(line, "[...]", "[...].reshape(SHAPE[0], 1)", 1))
 			continue
 		}
-		body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
+		body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
 	}
 	for _, line := range t.lines {
 		w("    %s", line)
@@ -1125,29 +1186,30 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
 	var ins, inSpecs, oshapes, ospecs []string
 	for i, l := range m.loads {
+		prm := t.params[l.param]
 		if lay.bcast[i] {
-			ins = append(ins, "p_"+l.param+".reshape(1, VCOLS)")
+			ins = append(ins, t.kernelInput(prm, "p_"+l.param+".reshape(1, VCOLS)"))
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, BCOLS), lambda i, j: (0, j))")
 			continue
 		}
 		if lay.colv[i] {
-			ins = append(ins, "p_"+l.param+".reshape(1, VROWS)")
+			ins = append(ins, t.kernelInput(prm, "p_"+l.param+".reshape(1, VROWS)"))
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, BROWS), lambda i, j: (0, i))")
 			continue
 		}
 		if _, ok := lay.colOff[i]; ok {
 			if colRef[l.param] == l.name+"_ref" {
-				ins = append(ins, "p_"+l.param)
+				ins = append(ins, t.kernelInput(prm, "p_"+l.param))
 				inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BROWS, %d * VCOLS), lambda i, j: (i, 0))", lay.colW[l.param]))
 			}
 			continue
 		}
-		ins = append(ins, view(l.param))
+		ins = append(ins, t.kernelInput(prm, view(l.param)))
 		inSpecs = append(inSpecs, "spec")
 	}
 	outShape := "(VROWS, VCOLS)"
 	for _, s := range m.stores {
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, blockDType(t.params[s.param])))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, t.blockType(t.params[s.param])))
 		ospecs = append(ospecs, "spec")
 	}
 	ww("    outs = pl.pallas_call(")
@@ -1162,11 +1224,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	var res []string
 	for i, s := range m.stores {
 		prm := t.params[s.param]
-		o := fmt.Sprintf("outs[%d]", i)
+		o := t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i))
 		if len(lay.shape) != 2 {
 			o += ".reshape(" + t.shapePy(prm) + ")"
 		}
-		if blockDType(prm) != dtypePy(prm.DType) {
+		if !t.bitsHalf(prm) && blockDType(prm) != dtypePy(prm.DType) {
 			o += ".astype(" + dtypePy(prm.DType) + ")"
 		}
 		res = append(res, fmt.Sprintf("%q: %s", s.param, o))
@@ -1206,6 +1268,14 @@ var (
 // fusionFlag is the Python condition under which input in is a copy worth
 // fusing ("True", "False" or an expression of the wrapper's sizes).
 func fusionFlag(in string) string {
+	if arg := callArg(in, "_f16_bits"); arg != in {
+		// a float16 array's bits: fused when the array is read as it
+		// lies (a view), else with whatever produced the array
+		if strings.HasPrefix(arg, "p_") || strings.HasPrefix(arg, "_blocked(") {
+			return "True"
+		}
+		return fusionFlag(arg)
+	}
 	switch {
 	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows("):
 		return "True"
@@ -1271,7 +1341,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	writeIndexVars(w, "    ", dims, ext)
 	for _, l := range m.loads {
 		if len(l.loops) == 0 {
-			body = append(body, loadLine(l.name, l.name+"_ref", t.params[l.param]))
+			body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
 		}
 	}
 	for _, line := range t.lines {
@@ -1310,7 +1380,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		switch {
 		case len(l.loops) > 0:
 			// one block per iteration: (iterations, rows, lanes)
-			ins = append(ins, fmt.Sprintf("_gather_loop(p_%s, [%s %s], DP, LANES)", l.param, l.idx.py, loopComprehension(l.loops)))
+			ins = append(ins, t.kernelInput(t.params[l.param], fmt.Sprintf("_gather_loop(p_%s, [%s %s], DP, LANES)", l.param, l.idx.py, loopComprehension(l.loops))))
 			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((ins[%d].shape[0], BROWS, LANES), lambda i: (0, i, 0))", i))
 			looped = true
 			continue
@@ -1320,6 +1390,9 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 			ins = append(ins, fmt.Sprintf("_blocked(p_%s, DP, LANES)", l.param))
 		default:
 			ins = append(ins, fmt.Sprintf("_gather(p_%s, %s, DP, LANES)", l.param, l.idx.py))
+		}
+		if !m.gathers() {
+			ins[len(ins)-1] = t.kernelInput(t.params[l.param], ins[len(ins)-1])
 		}
 		inSpecs = append(inSpecs, "spec")
 	}
@@ -1332,7 +1405,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		for i, l := range m.loads {
 			ww("    %s_in = %s", l.name, ins[i])
 			if kernelLoad(i) {
-				kins = append(kins, l.name+"_in")
+				kins = append(kins, t.kernelInput(t.params[l.param], l.name+"_in"))
 			}
 		}
 		ins = kins
@@ -1346,11 +1419,11 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	var oshapes, ospecs []string
 	for i, s := range m.stores {
 		if len(s.loops) > 0 {
-			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((dst_%d.shape[0], PROWS, LANES), %s)", i, blockDType(t.params[s.param])))
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((dst_%d.shape[0], PROWS, LANES), %s)", i, t.blockType(t.params[s.param])))
 			ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((dst_%d.shape[0], BROWS, LANES), lambda i: (0, i, 0))", i))
 			continue
 		}
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", blockDType(t.params[s.param])))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", t.blockType(t.params[s.param])))
 		ospecs = append(ospecs, "spec")
 	}
 	ww("    outs = pl.pallas_call(")
@@ -1379,7 +1452,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		prm := t.params[s.param]
 		shape := t.shapePy(prm)
 		if count[s.param] == 1 && isTrue(s.mask) && s.idx.poly.equal(flat) && paramSize(prm).equal(size) {
-			ww("    r_%s = _unblock(outs[%d], D, %s, %s)", s.param, i, shape, dtypePy(prm.DType))
+			ww("    r_%s = _unblock(%s, D, %s, %s)", s.param, t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i)), shape, dtypePy(prm.DType))
 			done[s.param] = true
 			continue
 		}
@@ -1392,10 +1465,10 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 			done[s.param] = true
 		}
 		if len(s.loops) > 0 {
-			ww("    r_%s = _scatter_loop(r_%s, dst_%d, outs[%d])", s.param, s.param, i, i)
+			ww("    r_%s = _scatter_loop(r_%s, dst_%d, %s)", s.param, s.param, i, t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i)))
 			continue
 		}
-		ww("    r_%s = _scatter(r_%s, %s, %s, outs[%d], d, D)", s.param, s.param, s.idx.py, maskPy(s.mask), i)
+		ww("    r_%s = _scatter(r_%s, %s, %s, %s, d, D)", s.param, s.param, s.idx.py, maskPy(s.mask), t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i)))
 	}
 	var res []string
 	for _, p := range outs {
@@ -1530,7 +1603,7 @@ func (t *tr) writeArgs(w func(string, ...any)) {
 		if p.Kind == "pointer" && p.Role == "output" {
 			continue
 		}
-		if p.Kind == "pointer" && p.DType == "float16" {
+		if p.Kind == "pointer" && p.DType == "float16" && !t.halfBits {
 			w("    p_%s = args[%q].astype(jnp.float32)", p.Name, p.Name)
 			continue
 		}
@@ -1646,6 +1719,10 @@ func (t *tr) sublanes() int {
 		switch p.DType {
 		case "bfloat16", "int16", "uint16":
 			sub = max(sub, 16)
+		case "float16":
+			if t.halfBits {
+				sub = max(sub, 16) // int16 bits
+			}
 		case "int8", "uint8", "bool":
 			sub = max(sub, 32)
 		}

@@ -181,9 +181,9 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 		"((0 + (((i_z * c) * n) + (i_y * n))) + idx_in.reshape(-1).astype(jnp.int32))", "idx_in.reshape(-1).astype(jnp.int32)"}},
 	// the weighted sum in float32, rounded once at the store (the original
 	// rounds each product and sum to float16)
-	"half_interp": {{"float32_sum", `_f16(
+	"half_interp": {{"float32_sum", `_f2h(
         _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
-    )`, "weight * points + weight_1 * points_1 + weight_2 * points_2"}},
+    )`, "_f2h(weight * points + weight_1 * points_1 + weight_2 * points_2)"}},
 	// an ignored label (-1) not zeroed: the select of the two branches
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",

@@ -398,6 +398,11 @@ type tr struct {
 	// draft rounds every half result to float16, as the original does);
 	// elsewhere they are computed in float32.
 	halfMath bool
+	// halfBits: float16 arrays reach the kernel as their int16 bits
+	// (_f16_bits) and the kernel decodes and encodes them (_h2f, _f2h):
+	// Mosaic has no float16 refs on v5e, v6e or TPU7x, and a conversion in
+	// XLA would read and write every array once more.
+	halfBits bool
 	// defs are the kernel's bound temporaries (bind): name -> expression,
 	// so a data-dependent index can be rebuilt outside the kernel.
 	defs map[string]string

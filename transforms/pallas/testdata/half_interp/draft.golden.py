@@ -12,13 +12,13 @@ from jax.experimental.pallas import tpu as pltpu
 def _kernel(
     weight_ref, points_ref, weight_1_ref, points_1_ref, weight_2_ref, points_2_ref, out_ref
 ):
-    weight = weight_ref[...]
-    points = points_ref[...]
-    weight_1 = weight_1_ref[...]
-    points_1 = points_1_ref[...]
-    weight_2 = weight_2_ref[...]
-    points_2 = points_2_ref[...]
-    out_ref[...] = _f16(
+    weight = _h2f(weight_ref[...])
+    points = _h2f(points_ref[...])
+    weight_1 = _h2f(weight_1_ref[...])
+    points_1 = _h2f(points_1_ref[...])
+    weight_2 = _h2f(weight_2_ref[...])
+    points_2 = _h2f(points_2_ref[...])
+    out_ref[...] = _f2h(
         _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
     )
 
@@ -28,9 +28,9 @@ def run(args, *, interpret):
     c = int(args["c"])
     m = args["m"]
     n = int(args["n"])
-    points = args["points"].astype(jnp.float32)
+    points = args["points"]
     idx = args["idx"]
-    weight = args["weight"].astype(jnp.float32)
+    weight = args["weight"]
     block_dim_x = 256
     grid_dim_x = min(_c_div((n + 255), 256, jnp.int32), 4096)
     extent_z = b
@@ -43,7 +43,7 @@ def run(args, *, interpret):
     D = extent_z * extent_y * extent_x
     if D <= 0:
         return {"out": jnp.zeros((b, c, n), jnp.float16)}
-    lanes, block_rows, padded_rows = _layout(D, 8)
+    lanes, block_rows, padded_rows = _layout(D, 16)
     size = padded_rows * lanes
     d = jnp.arange(size, dtype=jnp.int32)
     i_x = _c_rem(d, extent_x, jnp.int32)
@@ -76,12 +76,12 @@ def run(args, *, interpret):
         lanes,
     )
     ins = [
-        weight_in,
-        points_in,
-        weight_1_in,
-        points_1_in,
-        weight_2_in,
-        points_2_in,
+        _f16_bits(weight_in),
+        _f16_bits(points_in),
+        _f16_bits(weight_1_in),
+        _f16_bits(points_1_in),
+        _f16_bits(weight_2_in),
+        _f16_bits(points_2_in),
     ]
     spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
     outs = pl.pallas_call(
@@ -89,11 +89,11 @@ def run(args, *, interpret):
         grid=(padded_rows // block_rows,),
         in_specs=[spec] * len(ins),
         out_specs=[spec] * 1,
-        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
+        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.int16)],
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
         interpret=interpret,
     )(*ins)
-    r_out = _unblock(outs[0], D, (b, c, n), jnp.float16)
+    r_out = _unblock(_bits_f16(outs[0]), D, (b, c, n), jnp.float16)
     return {"out": r_out.reshape((b, c, n))}
 
 
@@ -132,21 +132,52 @@ def _gather(a, idx, dp, lanes):
     return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
 
 
+def _h2f(h):
+    """The float32 value of float16 bits h (int16, as a kernel loads a float16 array), decoded
+    exactly with integer ops: sign, exponent, mantissa, subnormals, inf and NaN."""
+    h = h.astype(jnp.int32)
+    e = (h >> 10) & 0x1F
+    m = h & 0x3FF
+    normal = ((e + 112) << 23) | (m << 13)
+    special = 0x7F800000 | (m << 13)  # inf, NaN
+    tiny = lax.bitcast_convert_type(m.astype(jnp.float32) * 5.9604644775390625e-08, jnp.int32)
+    bits = jnp.where(e == 0, tiny, jnp.where(e == 0x1F, special, normal))
+    return lax.bitcast_convert_type(bits | jnp.where(h < 0, -0x80000000, 0), jnp.float32)
+
+
+def _f2h(x):
+    """The float16 bits (int16) of float32 x rounded as __float2half rounds: to nearest, ties
+    to even, overflow to inf, subnormal halves kept, NaN a NaN; with integer ops."""
+    b = lax.bitcast_convert_type(jnp.asarray(x, jnp.float32), jnp.int32)
+    a = b & 0x7FFFFFFF
+    normal = (a - 0x38000000 + 0xFFF + ((a >> 13) & 1)) >> 13
+    shift = jnp.clip(126 - (a >> 23), 14, 31)  # below 2**-14: 2**-24 units of the mantissa
+    mant = (a & 0x7FFFFF) | 0x800000
+    low = mant & ((1 << shift) - 1)
+    half = 1 << (shift - 1)
+    q = mant >> shift
+    up = jnp.logical_or(low > half, jnp.logical_and(low == half, (q & 1) == 1))
+    tiny = q + up.astype(jnp.int32)
+    h = jnp.where(a < 0x38800000, tiny, jnp.minimum(normal, 0x7C00))
+    h = jnp.where(a > 0x7F800000, 0x7E00, h)
+    return jnp.where(b < 0, h - 0x8000, h).astype(jnp.int16)
+
+
 def _f16(x):
-    """x rounded to the nearest float16 (ties to even), kept in float32: half arithmetic rounds
-    every result, and Mosaic has no float16 conversion, so the rounding is done on the bits."""
-    x = jnp.asarray(x, jnp.float32)
-    b = lax.bitcast_convert_type(x, jnp.int32)
-    normal = lax.bitcast_convert_type((b + 0xFFF + ((b >> 13) & 1)) & -0x2000, jnp.float32)
-    a = jnp.abs(x)
-    v = jnp.minimum(a, 6.103515625e-05) * 16777216.0  # subnormal halves: multiples of 2**-24
-    i = v.astype(jnp.int32)
-    f = v - i.astype(jnp.float32)
-    i = jnp.where(jnp.logical_or(f > 0.5, jnp.logical_and(f == 0.5, (i & 1) == 1)), i + 1, i)
-    tiny = jnp.where(b < 0, -1.0, 1.0) * i.astype(jnp.float32) * 5.9604644775390625e-08
-    out = jnp.where(a < 6.103515625e-05, tiny, normal)
-    out = jnp.where(a >= 65520.0, jnp.where(x > 0, jnp.inf, -jnp.inf), out)
-    return jnp.where(x != x, x, out)
+    """x rounded to float16 as __float2half rounds it, kept in float32: half arithmetic rounds
+    every result."""
+    return _h2f(_f2h(x))
+
+
+def _f16_bits(a):
+    """A float16 array as its int16 bits, the form a kernel loads and stores (Mosaic has no
+    float16 refs on v5e, v6e or TPU7x); an input's view is fused into the kernel."""
+    return lax.bitcast_convert_type(a, jnp.int16)
+
+
+def _bits_f16(b):
+    """The float16 array whose bits a kernel stored."""
+    return lax.bitcast_convert_type(b, jnp.float16)
 
 
 def _take(a, idx, dp, lanes):
