@@ -870,18 +870,32 @@ func readBuf(dir, name string, want int64) ([]byte, error) {
 
 // UseCapture makes a captured spec the kernel's spec (it wins over a user
 // spec file and static inference) and, when the captured instance's template
-// arguments differ from the unit's, re-instantiates the isolated unit.
+// arguments differ from the unit's, re-instantiates the isolated unit; a
+// template launched only at float64 becomes its float32 instantiation
+// (Float32Instance).
 func (k *Kernel) UseCapture(spec *Spec, cp *Capture) {
 	k.Spec, k.SpecStatus, k.Reason = spec, SpecCaptured, ""
 	k.Captured = cp
-	if len(spec.TemplateArgs) > 0 && k.Unit != nil {
-		var targs []string
-		for _, name := range k.Unit.templateParams {
-			targs = append(targs, spec.TemplateArgs[name])
-		}
-		k.Unit.Reinstantiate(targs)
-		k.TemplateArgs = spec.TemplateArgs
+	k.instantiate(spec.TemplateArgs)
+	Float32Instance(k)
+}
+
+// instantiate re-instantiates a template kernel's unit with the spec's
+// template arguments (by parameter name), when it names any.
+func (k *Kernel) instantiate(args map[string]string) {
+	if len(args) == 0 || k.Unit == nil {
+		return
 	}
+	var targs []string
+	for i, name := range k.Unit.templateParams {
+		v, ok := args[name]
+		if !ok && i < len(k.Unit.instTargs) {
+			v = k.Unit.instTargs[i] // a parameter the spec does not name keeps its argument
+		}
+		targs = append(targs, v)
+	}
+	k.Unit.Reinstantiate(targs)
+	k.TemplateArgs = args
 }
 
 // declaredScalar is a scalar parameter's C type and dtype as the kernel

@@ -548,6 +548,7 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 		d.probs = append(d.probs, probs...)
 		if us != nil {
 			k.Spec, k.SpecStatus, k.SpecFile = us, SpecUser, file
+			k.instantiate(us.TemplateArgs) // the reference runs the instance the spec names
 			if us.Class != "" {
 				k.Class = us.Class
 			}

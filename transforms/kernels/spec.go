@@ -43,6 +43,10 @@ type Spec struct {
 	// sums/matmuls (rtol is scaled by it), e.g. "k".
 	ReductionLength string `json:"reduction_length,omitempty" yaml:"reduction_length,omitempty"`
 	Note            string `json:"note,omitempty" yaml:"note,omitempty"`
+	// LaunchedDType is set on a template kernel's float32 instantiation
+	// whose captured launches were all float64 (Float32Instance): the
+	// dtype the tests launched, which the proof does not cover.
+	LaunchedDType string `json:"launched_dtype,omitempty" yaml:"launched_dtype,omitempty"`
 }
 
 // SpecSource locates a kernel.
