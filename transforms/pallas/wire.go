@@ -772,7 +772,11 @@ func (p *plan) needsDispatch() bool {
 // Pallas op for tpu tensors (in parentheses unless the call stood alone),
 // split over lines inside parentheses when it would pass maxLine in src.
 func (p *plan) dispatch(cs callSite, src string) string {
-	cond := fmt.Sprintf("%s.device.type == \"tpu\"", cs.args[p.tensors[0]])
+	torch := "torch"
+	if !reImportTorch.MatchString(src) {
+		torch = "" // the file has no torch name: compare the dtype's text
+	}
+	cond := p.tpuCond(func(hi int) string { return cs.args[hi] }, torch)
 	if st, ok := p.statementDispatch(cs, src, cond); ok {
 		return st
 	}
@@ -799,6 +803,36 @@ func (p *plan) dispatch(cs callSite, src string) string {
 	return "(\n" + in + tpu + "\n" + in + "if " + cond + "\n" + in + "else " + cs.text + "\n" + indent + ")"
 }
 
+// reImportTorch is a module-level `import torch` (the name torch is bound).
+var reImportTorch = regexp.MustCompile(`(?m)^import torch[ \t]*(#.*)?$`)
+
+// tpuCond is the test choosing the Pallas op: a tpu tensor and, for a kernel
+// proven as the float32 instantiation of a template its tests launched at
+// another dtype (spec.LaunchedDType), float32 tensors: every tensor the
+// kernel reads as float32 must be one, any other dtype keeps the original
+// call, as the proof does not cover it. arg is the expression of host
+// parameter hi; torch is the module's name for torch ("": none, the dtype's
+// text is compared).
+func (p *plan) tpuCond(arg func(hi int) string, torch string) string {
+	cond := fmt.Sprintf("%s.device.type == \"tpu\"", arg(p.tensors[0]))
+	if p.wk.Kernel.Spec.LaunchedDType == "" {
+		return cond
+	}
+	for _, hi := range p.tensors {
+		if p.kernelParam(hi, func(q *kernels.Param) bool {
+			return q.Kind == "pointer" && q.Role != "output" && q.DType == "float32" && !q.Null
+		}) == nil {
+			continue
+		}
+		if torch == "" {
+			cond += fmt.Sprintf(" and str(%s.dtype) == \"torch.float32\"", arg(hi))
+		} else {
+			cond += fmt.Sprintf(" and %s.dtype == %s.float32", arg(hi), torch)
+		}
+	}
+	return cond
+}
+
 // asStatement reports whether call site cs is rewritten as an if statement
 // (statementDispatch): each branch evaluates the arguments once, so they
 // need no binding.
@@ -818,6 +852,10 @@ func (p *plan) statementDispatch(cs callSite, src, cond string) (string, bool) {
 	indent := src[strings.LastIndex(src[:cs.start], "\n")+1 : cs.start]
 	in := indent + "    "
 	var b strings.Builder
+	if len(indent)+len("if "+cond+":") > maxLine && strings.Contains(cond, " and ") {
+		// one condition a line, inside parentheses
+		cond = "(\n" + in + strings.ReplaceAll(cond, " and ", "\n"+in+"and ") + "\n" + indent + ")"
+	}
 	b.WriteString("if " + cond + ":\n")
 	b.WriteString(pyCall(in, opsName+"."+p.entry, cs.args) + "\n")
 	b.WriteString(indent + "else:\n")

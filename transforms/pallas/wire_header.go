@@ -153,7 +153,7 @@ func (p *plan) example() (string, *ValidatedCase) {
 		if b, ok := p.branchValue(hp.name); ok {
 			v = b // the host's condition picks this kernel at it
 		}
-		if prm := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Role == "scalar" }); prm != nil {
+		if prm := p.kernelParam(hi, func(q *kernels.Param) bool { return q.Role == "scalar" || q.Role == "size" }); prm != nil {
 			got, ok := c.Scalars[prm.Name]
 			if !ok {
 				return "None", nil

@@ -696,3 +696,105 @@ func TestProvenOnly(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestWireFloat32Instance: a kernel proven as the float32 instantiation of
+// a template its tests launched at float64 (kernels.Float32Instance) takes
+// the Pallas path only for tpu tensors that are float32, every tensor it
+// reads tested; float64 keeps the original call. The test spelled with the
+// module's torch where it imports torch, by the dtype's text where it does
+// not; an if statement's condition past 100 columns goes one test a line.
+func TestWireFloat32Instance(t *testing.T) {
+	cu := `#include <torch/extension.h>
+template <typename scalar_t>
+__global__ void scale_kernel(const scalar_t* x, const scalar_t* w, scalar_t* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = w[i] * x[i];
+}
+void scale(torch::Tensor x, torch::Tensor w, torch::Tensor y) {
+  const int n = x.numel();
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "scale", ([&] {
+    scale_kernel<scalar_t><<<(n + 127) / 128, 128>>>(x.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(),
+                                                     y.data_ptr<scalar_t>(), n);
+  }));
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
+`
+	loader := "from ..utils import ext_loader\n\next_module = ext_loader.load_ext(\"_ext\", [\"scale\"])\n\n\n"
+	for _, c := range []struct{ name, py, want string }{
+		{"expression", "import torch\n" + loader + "def scale(x, w):\n    y = torch.empty_like(x)\n    return ext_module.scale(x, w, y)\n",
+			`    return (
+        _pallas_ops.scale(x, w, y)
+        if x.device.type == "tpu" and x.dtype == torch.float32 and w.dtype == torch.float32
+        else ext_module.scale(x, w, y)
+    )
+`},
+		{"no torch name", loader + "def scale(x, w, y):\n    return ext_module.scale(x, w, y)\n",
+			`if x.device.type == "tpu" and str(x.dtype) == "torch.float32" and str(w.dtype) == "torch.float32"`},
+		{"statement", "import torch\n" + loader + "def scale(input_features, weights, output):\n" +
+			"    ext_module.scale(input_features, weights, output)\n    return output\n",
+			`    if (
+        input_features.device.type == "tpu"
+        and input_features.dtype == torch.float32
+        and weights.dtype == torch.float32
+    ):
+        _pallas_ops.scale(input_features, weights, output)
+    else:
+        ext_module.scale(input_features, weights, output)
+`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{"pkg/__init__.py": "", "pkg/k.cu": cu, "pkg/ops.py": c.py}
+			for p, s := range files {
+				os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+				if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ctx := context.Background()
+			inv, _ := kernels.Discover(ctx, dir, []string{"pkg/__init__.py", "pkg/k.cu", "pkg/ops.py"})
+			if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+				t.Fatalf("discovery: %+v", inv.Kernels)
+			}
+			k := inv.Kernels[0]
+			// the spec as the capture stage records launches at double
+			k.Spec.TemplateArgs = map[string]string{"scalar_t": "double"}
+			for i := range k.Spec.Params {
+				if p := &k.Spec.Params[i]; p.DType == "float32" {
+					p.DType = "float64"
+				}
+			}
+			if !kernels.Float32Instance(k) {
+				t.Fatalf("no float32 instance of %+v", k.Spec)
+			}
+			res, err := Draft(ctx, k, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := func(p string) ([]byte, bool) {
+				s, ok := files[p]
+				return []byte(s), ok
+			}
+			wk := WireKernel{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
+				Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 40}}}}
+			out, wired, probs := Wire(ctx, []WireKernel{wk}, read, []string{"pkg/__init__.py", "pkg/ops.py"}, nil)
+			if len(probs) != 0 || len(wired) != 1 || wired[0].Sites != 1 {
+				t.Fatalf("wired %+v, problems %+v", wired, probs)
+			}
+			got := map[string]string{}
+			for _, f := range out {
+				got[f.Path] = string(f.Content)
+			}
+			if !strings.Contains(got["pkg/ops.py"], c.want) {
+				t.Errorf("ops.py lacks\n%s\n%s", c.want, got["pkg/ops.py"])
+			}
+			mod := got["pkg/_pallas_scale_kernel.py"]
+			for _, w := range []string{"Validated at float32 (scale_kernel with scalar_t = float): the repository's tests",
+				`"x": {"shape": [40], "dtype": "float32"}`} {
+				if !strings.Contains(strings.Join(strings.Fields(mod), " "), w) {
+					t.Errorf("kernel module lacks %q:\n%s", w, mod)
+				}
+			}
+		})
+	}
+}
