@@ -210,13 +210,15 @@ func selected(name string) bool {
 // label, the output written in both branches of a condition on the label),
 // mmcv's three_interpolate for at::Half (half_interp: every c10::Half
 // product and sum rounded to float16) and several rows per block
-// (rows_per_block: blockDim (32, 4), a warp per row, the row guard); and
+// (rows_per_block: blockDim (32, 4), a warp per row, the row guard),
+// mmcv's carafe_naive launched at double only (float32_instance: its
+// float32 instantiation); and
 // loops with runtime trip counts: KernelBench's max pooling (maxpool_loop),
 // mmcv's window loops clamped to the feature map or shifted by the window
 // with a continue (window_clamp) and psamask's stores at loop-dependent
 // positions (window_scatter).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
-	"gather_points", "softmax_focal", "half_interp", "rows_per_block"}
+	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance"}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

@@ -135,3 +135,33 @@ deterministic: true
 		}
 	}
 }
+
+// TestFloat64RefusedUntilFloat32Instance: the float32_instance pattern as its
+// tests launch it (scalar_t = double) is refused with PPL005; its float32
+// instantiation (kernels.Float32Instance, as the capture stage makes it)
+// drafts, over float32 refs.
+func TestFloat64RefusedUntilFloat32Instance(t *testing.T) {
+	ctx := context.Background()
+	inv, _ := kernels.Discover(ctx, "testdata/float32_instance", []string{"kernel.cu"})
+	if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
+		t.Fatalf("kernels %+v", inv.Kernels)
+	}
+	k := inv.Kernels[0]
+	if !strings.Contains(k.Unit.Source, "reassemble_kernel<double>") {
+		t.Errorf("the user spec's scalar_t = double does not instantiate the unit:\n%s", k.Unit.Source)
+	}
+	_, err := pallas.Draft(ctx, k, pallas.Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), pallas.CodeDType) {
+		t.Fatalf("float64 draft: %v, want %s", err, pallas.CodeDType)
+	}
+	if !kernels.Float32Instance(k) || !strings.Contains(k.Unit.Source, "reassemble_kernel<float>") {
+		t.Fatalf("no float32 instance:\n%s", k.Unit.Source)
+	}
+	res, err := pallas.Draft(ctx, k, pallas.Options{})
+	if err != nil {
+		t.Fatalf("float32 instance: %v", err)
+	}
+	if strings.Contains(res.Module, "float64") {
+		t.Error("the float32 draft mentions float64")
+	}
+}

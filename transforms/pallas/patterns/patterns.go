@@ -45,7 +45,9 @@ func Load(ctx context.Context, dir string) (*kernels.Kernel, error) {
 	return k, nil
 }
 
-// LoadRaw discovers dir's one kernel with its spec, its unit as written.
+// LoadRaw discovers dir's one kernel with its spec, its unit as written (a
+// template whose spec binds double made its float32 instantiation, as the
+// capture stage makes it: kernels.Float32Instance).
 func LoadRaw(ctx context.Context, dir string) (*kernels.Kernel, error) {
 	if _, err := os.Stat(filepath.Join(dir, "kernel.cu")); err != nil {
 		return nil, ErrNoPattern
@@ -54,7 +56,11 @@ func LoadRaw(ctx context.Context, dir string) (*kernels.Kernel, error) {
 	if len(inv.Kernels) != 1 || inv.Kernels[0].Spec == nil {
 		return nil, ErrNoPattern
 	}
-	return inv.Kernels[0], nil
+	k := inv.Kernels[0]
+	// a template spec'd at double, as the capture stage records one its
+	// tests launch at float64 only, is its float32 instantiation there too
+	kernels.Float32Instance(k)
+	return k, nil
 }
 
 // Preprocess replaces k's unit by its preprocessed text, in the sandbox
