@@ -236,7 +236,7 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 	}
 	for _, l := range m.loads {
 		if l.param == p.base && l.idx.py == idx.py {
-			return val{py: l.name, ct: ct, k: kData}, nil
+			return dataVal(l.name, ct), nil
 		}
 	}
 	name := fmt.Sprintf("ld%d", len(m.loads))
@@ -246,7 +246,18 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 		// this iteration's block of the per-iteration gather
 		t.emit("%s", strings.TrimSpace(t.loadSliceLine(name, name+"_ref", loopIndexPy(loops), prm)))
 	}
-	return val{py: name, ct: ct, k: kData}, nil
+	return dataVal(name, ct), nil
+}
+
+// dataVal is a loaded value; an integer one is an atom of the index
+// polynomials it enters (a store at out[(i + shift) * n + j] is seen as
+// linear in the loaded shift: slotStore).
+func dataVal(name, ct string) val {
+	v := val{py: name, ct: ct, k: kData}
+	if isInt(ct) && ct != "bool" {
+		v.poly = popaque(name, kData)
+	}
+	return v
 }
 
 // gatherLoad is a load whose index depends on loaded data: points[idx[i]],
@@ -298,7 +309,7 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 		return refuse(CodeUnsupported, "store to %s (not an output)", p.base)
 	}
 	if idx.k == kData {
-		return refuse(CodeDataIndex, "%s is written at a data-dependent index", p.base)
+		return m.slotStore(t, p, prm, idx, v)
 	}
 	if t.inRuntimeLoop() {
 		return m.loopStore(t, p, prm, idx, v)
@@ -693,6 +704,7 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	guard = append(guard, m.periodLines(t, dims)...)
 	lay := m.layout(t, flat, size, dims, ext)
 	nm := m.names(t, dims)
 	var kern, wrap []string

@@ -184,6 +184,12 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	"half_interp": {{"float32_sum", `_f2h(
         _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
     )`, "_f2h(weight * points + weight_1 * points_1 + weight_2 * points_2)"}},
+	// tin_shift: the elements no shifted row reaches not kept as they were
+	// (the buffer's prior content), and the shift taken the other way
+	"tin_shift": {
+		{"prior_content_dropped", "output_out_ref[...] = output_ref[...]", "output_out_ref[...] = jnp.zeros_like(output_ref[...])"},
+		{"shift_reversed", "v2 = i + shift", "v2 = i - shift"},
+	},
 	// an ignored label (-1) not zeroed: the select of the two branches
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",
@@ -216,9 +222,11 @@ func selected(name string) bool {
 // loops with runtime trip counts: KernelBench's max pooling (maxpool_loop),
 // mmcv's window loops clamped to the feature map or shifted by the window
 // with a continue (window_clamp) and psamask's stores at loop-dependent
-// positions (window_scatter).
+// positions (window_scatter); and mmcv's tin_shift (stores at a loaded
+// offset into a zero-filled inout buffer, a grid-stride loop repeating
+// each column t_size times).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
-	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance"}
+	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance", "tin_shift"}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

@@ -19,6 +19,7 @@ type rtLoop struct {
 	alive0 val               // t.alive before the loop: assignments carried out of an iteration are masked against the body's
 	scope  int               // env depth of the loop's own scope: names declared below it are carried
 	carry  map[string]string // carried C names to their Python names
+	head   string            // the kernel's `for` line of the loop (emitBeforeLoops)
 }
 
 // stateful modes can save and restore what a translation attempt changed
@@ -346,6 +347,7 @@ func (t *tr) runtimeFor(n *ts.Node) error {
 	} else {
 		t.emit("for %s in range(%s, %s):", loop.lv, rg.lo.py, rg.hi.py)
 	}
+	loop.head = t.lines[head]
 	savedInd, savedAlive, savedW := t.ind, t.alive, t.aliveW
 	t.ind += "    "
 	t.env.push()

@@ -22,7 +22,8 @@ const (
 	atomSize    atomKind = 's' // a size symbol of the spec
 	atomParam   atomKind = 'p' // a scalar parameter of the kernel
 	atomOpaque  atomKind = 'o' // a sub-expression the same for every thread, kept as its Python text
-	atomVarying atomKind = 'd' // a sub-expression of the thread's position or of data, kept as its Python text
+	atomVarying atomKind = 'd' // a sub-expression of the thread's position, kept as its Python text
+	atomData    atomKind = 'D' // a loaded value or a sub-expression of loaded data, kept as its Python text
 )
 
 // atom is one factor of a monomial.
@@ -77,12 +78,27 @@ func psize(name string) poly { return patom(atom{atomSize, name}) }
 func pparam(name string) poly { return patom(atom{atomParam, name}) }
 
 // popaque is a sub-expression the polynomial does not look into: uniform
-// (k == kUniform) or varying with the thread or the data.
+// (k == kUniform), varying with the thread, or with the data.
 func popaque(py string, k kind) poly {
-	if k == kUniform {
+	switch k {
+	case kUniform:
 		return patom(atom{atomOpaque, py})
+	case kData:
+		return patom(atom{atomData, py})
 	}
 	return patom(atom{atomVarying, py})
+}
+
+// hasData reports whether a monomial of p reads loaded data.
+func (p poly) hasData() bool {
+	for k := range p {
+		for _, a := range monomial(k) {
+			if a.kind == atomData {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (p poly) add(q poly, sign int64) poly {

@@ -75,8 +75,14 @@ func Codes() []CodeDoc {
 			"A load or store whose index depends on loaded data (a gather or scatter by value) that the drafter cannot " +
 				"reach exactly. An elementwise kernel's floating-point input read at such an index (points[idx[i]], " +
 				"softmax[i * classes + label]) is drafted: XLA gathers it in the wrapper, NaN where the index leaves the " +
-				"array (CUDA leaves that undefined), and the kernel reads it at the thread's position. Refused: a " +
-				"gather from an array the kernel writes, integer data read at a data-dependent index, and every store " +
-				"at one (a scatter)."},
+				"array (CUDA leaves that undefined), and the kernel reads it at the thread's position. A store into an " +
+				"inout array at B + e·K, where e reads loaded data and the store's condition bounds it to a uniform " +
+				"range lo <= e < hi (mmcv's tin_shift: out[(i + shift) * hw * c + offset] after `if (now_t < 0 || " +
+				"now_t >= t_size) continue;`), is drafted as hi - lo slots at the addresses B + u·K, which depend on " +
+				"sizes only: each starts from the element's prior content and takes the value where e == u, and " +
+				"run() checks while tracing that no two threads' slots overlap. Refused: a gather from an array the " +
+				"kernel writes, integer data read at a data-dependent index, and any other store at one (a scatter): " +
+				"into an output that is not inout, without such a range, not linear in its bounded part, or with " +
+				"slots that move with a loop's iteration."},
 	}
 }

@@ -44,6 +44,8 @@ type val struct {
 	// conj is a conjunction's two operands (and), so orMask can see that
 	// (X && c) || (X && !c) is X.
 	conj *[2]val
+	// facts are the integer bounds a condition implies (see slots.go).
+	facts *facts
 }
 
 // accum is "every thread folded op over its share of a row expression,
@@ -495,7 +497,8 @@ func and(a, b val) val {
 	if isTrue(b) {
 		return a
 	}
-	return val{py: "jnp.logical_and(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b), conj: &[2]val{a, b}}
+	return val{py: "jnp.logical_and(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b), conj: &[2]val{a, b},
+		facts: bothFacts(a, b)}
 }
 
 // orMask is a || b, simplified where the two are the branches of one
@@ -518,7 +521,7 @@ func not(a val) val {
 	if isTrue(a) {
 		return val{py: "False", ct: "bool", k: kUniform}
 	}
-	return val{py: "jnp.logical_not(" + a.py + ")", ct: "bool", k: a.k, sp: a.sp}
+	return val{py: "jnp.logical_not(" + a.py + ")", ct: "bool", k: a.k, sp: a.sp, facts: a.facts.negated()}
 }
 
 func where(c, a, b val, ct string) val {
@@ -811,11 +814,11 @@ func (t *tr) binary(n *ts.Node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
-		fn := "jnp.logical_and"
+		fn, fs := "jnp.logical_and", bothFacts(a, b)
 		if op == "||" {
-			fn = "jnp.logical_or"
+			fn, fs = "jnp.logical_or", eitherFacts(a, b)
 		}
-		return val{py: fn + "(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b)}, nil
+		return val{py: fn + "(" + a.py + ", " + b.py + ")", ct: "bool", k: maxKind(a, b), sp: maxSpace(a, b), facts: fs}, nil
 	}
 	a, err := t.expr(n.ChildByFieldName("left"))
 	if err != nil {
@@ -942,7 +945,7 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 		if a.ct == "bool" && b.ct == "bool" {
 			ct = "bool"
 		}
-		return val{py: "(" + conv(a, ct) + " " + op + " " + conv(b, ct) + ")", ct: "bool", k: k, sp: sp}, nil
+		return val{py: "(" + conv(a, ct) + " " + op + " " + conv(b, ct) + ")", ct: "bool", k: k, sp: sp, facts: t.cmpFacts(op, a, b)}, nil
 	case "&", "|", "^":
 		ct := arith(a.ct, b.ct)
 		if a.ct == "bool" && b.ct == "bool" {
