@@ -38,14 +38,40 @@ def encoder_inputs():
     every = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16)
     values = np.unique(every[np.isfinite(every)].astype(np.float64))
     mids = ((values[:-1] + values[1:]) / 2).astype(np.float32)  # exact in float32
-    edges = [65504, 65519.99, 65520, 65520.01, 1e9, np.inf, -np.inf, np.nan, -np.nan, 0.0, -0.0,
-             2.0**-25, 2.0**-25 * 1.0000001, 2.0**-24, 1.5 * 2.0**-24, 2.0**-14, 2.0**-14 * (1 - 2.0**-11),
-             3e-45, 1e-40, -1e-40]
+    edges = [
+        65504,
+        65519.99,
+        65520,
+        65520.01,
+        1e9,
+        np.inf,
+        -np.inf,
+        np.nan,
+        -np.nan,
+        0.0,
+        -0.0,
+        2.0**-25,
+        2.0**-25 * 1.0000001,
+        2.0**-24,
+        1.5 * 2.0**-24,
+        2.0**-14,
+        2.0**-14 * (1 - 2.0**-11),
+        3e-45,
+        1e-40,
+        -1e-40,
+    ]
     stripe = np.arange(0, 1 << 32, 4099, dtype=np.uint64).astype(np.uint32).view(np.float32)
     rng = np.random.default_rng(0)
     scaled = rng.standard_normal(1 << 18) * 10.0 ** rng.integers(-9, 6, 1 << 18)
-    parts = [values, mids, np.nextafter(mids, np.float32(np.inf)), np.nextafter(mids, np.float32(-np.inf)),
-             np.array(edges), stripe, scaled]
+    parts = [
+        values,
+        mids,
+        np.nextafter(mids, np.float32(np.inf)),
+        np.nextafter(mids, np.float32(-np.inf)),
+        np.array(edges),
+        stripe,
+        scaled,
+    ]
     x = np.concatenate([np.asarray(p, np.float32) for p in parts])
     return np.concatenate([x, np.zeros((-len(x)) % 1024, np.float32)]).reshape(-1, 128)
 
@@ -71,7 +97,7 @@ def check_interpret(h2f, f2h):
     got_h = elementwise(f2h, x, jnp.int16).view(np.float16)
     miss = ~same_bits(got_h, want_h, np.uint16)
     print(f"_f2h: {x.size} float32 values, {int(miss.sum())} differ from numpy")
-    for v, g, w in list(zip(x[miss], got_h[miss], want_h[miss]))[:5]:
+    for v, g, w in list(zip(x[miss], got_h[miss], want_h[miss], strict=True))[:5]:
         print(f"  {v!r}: got {g!r}, numpy {w!r}")
     return ok and not miss.any()
 
@@ -85,7 +111,9 @@ def check_compile(h2f, f2h):
     def f(h):
         spec = pl.BlockSpec((16, 128), lambda i: (i, 0))
         out = jax.ShapeDtypeStruct(h.shape, jnp.int16)
-        return pl.pallas_call(kernel, out_shape=out, grid=(h.shape[0] // 16,), in_specs=[spec], out_specs=spec)(h)
+        return pl.pallas_call(
+            kernel, out_shape=out, grid=(h.shape[0] // 16,), in_specs=[spec], out_specs=spec
+        )(h)
 
     ok = True
     for chip, topo in TOPOLOGIES.items():

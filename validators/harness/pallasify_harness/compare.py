@@ -74,9 +74,9 @@ def compare(exp_raw, act_raw, dtype: str, tol, flush_subnormals=True) -> dict:
            "signed_zero_mismatches": 0, "flushed": 0, "rtol": rtol, "atol": atol}
     isf = dtype in DEFAULT_TOL
     if isf and flush_subnormals:
-        import ml_dtypes  # noqa: F401
+        import ml_dtypes
 
-        tiny = float(np.finfo(np.dtype(dtype) if dtype != "bfloat16" else ml_dtypes.bfloat16).tiny)
+        tiny = float(ml_dtypes.finfo(dtype if dtype != "bfloat16" else ml_dtypes.bfloat16).tiny)
         for arr in (exp, act):
             sub = (arr != 0) & (np.abs(arr) < tiny)
             res["flushed"] += int(sub.sum())

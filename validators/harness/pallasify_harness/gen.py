@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from .spec import Param, Spec
@@ -44,7 +45,7 @@ def make_array(p: Param, shape, dist: str, rng) -> tuple[np.ndarray, int]:
         arr = x.astype(dt)
         # Exclude subnormal inputs (XLA flushes them; CUDA without fast-math
         # keeps them): replace with signed zero, and count.
-        tiny = float(np.finfo(dt).tiny)
+        tiny = float(ml_dtypes.finfo(dt).tiny)  # numpy's finfo has no bfloat16
         a64 = arr.astype(np.float64)
         sub = (a64 != 0) & (np.abs(a64) < tiny)
         n = int(sub.sum())

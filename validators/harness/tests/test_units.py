@@ -1,8 +1,9 @@
 """Unit tests: expression grammar, sweep, comparison, degeneracy, AST ban, input checks."""
+import ml_dtypes
 import numpy as np
 import pytest
 
-from pallasify_harness import astban, compare, expr, spec as specmod
+from pallasify_harness import astban, compare, expr, gen, spec as specmod
 from pallasify_harness.protocol import Stop, _check_inputs
 
 
@@ -59,6 +60,19 @@ def test_subnormals_flushed():
     a = np.array([0.0, 1.0], np.float32)
     r = compare.compare(e, a, "float32", compare.tolerance("float32"))
     assert r["flushed"] == 1 and r["ulp_max"] == 0
+
+
+def test_bfloat16_subnormals_flushed():
+    """bfloat16 data (numpy's finfo has no bfloat16): generated inputs and compared
+    outputs drop subnormals as float32 ones do."""
+    bf16 = ml_dtypes.bfloat16
+    e = np.array([1e-39, 1.0], bf16)
+    a = np.array([0.0, 1.0], bf16)
+    r = compare.compare(e, a, "bfloat16", compare.tolerance("bfloat16"))
+    assert r["flushed"] == 1 and r["ulp_max"] == 0
+    p = specmod.Param(name="x", kind="pointer", ctype="__nv_bfloat16*", dtype="bfloat16", role="input")
+    arr, _ = gen.make_array(p, (64,), "normal", np.random.default_rng(0))
+    assert arr.dtype == bf16 and arr.shape == (64,)
 
 
 def test_reduction_tolerance_scales():
