@@ -283,7 +283,7 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		}
 		return nil, nil, nil
 	}
-	rules, sets := pf.Select(src)
+	rules, sets := pf.selectPython(src)
 	f.kernelScan = scanKnown | scanOf(sets[0])
 	if len(rules) == 0 {
 		return nil, nil, nil

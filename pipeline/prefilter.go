@@ -34,6 +34,22 @@ type prefilter struct {
 	full   []uint64 // needle -> the mask of all its parts
 	any    bool     // some rule has needles
 	sets   int      // extra needle sets
+	// longest is the length of the longest needle part.
+	longest int
+}
+
+// overlaps reports whether [start, end) overlaps one of spans (sorted,
+// disjoint).
+func overlaps(spans []nonCodeSpan, start, end int) bool {
+	for _, sp := range spans {
+		if sp.start >= end {
+			return false
+		}
+		if sp.end > start {
+			return true
+		}
+	}
+	return false
 }
 
 // hit is one part of a needle ending at a DFA state: which needle, which
@@ -80,6 +96,7 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 		pf.full = append(pf.full, 1<<len(parts)-1)
 		for b, part := range parts {
 			text, before, after, call := rule.NeedlePart(part)
+			pf.longest = max(pf.longest, len(text))
 			s := int32(0)
 			for j := 0; j < len(text); j++ {
 				c := text[j]
@@ -155,6 +172,23 @@ func (pf *prefilter) selectRules(src []byte) []*rule.Rule {
 // nil when none can) and, for each extra needle set, whether src contains one
 // of its needles.
 func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
+	return pf.SelectCode(src, nil)
+}
+
+// selectPython is Select for a Python source after the lexical pre-check
+// (prefilter_lex.go): a rule's needle counts only where it matches outside
+// the file's comments and bare string statements; the extra sets count
+// everywhere, as their own readers search the whole file.
+func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
+	spans, _ := nonCodeSpans(src)
+	return pf.SelectCode(src, spans)
+}
+
+// SelectCode is Select where a rule's needle counts only if its match does
+// not overlap one of the skip spans (sorted, disjoint); the word boundaries
+// and the call check around a match read src as it is. The extra sets count
+// matches everywhere.
+func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan) ([]*rule.Rule, []bool) {
 	owners := len(pf.rules) + pf.sets
 	found := make([]bool, owners)
 	copy(found, pf.always)
@@ -173,12 +207,21 @@ func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
 	mask := make([]uint64, len(pf.owner))
 	s := int32(0)
 	delta := pf.delta
+	k := 0 // skip spans before k end before any match that ends at pos can start
 	for pos := 0; pos < len(src) && remaining > 0; pos++ {
 		s = delta[int(s)<<8|int(src[pos])]
 		for _, h := range pf.out[s] {
 			o := pf.owner[h.needle]
 			if found[o] || mask[h.needle]&h.bit != 0 {
 				continue
+			}
+			if o < len(pf.rules) && len(skip) > 0 {
+				for k < len(skip) && skip[k].end <= pos+1-pf.longest {
+					k++
+				}
+				if overlaps(skip[k:], pos+1-h.n, pos+1) {
+					continue // the match overlaps a comment or a bare string
+				}
 			}
 			if h.before && pos+1-h.n > 0 && rule.WordByte(src[pos-h.n]) {
 				continue

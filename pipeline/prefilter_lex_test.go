@@ -1,0 +1,231 @@
+package pipeline
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/ts"
+)
+
+// TestNonCodeSpans: what the lexical pre-check treats as a comment or a bare
+// string statement, and where it gives up.
+func TestNonCodeSpans(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string // the spans' texts, "#…" comments, others bare strings
+		giveUp    bool
+	}{
+		{"comment", "x = 1  # cuda\n", []string{"# cuda"}, false},
+		{"device string kept", "d = 'cuda:0'  # c\n", []string{"# c"}, false},
+		{"hash in a string", "s = \"a # b\"\n", nil, false},
+		{"module docstring", "\"\"\"Uses cuda.\n\nMore.\"\"\"\nimport torch\n", []string{"\"\"\"Uses cuda.\n\nMore.\"\"\""}, false},
+		{"def docstring", "def f():\n    r'''cuda'''\n    return 1\n", []string{"r'''cuda'''"}, false},
+		{"bare string after code", "x = 1\n'cuda' # c\n", []string{"'cuda'", "# c"}, false},
+		{"string in a call", "f(\n'cuda')\n", nil, false},
+		{"string operand", "'cuda' + x\n", nil, false},
+		{"method call on a string", "'cuda'.upper()\n", nil, false},
+		{"concatenation", "'a' 'cuda'\n", nil, false},
+		{"continued", "'cuda' \\\n  .upper()\n", nil, false},
+		{"after semicolon", "x = 1; 'cuda'\n", nil, false},
+		{"after colon", "if x: 'cuda'\n", nil, false},
+		{"f-string statement kept", "f'{torch.cuda.x()}'\n", nil, false},
+		{"f-string nested quotes", "x = f\"{d['k']:>{w}} # no\"  # yes\n", []string{"# yes"}, false},
+		{"f-string escaped braces", "x = f'{{#}}'  # c\n", []string{"# c"}, false},
+		{"named escape", "x = f'\\N{BULLET} {y}'  # c\n", []string{"# c"}, false},
+		{"bytes and raw", "b'\\x00'\nrb'\\'#'\n", []string{"b'\\x00'", "rb'\\'#'"}, false},
+		{"prefix is a name", "print'x'\n", nil, false},
+		{"escaped quote", "'a\\'b'  # c\n", []string{"'a\\'b'", "# c"}, false},
+		{"triple with quotes inside", "'''a '' b'''\n", []string{"'''a '' b'''"}, false},
+		{"bracketed lines", "x = (\n  'a'\n)\n'b'\n", []string{"'b'"}, false},
+		{"crlf", "# a\r\n'b'\r\nx\r\n", []string{"# a", "'b'"}, false},
+		{"line continuation then string", "\\\n'a'\n", []string{"'a'"}, false},
+		{"unterminated", "x = 'abc\n", nil, true},
+		{"unterminated triple", "x = '''abc\n", nil, true},
+		{"unbalanced", "x = )\n", nil, true},
+		{"open bracket", "x = (\n", nil, true},
+		{"enclosing quote in a field", "f'{d['k']}'\n", nil, true},
+		{"outer quote in a nested field", "f\"{f'{d[\"k\"]}'}\"\n", nil, true},
+		{"comment in a field", "f'''{x # c\n}'''\n", nil, true},
+		{"backslash brace", "f'\\{x}'\n", nil, true},
+		{"stray backslash", "x = 1 \\ 2\n", nil, true},
+	}
+	for _, tc := range cases {
+		spans, ok := nonCodeSpans([]byte(tc.src))
+		if ok == tc.giveUp {
+			t.Errorf("%s: ok = %v; want %v", tc.name, ok, !tc.giveUp)
+			continue
+		}
+		var got []string
+		for _, s := range spans {
+			txt := tc.src[s.start:s.end]
+			if (s.kind == spanComment) != strings.HasPrefix(txt, "#") {
+				t.Errorf("%s: span %q has kind %d", tc.name, txt, s.kind)
+			}
+			got = append(got, txt)
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("%s: spans %q; want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPrefilterSkipsNonCode: a rule's needle in a comment or a docstring
+// does not select the rule; in an ordinary string or in code it does; the
+// extra sets count it everywhere.
+func TestPrefilterSkipsNonCode(t *testing.T) {
+	r := &rule.Rule{Code: "W", Needles: []string{`\bcuda\b`}}
+	pf := newPrefilter([]*rule.Rule{r}, []string{"triton"})
+	cases := []struct {
+		src       string
+		rule, set bool
+	}{
+		{"x = 1  # cuda, triton\n", false, true},
+		{"'''Runs on cuda.'''\nx = 1\n", false, false},
+		{"d = 'cuda:0'\n", true, false},
+		{"x.cuda()  # cuda\n", true, false},
+		{"x = 1  # cuda\ny = f'{torch.cuda}'\n", true, false},
+		{"x = 'abc\n# cuda\n", true, false}, // the lexer gives up: the file is scanned whole
+	}
+	for _, tc := range cases {
+		sel, sets := pf.selectPython([]byte(tc.src))
+		if (len(sel) == 1) != tc.rule || sets[0] != tc.set {
+			t.Errorf("selectPython(%q) = %d rules, set %v; want rule %v, set %v", tc.src, len(sel), sets[0], tc.rule, tc.set)
+		}
+	}
+}
+
+// TestNonCodeSpansAgreeWithTreeSitter is the lexer's proof against the
+// parser the rules read: in every Python file of the fixtures, every golden
+// input and every rule example (and, with PALLASIFY_REALTREE=DIR, every
+// Python file under DIR) that tree-sitter parses without an error, each span
+// the pre-check skips is exactly a tree-sitter comment, or exactly a string
+// node that is the whole of an expression statement. The log says how many
+// of those strings are docstrings (the first statement of a module, class or
+// function) and on how many files the lexer gave up.
+func TestNonCodeSpansAgreeWithTreeSitter(t *testing.T) {
+	files := map[string][]byte{}
+	add := func(name string, src []byte) { files[name] = src }
+	for _, r := range defaultRules() {
+		if r.Example.Before != "" {
+			add("example "+r.Code, []byte(r.Example.Before))
+		}
+	}
+	roots := []string{filepath.Join("..", "fixtures"), filepath.Join("..", "transforms")}
+	if rt := os.Getenv("PALLASIFY_REALTREE"); rt != "" {
+		roots = append(roots, rt)
+	}
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".py") {
+				return err
+			}
+			src, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			add(p, src)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 300 {
+		t.Fatalf("found only %d Python files; the fixtures moved?", len(files))
+	}
+	parser := ts.NewParser(ts.Python)
+	defer parser.Close()
+	var checked, gaveUp, comments, bare, docstrings int
+	for name, src := range files {
+		tree, err := parser.Parse(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tree.ErrorCount() > 0 {
+			tree.Close()
+			continue
+		}
+		checked++
+		spans, ok := nonCodeSpans(src)
+		if !ok {
+			gaveUp++
+		}
+		nodes := nodesByRange(tree)
+		for _, s := range spans {
+			n := nodes[[2]int{s.start, s.end}]
+			switch {
+			case s.kind == spanComment && n.comment:
+				comments++
+			case s.kind == spanBareString && n.bareString:
+				bare++
+				if n.docstring {
+					docstrings++
+				}
+			default:
+				t.Errorf("%s: bytes %d-%d %.60q (kind %d) are not a tree-sitter comment or bare string statement", name, s.start, s.end, src[s.start:s.end], s.kind)
+			}
+		}
+		tree.Close()
+	}
+	t.Logf("%d files parsed without error (lexer gave up on %d): %d comments, %d bare string statements (%d docstrings) agree",
+		checked, gaveUp, comments, bare, docstrings)
+}
+
+// spanNode is what tree-sitter has at one byte range.
+type spanNode struct {
+	comment, bareString, docstring bool
+}
+
+// nodesByRange lists the tree's comments and the strings that are a whole
+// expression statement, by byte range.
+func nodesByRange(tree *ts.Tree) map[[2]int]spanNode {
+	out := map[[2]int]spanNode{}
+	flat := tree.Flat()
+	for i, typ := range flat.Types {
+		s, e := flat.Range(i)
+		switch typ {
+		case "comment":
+			out[[2]int{s, e}] = spanNode{comment: true}
+		case "string":
+			n := flat.Nodes[i]
+			par := n.Parent()
+			if par == nil || par.Type() != "expression_statement" || par.NamedChildCount() != 1 || par.ChildCount() != 1 {
+				continue
+			}
+			out[[2]int{s, e}] = spanNode{bareString: true, docstring: isDocstring(par)}
+		}
+	}
+	return out
+}
+
+// isDocstring reports whether the expression statement stmt is the first
+// statement of a module or of a class or function body.
+func isDocstring(stmt *ts.Node) bool {
+	par := stmt.Parent()
+	if par == nil {
+		return false
+	}
+	for i := 0; i < int(par.NamedChildCount()); i++ {
+		c := par.NamedChild(i)
+		if c.Type() == "comment" {
+			continue
+		}
+		if !c.Equal(stmt) {
+			return false
+		}
+		break
+	}
+	switch par.Type() {
+	case "module":
+		return true
+	case "block":
+		g := par.Parent()
+		return g != nil && (g.Type() == "class_definition" || g.Type() == "function_definition")
+	}
+	return false
+}
