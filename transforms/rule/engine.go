@@ -98,7 +98,7 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 		}
 		return a.End < b.End
 	})
-	out, problem := e.apply(ctx, p, src, im, res)
+	out, problem := e.apply(ctx, p, tree, im, res)
 	if problem != nil {
 		res.Shared = nil
 		res.Problems = append(res.Problems, *problem)
@@ -129,8 +129,10 @@ type placed struct {
 }
 
 // apply merges the accepted edits, adds imports, preludes and markers, and
-// checks that the result parses at least as well as the input.
-func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Imports, res *Result) ([]byte, *Finding) {
+// checks that the result parses at least as well as the input (tree, the
+// input's parse, is reused for the unchanged parts: ts.Parser.Reparse).
+func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Imports, res *Result) ([]byte, *Finding) {
+	src := input.Src
 	var accepted []placed
 	var imports []string
 	preludes := map[string]Prelude{}
@@ -255,14 +257,16 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, src []byte, im *Import
 	var out bytes.Buffer
 	out.Grow(len(src) + 256)
 	pos := 0
+	changes := make([]ts.Change, 0, len(accepted))
 	for _, a := range accepted {
 		out.Write(src[pos:a.Start])
 		out.WriteString(a.New)
 		pos = a.End
+		changes = append(changes, ts.Change{Start: a.Start, End: a.End, NewLen: len(a.New)})
 	}
 	out.Write(src[pos:])
 	result := out.Bytes()
-	tree, err := p.Parse(ctx, result)
+	tree, err := p.Reparse(ctx, input, changes, result)
 	if err != nil {
 		f := Finding{Code: CodeRefused, Rule: "refused-rewrite", Line: 1, Col: 1, Message: "rewrite not written: " + err.Error()}
 		return nil, &f

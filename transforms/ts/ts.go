@@ -5,6 +5,7 @@
 package ts
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -67,6 +68,82 @@ func (p *Parser) Parse(ctx context.Context, src []byte) (*Tree, error) {
 		return nil, fmt.Errorf("parse %s: %w", p.lang, err)
 	}
 	return &Tree{t: t, Src: src, lang: p.lang}, nil
+}
+
+// Change is one replacement in a text: the old text's bytes [Start, End)
+// became NewLen bytes.
+type Change struct{ Start, End, NewLen int }
+
+// Reparse parses src, which is old.Src with changes made (sorted, none
+// starting before the previous one ends), by tree-sitter's incremental
+// parse: old's subtrees outside the changes are reused. A tree without
+// errors is the one a fresh parse of src gives; a tree with an error comes
+// from a fresh parse, as tree-sitter's error recovery can place errors
+// differently in an incremental parse (TestReparseIsFreshParse). old is left
+// as it was. Changes that are out of order or do not account for src's
+// length get a fresh parse.
+func (p *Parser) Reparse(ctx context.Context, old *Tree, changes []Change, src []byte) (*Tree, error) {
+	edits, ok := editInputs(old.Src, changes, src)
+	if !ok || old.t == nil {
+		return p.Parse(ctx, src)
+	}
+	base := old.t.Copy()
+	defer base.Close()
+	for _, e := range edits {
+		base.Edit(e)
+	}
+	t, err := p.p.ParseCtx(ctx, base, src)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", p.lang, err)
+	}
+	if t.RootNode().HasError() {
+		t.Close()
+		return p.Parse(ctx, src)
+	}
+	return &Tree{t: t, Src: src, lang: p.lang}, nil
+}
+
+// editInputs are tree-sitter's edits for changes, one after the other: each
+// in the coordinates of the text with the earlier ones made. false when the
+// changes are out of order or out of range, or do not turn old into src.
+func editInputs(old []byte, changes []Change, src []byte) ([]sitter.EditInput, bool) {
+	edits := make([]sitter.EditInput, 0, len(changes))
+	delta, prevEnd := 0, 0
+	at, pt := 0, sitter.Point{} // a position in src and its point
+	for _, c := range changes {
+		if c.Start < prevEnd || c.End < c.Start || c.End > len(old) || c.NewLen < 0 {
+			return nil, false
+		}
+		start := c.Start + delta
+		if start < at || start+c.NewLen > len(src) {
+			return nil, false
+		}
+		startPt := advance(pt, src[at:start])
+		newEnd := advance(startPt, src[start:start+c.NewLen])
+		edits = append(edits, sitter.EditInput{
+			StartIndex: uint32(start), OldEndIndex: uint32(start + c.End - c.Start), NewEndIndex: uint32(start + c.NewLen),
+			StartPoint: startPt, OldEndPoint: advance(startPt, old[c.Start:c.End]), NewEndPoint: newEnd,
+		})
+		at, pt = start+c.NewLen, newEnd
+		delta += c.NewLen - (c.End - c.Start)
+		prevEnd = c.End
+	}
+	return edits, len(old)+delta == len(src)
+}
+
+// advance is the point after text, starting at pt (rows count "\n", columns
+// bytes, as tree-sitter's do).
+func advance(pt sitter.Point, text []byte) sitter.Point {
+	for {
+		i := bytes.IndexByte(text, '\n')
+		if i < 0 {
+			pt.Column += uint32(len(text))
+			return pt
+		}
+		pt.Row++
+		pt.Column = 0
+		text = text[i+1:]
+	}
 }
 
 // Close releases the parser.
