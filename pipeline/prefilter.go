@@ -36,6 +36,8 @@ type prefilter struct {
 	sets   int      // extra needle sets
 	// longest is the length of the longest needle part.
 	longest int
+	// firstOut is the first state where a needle part ends (renumber).
+	firstOut int32
 }
 
 // overlaps reports whether [start, end) overlaps one of spans (sorted,
@@ -158,7 +160,38 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 			}
 		}
 	}
+	pf.renumber()
 	return pf
+}
+
+// renumber orders the states so that those where a needle part ends come
+// last, from pf.firstOut on: the scan then tests the state's number, not its
+// list of hits, for every byte. The start state (no hits: a part is never
+// empty) stays 0.
+func (pf *prefilter) renumber() {
+	n := len(pf.out)
+	perm := make([]int32, n) // old state -> new
+	next := int32(0)
+	for s := range n {
+		if len(pf.out[s]) == 0 {
+			perm[s], next = next, next+1
+		}
+	}
+	pf.firstOut = next
+	for s := range n {
+		if len(pf.out[s]) > 0 {
+			perm[s], next = next, next+1
+		}
+	}
+	delta, out := make([]int32, n*256), make([][]hit, n)
+	for s := range n {
+		ns := int(perm[s])
+		out[ns] = pf.out[s]
+		for c := range 256 {
+			delta[ns*256+c] = perm[pf.delta[s*256+c]]
+		}
+	}
+	pf.delta, pf.out = delta, out
 }
 
 // selectRules returns the rules that may report on src, in their original
@@ -206,10 +239,12 @@ func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan) ([]*rule.Rule, [
 	}
 	mask := make([]uint64, len(pf.owner))
 	s := int32(0)
-	delta := pf.delta
+	delta, firstOut := pf.delta, pf.firstOut
 	k := 0 // skip spans before k end before any match that ends at pos can start
 	for pos := 0; pos < len(src) && remaining > 0; pos++ {
-		s = delta[int(s)<<8|int(src[pos])]
+		if s = delta[int(s)<<8|int(src[pos])]; s < firstOut {
+			continue
+		}
 		for _, h := range pf.out[s] {
 			o := pf.owner[h.needle]
 			if found[o] || mask[h.needle]&h.bit != 0 {

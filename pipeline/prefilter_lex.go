@@ -1,5 +1,7 @@
 package pipeline
 
+import "bytes"
+
 // The lexical pre-check: before the needle scan, the comments and bare
 // string statements (docstrings, and any other statement that is a lone
 // string literal) of a Python file are found, and a rule's needle counts only
@@ -62,38 +64,75 @@ func quoteIndex(q byte) int {
 	return 1
 }
 
+// Byte classes of the lexer's code loop (lexClass).
+const (
+	clOther = iota
+	clBlank
+	clLineEnd
+	clBackslash
+	clHash
+	clOpen
+	clClose
+	clQuote
+	clWord
+)
+
+// lexClass is each byte's class in code.
+var lexClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch b := byte(c); {
+		case b == ' ' || b == '\t' || b == '\f':
+			t[c] = clBlank
+		case b == '\n' || b == '\r':
+			t[c] = clLineEnd
+		case b == '\\':
+			t[c] = clBackslash
+		case b == '#':
+			t[c] = clHash
+		case b == '(' || b == '[' || b == '{':
+			t[c] = clOpen
+		case b == ')' || b == ']' || b == '}':
+			t[c] = clClose
+		case b == '"' || b == '\'':
+			t[c] = clQuote
+		case wordStart(b):
+			t[c] = clWord
+		}
+	}
+	return t
+}()
+
 // module lexes the whole source as code; false when the lexer gives up.
 func (lx *pyLexer) module() bool {
 	src := lx.src
 	depth := 0        // open brackets
 	lineStart := true // no token yet on this logical line
 	for lx.pos < len(src) {
-		c := src[lx.pos]
-		switch {
-		case c == ' ' || c == '\t' || c == '\f':
+		switch lexClass[src[lx.pos]] {
+		case clBlank:
 			lx.pos++
-		case c == '\n' || c == '\r':
+		case clLineEnd:
 			lx.pos++
 			if depth == 0 {
 				lineStart = true
 			}
-		case c == '\\':
+		case clBackslash:
 			if !lx.continuation() {
 				return false
 			}
-		case c == '#':
+		case clHash:
 			lx.comment()
-		case c == '(' || c == '[' || c == '{':
+		case clOpen:
 			depth++
 			lineStart = false
 			lx.pos++
-		case c == ')' || c == ']' || c == '}':
+		case clClose:
 			if depth--; depth < 0 {
 				return false
 			}
 			lineStart = false
 			lx.pos++
-		case c == '"' || c == '\'' || wordStart(c):
+		case clQuote, clWord:
 			start := lx.pos
 			flags, isString := lx.prefix()
 			if !isString {
@@ -137,10 +176,15 @@ func (lx *pyLexer) continuation() bool {
 // end) and steps over it.
 func (lx *pyLexer) comment() {
 	start := lx.pos
-	for lx.pos < len(lx.src) && lx.src[lx.pos] != '\n' && lx.src[lx.pos] != '\r' {
-		lx.pos++
+	end := len(lx.src)
+	if i := bytes.IndexByte(lx.src[start:], '\n'); i >= 0 {
+		end = start + i
 	}
-	lx.spans = append(lx.spans, nonCodeSpan{start, lx.pos, spanComment})
+	if i := bytes.IndexByte(lx.src[start:end], '\r'); i >= 0 {
+		end = start + i
+	}
+	lx.pos = end
+	lx.spans = append(lx.spans, nonCodeSpan{start, end, spanComment})
 }
 
 // statementEnds reports whether, after the token that ends at lx.pos, only
@@ -166,8 +210,6 @@ func wordStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
 }
 
-func wordByte(c byte) bool { return wordStart(c) || c >= '0' && c <= '9' }
-
 // prefix reads a name, or a string's prefix and stops at its quote: with a
 // quote right after a valid prefix (r, u, b, f, t and their pairs, in either
 // case) it reports the prefix's flags and true, lx.pos at the quote;
@@ -175,7 +217,7 @@ func wordByte(c byte) bool { return wordStart(c) || c >= '0' && c <= '9' }
 func (lx *pyLexer) prefix() (int, bool) {
 	src := lx.src
 	start := lx.pos
-	for lx.pos < len(src) && wordByte(src[lx.pos]) {
+	for lx.pos < len(src) && (lexClass[src[lx.pos]] == clWord || src[lx.pos] >= '0' && src[lx.pos] <= '9') {
 		lx.pos++
 	}
 	if lx.pos == len(src) || (src[lx.pos] != '"' && src[lx.pos] != '\'') {
@@ -202,6 +244,17 @@ func (lx *pyLexer) prefix() (int, bool) {
 	return 0, false
 }
 
+// strStops are the bytes a string's scan stops at, by quote (quoteIndex):
+// the quote, a backslash, a line end, a brace.
+var strStops = func() (t [2][256]bool) {
+	for i, q := range []byte{'"', '\''} {
+		for _, c := range []byte{q, '\\', '\n', '\r', '{'} {
+			t[i][c] = true
+		}
+	}
+	return t
+}()
+
 // str steps over the string literal whose opening quote is at lx.pos;
 // false when it is not terminated or the lexer gives up inside it.
 func (lx *pyLexer) str(flags int) bool {
@@ -213,8 +266,13 @@ func (lx *pyLexer) str(flags int) bool {
 	} else {
 		lx.pos++
 	}
+	stop := &strStops[quoteIndex(q)]
 	for lx.pos < len(src) {
 		c := src[lx.pos]
+		if !stop[c] {
+			lx.pos++
+			continue
+		}
 		switch {
 		case c == q:
 			if !triple {
