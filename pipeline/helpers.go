@@ -52,7 +52,8 @@ func layoutOf(rel string, pkgs map[string]bool) (rule.Layout, string) {
 // helperDoc opens a helper module pallasify writes.
 const helperDoc = `"""pallasify: device helpers shared by the modules of this package (written by ` + "`pallasify migrate`" + `).
 
-Each finds the device on first use, so importing a module of the package does not initialise the accelerator.
+Each finds the device on first use, so importing a module of the package does not initialise the
+accelerator.
 """
 `
 
@@ -71,7 +72,7 @@ func helperSource(old []byte, defs []rule.Shared) []byte {
 	seenDef := map[string]bool{}
 	for _, d := range defs {
 		text := strings.TrimRight(d.Text, "\n") + "\n"
-		if seenDef[d.Name] || (old != nil && bytes.Contains(old, []byte(strings.TrimSpace(text)))) {
+		if seenDef[d.Name] || (old != nil && (bytes.Contains(old, []byte(strings.TrimSpace(text))) || defines(old, d.Name))) {
 			continue
 		}
 		seenDef[d.Name] = true
@@ -123,6 +124,20 @@ func importGroups(lines []string) string {
 
 // stdlib are the standard-library modules shared definitions import.
 var stdlib = map[string]bool{"contextlib": true, "dataclasses": true, "functools": true, "os": true}
+
+// defines reports whether src holds a top-level definition of name (a def,
+// a class or an assignment): a helper module an earlier version wrote keeps
+// its definition, whatever its text.
+func defines(src []byte, name string) bool {
+	for _, l := range bytes.Split(src, []byte("\n")) {
+		for _, p := range []string{"def " + name + "(", "class " + name + "(", "class " + name + ":", name + " = "} {
+			if bytes.HasPrefix(l, []byte(p)) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // hasLine reports whether src holds line as one whole line.
 func hasLine(src []byte, line string) bool {

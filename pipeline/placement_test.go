@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pallasify/pallasify/transforms/rule"
 )
 
 // placementFixture is the fixture project of the device placement cases.
@@ -199,4 +201,45 @@ func treeFiles(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestHelperModulesRuffClean runs the venv's pinned ruff (pyflakes,
+// pycodestyle, bugbear; format --check; line length 100) over every helper
+// module a migration of device_pkg writes, for each target: a module
+// pallasify writes into a repository reads like code a person formatted.
+func TestHelperModulesRuffClean(t *testing.T) {
+	ruff := filepath.Join(filepath.Dir(python(t)), "ruff")
+	if _, err := os.Stat(ruff); err != nil {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
+			t.Fatalf("the pinned ruff is missing next to the venv's python: %v", err)
+		}
+		t.Skipf("no pinned ruff next to the venv's python: %v", err)
+	}
+	ctx := context.Background()
+	for _, target := range []rule.Target{rule.Portable, rule.TPU} {
+		run, err := Migrate(ctx, Options{Root: placementFixture, Exclude: fixtureExclude, Target: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "out")
+		if err := WriteTree(ctx, run, out); err != nil {
+			t.Fatal(err)
+		}
+		var files []string
+		for _, f := range run.Files {
+			if filepath.Base(f.Path) == helperFile {
+				files = append(files, filepath.Join(out, filepath.FromSlash(f.Path)))
+			}
+		}
+		if len(files) == 0 {
+			t.Fatalf("%s: the migration wrote no %s", target, helperFile)
+		}
+		common := []string{"--isolated", "--line-length", "100"}
+		for _, args := range [][]string{{"check", "--select", "F,E,W,B", "--output-format", "concise"}, {"format", "--check", "--diff"}} {
+			cmd := exec.Command(ruff, append(append(args, common...), files...)...)
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s: ruff %s on %v: %v\n%s", target, args[0], files, err, b)
+			}
+		}
+	}
 }

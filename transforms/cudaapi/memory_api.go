@@ -18,10 +18,25 @@ const neutral = `{"memory_stats": {}, "memory_summary": "", "mem_get_info": (0, 
         name, None if name == "empty_cache" or name.startswith("reset_") else 0
     )`
 
+// The helpers' docstrings, and those earlier versions wrote (longer than 100
+// columns), by target.
+const (
+	portableDoc = `"""pallasify: torch.cuda's memory call ` + "`name`" + ` on DEVICE's backend.
+
+    Returns a neutral value where the backend has none.
+    """`
+	legacyPortableDoc = `"""pallasify: torch.cuda's memory call ` + "`name`" + ` on DEVICE's backend; a neutral value where it has none."""`
+	tpuDoc            = `"""pallasify: TorchTPU has no torch.cuda-style memory statistics.
+
+    Uses torch.accelerator.memory where it works, else returns a neutral value.
+    """`
+	legacyTPUDoc = `"""pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""`
+)
+
 // portableHelper is the module-level helper for the portable target.
 func portableHelper(fn, dev string) string {
 	return "def " + fn + `(name, *args, **kwargs):
-    """pallasify: torch.cuda's memory call ` + "`name`" + ` on DEVICE's backend; a neutral value where it has none."""
+    ` + portableDoc + `
     if ` + dev + `.type != "cpu":
         call = getattr(torch.get_device_module(` + dev + `), name, None)
         if call is None:
@@ -40,7 +55,7 @@ func portableHelper(fn, dev string) string {
 // package of the same import name does (torchtpu.md §2).
 func tpuHelper(fn string) string {
 	return "def " + fn + `(name, *args, **kwargs):
-    """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
+    ` + tpuDoc + `
     memory = getattr(torch.accelerator, "memory", None)
     call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
     if call is not None and torch.accelerator.is_available():
@@ -49,6 +64,15 @@ func tpuHelper(fn string) string {
         except (AttributeError, NotImplementedError, RuntimeError):
             pass
     return ` + neutral + "\n"
+}
+
+// legacyHelper is the helper fn earlier versions wrote for the target: a
+// module holding it keeps the name.
+func legacyHelper(fn string, target rule.Target, dev string) string {
+	if target == rule.TPU {
+		return strings.Replace(tpuHelper(fn), tpuDoc, legacyTPUDoc, 1)
+	}
+	return strings.Replace(portableHelper(fn, dev), portableDoc, legacyPortableDoc, 1)
 }
 
 var memoryAPIExample = rule.Example{
@@ -68,7 +92,10 @@ DEVICE = torch.device(
 
 
 def _accelerator_memory(name, *args, **kwargs):
-    """pallasify: torch.cuda's memory call ` + "`name`" + ` on DEVICE's backend; a neutral value where it has none."""
+    """pallasify: torch.cuda's memory call ` + "`name`" + ` on DEVICE's backend.
+
+    Returns a neutral value where the backend has none.
+    """
     if DEVICE.type != "cpu":
         call = getattr(torch.get_device_module(DEVICE), name, None)
         if call is None:
@@ -91,7 +118,10 @@ _accelerator_memory("empty_cache")
 
 
 def _tpu_memory(name, *args, **kwargs):
-    """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
+    """pallasify: TorchTPU has no torch.cuda-style memory statistics.
+
+    Uses torch.accelerator.memory where it works, else returns a neutral value.
+    """
     memory = getattr(torch.accelerator, "memory", None)
     call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
     if call is not None and torch.accelerator.is_available():
@@ -158,7 +188,13 @@ func runMemoryAPI(p *rule.Pass) {
 		}
 		bound := kit.Bindings(p, base)
 		fn = base
-		if bound[fn] != 0 && !kit.OwnHelper(p, fn, helper(fn)) {
+		legacy := func(name string) string {
+			if p.Target == rule.TPU {
+				return legacyHelper(name, rule.TPU, "")
+			}
+			return legacyHelper(name, rule.Portable, dv.Name())
+		}
+		if bound[fn] != 0 && !kit.OwnHelper(p, fn, helper(fn), legacy(fn)) {
 			fn = "_pallasify" + base
 		}
 		text = helper(fn)

@@ -102,6 +102,18 @@ func AtPrelude(fn, dev string) rule.Prelude {
 
 func atHelper(fn, dev string) string {
 	return "def " + fn + "(index):\n" +
+		"    \"\"\"pallasify: the CUDA device with this index; elsewhere " + dev + ".\n\n" +
+		"    A TPU process sees its one chip as tpu:0.\n" +
+		"    \"\"\"\n" +
+		"    if " + dev + ".type == \"cuda\":\n" +
+		"        return torch.device(" + dev + ".type, index)\n" +
+		"    return " + dev + "\n"
+}
+
+// legacyAtHelper is the device-index helper earlier versions wrote (its
+// lines longer than 100 columns): a module holding it keeps the name.
+func legacyAtHelper(fn, dev string) string {
+	return "def " + fn + "(index):\n" +
 		"    \"\"\"pallasify: the CUDA device with this index; elsewhere " + dev + " (a TPU process sees its one chip as tpu:0).\"\"\"\n" +
 		"    return torch.device(" + dev + ".type, index) if " + dev + ".type == \"cuda\" else " + dev + "\n"
 }
@@ -126,7 +138,7 @@ func At(p *rule.Pass, dev string) string {
 		return true
 	})
 	free := func(n string) bool {
-		return taken[n] == 0 || OwnHelper(p, n, atHelper(n, dev))
+		return taken[n] == 0 || OwnHelper(p, n, atHelper(n, dev), legacyAtHelper(n, dev))
 	}
 	for _, n := range atNames {
 		if free(n) {

@@ -49,10 +49,11 @@ func LazyDevicePrelude() rule.Prelude {
 		Key: "00-device",
 		Text: "@functools.cache\n" +
 			"def " + lazyDeviceFn + "():\n" +
-			"    \"\"\"pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).\n\n" +
-			"    Found on the first call, so importing the module does not initialise the accelerator.\n" +
+			"    \"\"\"pallasify: the CUDA or TPU device this process uses, else the CPU.\n\n" +
+			"    Other accelerators keep the CPU path. Found on the first call, so importing the module does\n" +
+			"    not initialise the accelerator.\n" +
 			"    \"\"\"\n" +
-			"    return " + strings.ReplaceAll(DeviceExpr, "\n", "\n    ") + "\n",
+			"    return " + strings.ReplaceAll(strings.Replace(DeviceExpr, " and ", "\n    and ", 1), "\n", "\n    ") + "\n",
 		Marker:  "def " + lazyDeviceFn + "(",
 		Imports: []string{"import functools", "import torch"},
 		Share:   lazyDeviceFn,
@@ -157,8 +158,13 @@ func importsShared(p *rule.Pass, name string) bool {
 }
 
 // OwnHelper reports whether the module's binding of name is pallasify's own
-// helper: its text is in the module, or it is imported from the helper
-// module.
-func OwnHelper(p *rule.Pass, name, text string) bool {
-	return bytes.Contains(p.Src, []byte(strings.TrimSpace(text))) || importsShared(p, name)
+// helper: one of its texts (the current one, those earlier versions wrote)
+// is in the module, or it is imported from the helper module.
+func OwnHelper(p *rule.Pass, name string, texts ...string) bool {
+	for _, text := range texts {
+		if bytes.Contains(p.Src, []byte(strings.TrimSpace(text))) {
+			return true
+		}
+	}
+	return importsShared(p, name)
 }

@@ -2,7 +2,10 @@ import torch
 
 
 def _tpu_memory(name, *args, **kwargs):
-    """pallasify: TorchTPU has no torch.cuda-style memory statistics; use torch.accelerator.memory where it works, else a neutral value."""
+    """pallasify: TorchTPU has no torch.cuda-style memory statistics.
+
+    Uses torch.accelerator.memory where it works, else returns a neutral value.
+    """
     memory = getattr(torch.accelerator, "memory", None)
     call = getattr(memory, {"mem_get_info": "get_memory_info"}.get(name, name), None)
     if call is not None and torch.accelerator.is_available():

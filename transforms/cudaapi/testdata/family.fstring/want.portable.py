@@ -9,7 +9,10 @@ DEVICE = torch.device(
 
 
 def _accelerator_memory(name, *args, **kwargs):
-    """pallasify: torch.cuda's memory call `name` on DEVICE's backend; a neutral value where it has none."""
+    """pallasify: torch.cuda's memory call `name` on DEVICE's backend.
+
+    Returns a neutral value where the backend has none.
+    """
     if DEVICE.type != "cpu":
         call = getattr(torch.get_device_module(DEVICE), name, None)
         if call is None:

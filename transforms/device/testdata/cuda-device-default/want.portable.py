@@ -13,8 +13,13 @@ DEVICE = torch.device(
 
 
 def device_at(index):
-    """pallasify: the CUDA device with this index; elsewhere DEVICE (a TPU process sees its one chip as tpu:0)."""
-    return torch.device(DEVICE.type, index) if DEVICE.type == "cuda" else DEVICE
+    """pallasify: the CUDA device with this index; elsewhere DEVICE.
+
+    A TPU process sees its one chip as tpu:0.
+    """
+    if DEVICE.type == "cuda":
+        return torch.device(DEVICE.type, index)
+    return DEVICE
 
 
 parser = argparse.ArgumentParser()
