@@ -116,6 +116,7 @@ func translate(k *kernels.Kernel, u *unit, class string, pins map[string]bool) (
 	case kernels.ClassRowReduction:
 		m := newRowMode()
 		t.mode = m
+		t.halfBits = true
 		if err := m.prepare(t); err != nil {
 			return "", t, err
 		}

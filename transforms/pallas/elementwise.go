@@ -1021,16 +1021,21 @@ func (t *tr) loadLine(name, ref string, p *kernels.Param) string {
 	return t.loadSliceLine(name, ref, "...", p)
 }
 
-// loadSliceLine reads ref[index] as the compute type (float16 bits decoded).
+// loadSliceLine reads ref[index] as the compute type.
 func (t *tr) loadSliceLine(name, ref, index string, p *kernels.Param) string {
+	return "    " + name + " = " + t.readAs(ref, index, p)
+}
+
+// readAs is ref[index] as the compute type (float16 bits decoded).
+func (t *tr) readAs(ref, index string, p *kernels.Param) string {
 	ct := computeType(p)
 	switch {
 	case t.bitsHalf(p):
-		return fmt.Sprintf("    %s = _h2f(%s[%s])", name, ref, index)
+		return "_h2f(" + ref + "[" + index + "])"
 	case blockDType(p) == ct:
-		return fmt.Sprintf("    %s = %s[%s]", name, ref, index)
+		return ref + "[" + index + "]"
 	}
-	return fmt.Sprintf("    %s = %s[%s].astype(%s)", name, ref, index, ct)
+	return ref + "[" + index + "].astype(" + ct + ")"
 }
 
 // bitsHalf: p is a float16 array the kernel reads and writes as its int16
@@ -1281,12 +1286,13 @@ var (
 // fusing ("True", "False" or an expression of the wrapper's sizes).
 func fusionFlag(in string) string {
 	if arg := callArg(in, "_f16_bits"); arg != in {
-		// a float16 array's bits: fused when the array is read as it
-		// lies (a view), else with whatever produced the array
-		if strings.HasPrefix(arg, "p_") || strings.HasPrefix(arg, "_blocked(") {
+		// a float16 array's bits: the bitcast is fused into the kernel's
+		// input (XLA would otherwise copy the array), except a gather's
+		// result, whose bitcast fuses into the gather
+		if strings.HasPrefix(arg, "p_") || strings.HasPrefix(arg, "_blocked(") || strings.HasPrefix(arg, "_rows(") || strings.HasPrefix(arg, "_lane_rows(") {
 			return "True"
 		}
-		return fusionFlag(arg)
+		return "False"
 	}
 	switch {
 	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows("):

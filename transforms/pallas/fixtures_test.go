@@ -120,7 +120,7 @@ func TestFixtureDrafts(t *testing.T) {
 	// semantics (negative integer division, shifts, branches, unrolled
 	// loops), row reductions, half storage, 2-D launches, and the patterns
 	// real kernels need (drafterPatterns, whose drafts are golden files).
-	for _, name := range append([]string{"semantics", "layernorm", "rowmean", "half", "bf16", "add2d"}, drafterPatterns...) {
+	for _, name := range append([]string{"semantics", "layernorm", "rowmean", "half", "bf16", "rowmean_half", "add2d"}, drafterPatterns...) {
 		if !selected(name) {
 			continue
 		}

@@ -312,13 +312,12 @@ func (m *rowMode) load(t *tr, p ptrv, idx val) (val, error) {
 		return val{}, err
 	}
 	ref := vw.name + "_ref"
-	cast := computeType(prm)
 	switch {
 	case C.equal(pvar("j")):
 		if m.L == nil || !S.equal(m.L.poly) && len(S) != 0 {
 			return val{}, refuse(CodeUnsupported, "%s rows (stride %s) differ from the row loop", p.base, vw.spy)
 		}
-		return t.bind(val{py: ref + "[...].astype(" + cast + ")", ct: ct, k: kData, sp: spRow}, "r"), nil
+		return t.bind(val{py: t.rowRead(ref, "...", prm), ct: ct, k: kData, sp: spRow}, "r"), nil
 	case len(C) <= 2 && C[varKey("t")] == 1:
 		c := C[""]
 		if len(C) == 2 && c == 0 {
@@ -328,12 +327,20 @@ func (m *rowMode) load(t *tr, p ptrv, idx val) (val, error) {
 		if !ok || c < 0 || c+m.T > sc {
 			return val{}, refuse(CodeUnsupported, "per-thread reads of %s leave the block's row", p.base)
 		}
-		return t.bind(val{py: fmt.Sprintf("%s[:, %d:%d].astype(%s)", ref, c, c+m.T, cast), ct: ct, k: kData, sp: spThread}, "r"), nil
+		return t.bind(val{py: t.rowRead(ref, fmt.Sprintf(":, %d:%d", c, c+m.T), prm), ct: ct, k: kData, sp: spThread}, "r"), nil
 	}
 	if c, ok := C.constant(); ok && c >= 0 {
-		return t.bind(val{py: fmt.Sprintf("%s[:, %d:%d].astype(%s)", ref, c, c+1, cast), ct: ct, k: kData}, "r"), nil
+		return t.bind(val{py: t.rowRead(ref, fmt.Sprintf(":, %d:%d", c, c+1), prm), ct: ct, k: kData}, "r"), nil
 	}
 	return val{}, refuse(CodeUnsupported, "address of %s is not a row, thread or fixed column position", p.base)
+}
+
+// rowRead is ref[index] cast to the compute type (float16 bits decoded).
+func (t *tr) rowRead(ref, index string, p *kernels.Param) string {
+	if t.bitsHalf(p) {
+		return "_h2f(" + ref + "[" + index + "])"
+	}
+	return ref + "[" + index + "].astype(" + computeType(p) + ")"
 }
 
 func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
@@ -1039,10 +1046,13 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		if o.blk == "" {
 			return "", refuse(CodeUnsupported, "output %s is not written", o.param)
 		}
-		v := storeValue(o.name+"_ref", val{py: o.blk, ct: "float", k: kData}, blockDType(t.params[o.param]))
+		v := t.storeBlock(o.name+"_ref", val{py: o.blk, ct: "float", k: kData}, t.params[o.param])
 		if m.rowValue(o) {
 			// (BR, 1) values into a (BR, 1) or a lane-dense (1, BR) block
-			v = "(" + v + ").reshape(" + o.name + "_ref.shape)"
+			if callArg(v, "_f2h") == v {
+				v = "(" + v + ")"
+			}
+			v += ".reshape(" + o.name + "_ref.shape)"
 		}
 		w("    %s_ref[...] = %s", o.name, v)
 	}
@@ -1124,24 +1134,24 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	for _, v := range m.views {
 		switch {
 		case len(v.S) == 0 && inPlace:
-			ins = append(ins, fmt.Sprintf("p_%s.reshape(1, L)", v.param))
+			ins = append(ins, t.kernelInput(t.params[v.param], fmt.Sprintf("p_%s.reshape(1, L)", v.param)))
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, LP), lambda i: (0, 0))")
 		case len(v.S) == 0:
-			ins = append(ins, fmt.Sprintf("_rows(p_%s, 1, L, LP, 1)", v.param))
+			ins = append(ins, t.kernelInput(t.params[v.param], fmt.Sprintf("_rows(p_%s, 1, L, LP, 1)", v.param)))
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, LP), lambda i: (0, 0))")
 		case inPlace:
 			in := "p_" + v.param
 			if len(t.params[v.param].Shape) != 2 {
 				in += fmt.Sprintf(".reshape(R, %s)", v.spy)
 			}
-			ins = append(ins, in)
+			ins = append(ins, t.kernelInput(t.params[v.param], in))
 			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR, %s), lambda i: (i, 0))", v.spy))
 		case lanes[v.name] > 0:
-			ins = append(ins, fmt.Sprintf("_lane_rows(p_%s, R * %s, RP * %s)", v.param, v.spy, v.spy))
+			ins = append(ins, t.kernelInput(t.params[v.param], fmt.Sprintf("_lane_rows(p_%s, R * %s, RP * %s)", v.param, v.spy, v.spy)))
 			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR * %d, 128), lambda i: (i, 0))", lanes[v.name]))
 		default:
 			ww("    %s_cols = _round_up(max(%s, 1), 128)", v.name, v.spy)
-			ins = append(ins, fmt.Sprintf("_rows(p_%s, R, %s, %s_cols, RP)", v.param, v.spy, v.name))
+			ins = append(ins, t.kernelInput(t.params[v.param], fmt.Sprintf("_rows(p_%s, R, %s, %s_cols, RP)", v.param, v.spy, v.name)))
 			inSpecs = append(inSpecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", v.name))
 		}
 	}
@@ -1154,11 +1164,11 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 	for _, o := range m.outs {
 		if m.rowValue(o) {
 			ospecs = append(ospecs, "pl.BlockSpec((1, BR), lambda i: (0, i)) if dense else pl.BlockSpec((BR, 1), lambda i: (i, 0))")
-			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((1, %s) if dense else (%s, 1), %s)", rows, rows, blockDType(t.params[o.param])))
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((1, %s) if dense else (%s, 1), %s)", rows, rows, t.blockType(t.params[o.param])))
 			continue
 		}
 		ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((BR, %s_cols), lambda i: (i, 0))", o.name))
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((%s, %s_cols), %s)", rows, o.name, blockDType(t.params[o.param])))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((%s, %s_cols), %s)", rows, o.name, t.blockType(t.params[o.param])))
 	}
 	ww("    outs = pl.pallas_call(")
 	ww("        %s,", partialKernel(kw))
@@ -1174,17 +1184,17 @@ func (m *rowMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		p := t.params[o.param]
 		shape := t.shapePy(p)
 		if inPlace {
-			r := fmt.Sprintf("outs[%d].reshape(%s)", i, shape)
-			if blockDType(p) != dtypePy(p.DType) {
+			r := t.kernelOutput(p, fmt.Sprintf("outs[%d]", i)) + ".reshape(" + shape + ")"
+			if !t.bitsHalf(p) && blockDType(p) != dtypePy(p.DType) {
 				r += ".astype(" + dtypePy(p.DType) + ")"
 			}
 			res = append(res, fmt.Sprintf("%q: %s", o.param, r))
 			continue
 		}
 		if m.rowValue(o) {
-			ww("    r_%s = _row_values(outs[%d], R, %s, %s)", o.param, i, shape, dtypePy(p.DType))
+			ww("    r_%s = _row_values(%s, R, %s, %s)", o.param, t.kernelOutput(p, fmt.Sprintf("outs[%d]", i)), shape, dtypePy(p.DType))
 		} else {
-			ww("    r_%s = _unrows(outs[%d], R, %s, %s, %s)", o.param, i, o.spy, shape, dtypePy(p.DType))
+			ww("    r_%s = _unrows(%s, R, %s, %s, %s)", o.param, t.kernelOutput(p, fmt.Sprintf("outs[%d]", i)), o.spy, shape, dtypePy(p.DType))
 		}
 		res = append(res, fmt.Sprintf("%q: r_%s", o.param, o.param))
 	}
