@@ -230,7 +230,8 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	// An integer scalar that is no symbol but changes between the launches
 	// that fit (mmcv's nthreads = N × num_classes, a product the shapes do
 	// not show) is a size the spec fixes at the first launch's value: only
-	// sizes captured with that value are swept, and none around them.
+	// sizes captured with that value are swept, and none around them. So is
+	// one equal to a symbolic buffer's element count (tiedToHidden).
 	hidden := sh.hiddenScalars()
 	varies := false
 	for _, l := range mine {
@@ -265,7 +266,7 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	if cp.Used == 0 {
 		return nil, cp, fmt.Errorf("no launch of %s could be read back (buffers missing or unreadable)", k.Name)
 	}
-	if len(spec.Symbols) == 1 && !varies {
+	if len(spec.Symbols) == 1 && !varies && !sh.tiedToHidden(hidden) {
 		spec.Domain.Sweep = around(spec.Domain.Sweep, spec.Symbols[0])
 	}
 	for _, s := range spec.Symbols {
@@ -351,6 +352,38 @@ func (sh *shaper) hiddenScalars() []int {
 		}
 	}
 	return out
+}
+
+// tiedToHidden reports whether a hidden scalar (at idx) is the element
+// count of a buffer whose shape has a symbol (mmcv's nthreads =
+// output.numel()): a size the spec fixes while its symbol would be swept
+// alone, so the kernel's extent would no longer match its buffers there.
+func (sh *shaper) tiedToHidden(idx []int) bool {
+	env := sh.env(sh.first)
+	for _, i := range idx {
+		v, ok := scalarInt(sh.first.Args[i])
+		if !ok {
+			continue
+		}
+		for _, ds := range sh.dims {
+			if allLit(ds) {
+				continue
+			}
+			n := int64(1)
+			for _, d := range ds {
+				x, err := d.Eval(env)
+				if err != nil {
+					n = -1
+					break
+				}
+				n *= x
+			}
+			if n == v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sameScalars reports whether launch l passed the same values as first for

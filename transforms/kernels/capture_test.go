@@ -460,6 +460,45 @@ func TestSpecFromLaunchesNullAndUint64(t *testing.T) {
 // launch's value, so only sizes captured with that value are swept and none
 // around them (growing num_classes alone would leave outputs unwritten).
 func TestSpecFromLaunchesHiddenSize(t *testing.T) {
+	k := hiddenSizeKernel(t)
+	ls := hiddenSizeLaunches(t, [][3]int{{4, 2, 2}, {9, 3, 3}, {6, 2, 3}}) // nthreads, N, num_classes
+	spec, cp, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(spec.Symbols, []string{"num_classes"}) {
+		t.Fatalf("symbols = %v, want [num_classes]", spec.Symbols)
+	}
+	if want := []map[string]int64{{"num_classes": 2}}; !reflect.DeepEqual(spec.Domain.Sweep, want) {
+		t.Errorf("sweep = %v, want %v (only sizes captured with nthreads=4)", spec.Domain.Sweep, want)
+	}
+	if p := spec.Params[0]; p.Role != "scalar" || p.Value == nil || *p.Value != 4 {
+		t.Errorf("nthreads = %+v, want a scalar fixed at 4", p)
+	}
+	if cp.Used != 2 {
+		t.Errorf("used %d launches as cases, want 2 (the launch with nthreads=9 fits the shapes)", cp.Used)
+	}
+}
+
+// A hidden size that is a buffer's element count (nthreads = input.numel()
+// for an input of shape [N, num_classes]) ties the symbol to it even when
+// no launch varies it: growing num_classes with nthreads fixed would leave
+// elements unwritten or read past the buffers, so nothing is swept around
+// the captured size (mmcv's tin_shift: nthreads = n·t·c·hw, c swept alone).
+func TestSpecFromLaunchesSizeTiedToAHiddenScalar(t *testing.T) {
+	k := hiddenSizeKernel(t)
+	spec, _, err := SpecFromLaunches(k, hiddenSizeLaunches(t, [][3]int{{4, 2, 2}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []map[string]int64{{"num_classes": 2}}; !reflect.DeepEqual(spec.Domain.Sweep, want) {
+		t.Errorf("sweep = %v, want %v (nthreads = 4 is input's element count)", spec.Domain.Sweep, want)
+	}
+}
+
+// hiddenSizeKernel is loss_kernel, launched with nthreads = n * c.
+func hiddenSizeKernel(t *testing.T) *Kernel {
+	t.Helper()
 	root := writeRepo(t, map[string]string{"csrc/loss.cu": `
 __global__ void loss_kernel(const int nthreads, const float* input, float* output, const int num_classes) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -477,9 +516,17 @@ void launch(int n, int c, const float* in, float* out) { loss_kernel<<<1, 512>>>
 	if k == nil {
 		t.Fatalf("loss_kernel not discovered")
 	}
+	return k
+}
+
+// hiddenSizeLaunches writes one launch of loss_kernel per case (nthreads,
+// N, num_classes), input and output of shape [N, num_classes], and reads
+// them back.
+func hiddenSizeLaunches(t *testing.T, cs [][3]int) []CapturedLaunch {
+	t.Helper()
 	dir := t.TempDir()
 	var lines []string
-	for seq, c := range [][3]int{{4, 2, 2}, {9, 3, 3}, {6, 2, 3}} { // nthreads, N, num_classes
+	for seq, c := range cs {
 		n := c[0]
 		file := fmt.Sprintf("%d.bin", seq)
 		if err := os.WriteFile(filepath.Join(dir, file), make([]byte, 4*n), 0o644); err != nil {
@@ -507,22 +554,7 @@ void launch(int n, int c, const float* in, float* out) { loss_kernel<<<1, 512>>>
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, cp, err := SpecFromLaunches(k, ls)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(spec.Symbols, []string{"num_classes"}) {
-		t.Fatalf("symbols = %v, want [num_classes]", spec.Symbols)
-	}
-	if want := []map[string]int64{{"num_classes": 2}}; !reflect.DeepEqual(spec.Domain.Sweep, want) {
-		t.Errorf("sweep = %v, want %v (only sizes captured with nthreads=4)", spec.Domain.Sweep, want)
-	}
-	if p := spec.Params[0]; p.Role != "scalar" || p.Value == nil || *p.Value != 4 {
-		t.Errorf("nthreads = %+v, want a scalar fixed at 4", p)
-	}
-	if cp.Used != 2 {
-		t.Errorf("used %d launches as cases, want 2 (the launch with nthreads=9 fits the shapes)", cp.Used)
-	}
+	return ls
 }
 
 // TestCapturedIntRanges: an integer input's random data stays within the
