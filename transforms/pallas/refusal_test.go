@@ -165,3 +165,44 @@ func TestFloat64RefusedUntilFloat32Instance(t *testing.T) {
 		t.Error("the float32 draft mentions float64")
 	}
 }
+
+// TestHelperRefusals: a template helper whose parameter is deduced as two
+// types, one that returns a value only under a condition, and one that
+// returns from inside a loop it runs are refused, each with its construct.
+func TestHelperRefusals(t *testing.T) {
+	spec := `name: h_kernel
+class: elementwise
+symbols: [n]
+params:
+  - {name: x, kind: pointer, ctype: "const float*", dtype: float32, role: input, shape: [n]}
+  - {name: y, kind: pointer, ctype: "float*", dtype: float32, role: output, shape: [n]}
+  - {name: n, kind: scalar, ctype: "const int", dtype: int32, role: size, expr: n}
+  - {name: k, kind: scalar, ctype: "const int", dtype: int32, role: scalar, range: [1, 4]}
+launch:
+  grid: ["(n + 127) / 128", "1", "1"]
+  block: ["128", "1", "1"]
+  shared_bytes: "0"
+deterministic: true
+`
+	kernel := `
+__global__ void h_kernel(const float* x, float* y, const int n, const int k) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = CALL;
+}
+`
+	for _, c := range []struct{ name, helper, call, want string }{
+		{"deduced twice", "template <typename T> __device__ T add(T a, T b) { return a + b; }", "add(x[i], k)",
+			"add: T deduced as both float and int"},
+		{"value under a condition only", "__device__ float pos(float a) { if (a > 0.0f) return a; }", "pos(x[i])",
+			"pos returns a value under a condition only"},
+		{"return inside its loop", "__device__ float first(float a, int k) { for (int j = 0; j < k; j++) { if (a > j) return a; } return 0.0f; }",
+			"first(x[i], k)", "a helper returns from inside a loop it runs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := draftWithSpec(t, "h_kernel", c.helper+strings.Replace(kernel, "CALL", c.call, 1), spec)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want %q", err, c.want)
+			}
+		})
+	}
+}

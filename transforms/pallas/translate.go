@@ -2,6 +2,7 @@ package pallas
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -377,25 +378,31 @@ func (e *env) snapshot() []scope {
 // tr translates a kernel body. Mode-specific behaviour (what a thread index
 // is, how loads and stores work, which loops exist) lives in the mode.
 type tr struct {
-	u       *unit
-	spec    *kernels.Spec
-	params  map[string]*kernels.Param
-	pins    map[string]bool // bool parameters fixed for this translation (splitDraft)
-	env     env
-	lines   []string
-	ind     string
-	tmp     int
-	path    val // predicate of the current branch (py "True" when none)
-	alive   val // false once the thread returned
-	depth   int // helper inlining depth
-	mode    mode
-	notes   []string
-	ret     *val      // return value of the helper being inlined
-	missing []string  // size symbols the wrapper cannot derive
-	nulls   []string  // pointer parameters the draft takes as NULL (Param.Null)
-	loops   []*rtLoop // enclosing loops, innermost last (nil: one unrolled here)
-	aliveW  *val      // inside runtime loops: alive as the wrapper can compute it (alive itself is named in the kernel)
-	nloops  []*rtLoop // every runtime loop, in order (for names)
+	u      *unit
+	spec   *kernels.Spec
+	params map[string]*kernels.Param
+	pins   map[string]bool // bool parameters fixed for this translation (splitDraft)
+	env    env
+	lines  []string
+	ind    string
+	tmp    int
+	path   val // predicate of the current branch (py "True" when none)
+	alive  val // false once the thread returned
+	depth  int // helper inlining depth
+	mode   mode
+	notes  []string
+	ret    *val // return value of the helper being inlined
+	// early are the helper's returns under a condition, in order (helpers
+	// mmcv's bilinear_interpolate: `if (y < -1.0 || …) return 0;`);
+	// helperType is its return type, helperLoops the loops open at its call
+	early       []earlyReturn
+	helperType  string
+	helperLoops int
+	missing     []string  // size symbols the wrapper cannot derive
+	nulls       []string  // pointer parameters the draft takes as NULL (Param.Null)
+	loops       []*rtLoop // enclosing loops, innermost last (nil: one unrolled here)
+	aliveW      *val      // inside runtime loops: alive as the wrapper can compute it (alive itself is named in the kernel)
+	nloops      []*rtLoop // every runtime loop, in order (for names)
 	// halfMath: c10::Half / __half values are typed "half" (an elementwise
 	// draft rounds every half result to float16, as the original does);
 	// elsewhere they are computed in float32.
@@ -1310,6 +1317,13 @@ func (t *tr) callExpr(n *ts.Node) (val, error) {
 		return t.castTo(v, ct)
 	}
 	if fn, ok := t.u.funcs[name]; ok {
+		if params := templateParams(t.u, fn); len(params) > 0 {
+			bind, err := t.deduce(fn, params, args)
+			if err != nil {
+				return val{}, err
+			}
+			return t.inlineWith(fn, args, bind)
+		}
 		return t.inline(fn, args)
 	}
 	if fn, targs, ok := t.templateHelper(name); ok {
@@ -1364,6 +1378,90 @@ func (t *tr) templateHelper(name string) (*ts.Node, map[string]string, bool) {
 		bind[n] = targs[j]
 	}
 	return fn, bind, true
+}
+
+// templateParams are the type parameters of a template helper (nil for a
+// plain function, or a template with a non-type parameter).
+func templateParams(u *unit, fn *ts.Node) []string {
+	tmpl := fn.Parent()
+	if tmpl == nil || tmpl.Type() != "template_declaration" {
+		return nil
+	}
+	var names []string
+	for _, p := range ts.Children(tmpl.ChildByFieldName("parameters")) {
+		if p.Type() != "type_parameter_declaration" {
+			return nil
+		}
+		cs := ts.Children(p)
+		names = append(names, u.text(cs[len(cs)-1]))
+	}
+	return names
+}
+
+// cTypeOf is the C type a template argument deduced from a value of
+// translator type ct spells (the types deduction handles).
+var cTypeOf = map[string]string{"float": "float", "double": "double", "int": "int", "uint": "unsigned int",
+	"int64": "int64_t", "bool": "bool", "half": "c10::Half"}
+
+// deduce binds a template helper's type parameters as C++ deduces them
+// from a call without template arguments (mmcv's bilinear_interpolate(input,
+// …, y, x) for template <typename T> … (const T* input, …, T y, T x)): each
+// parameter declared as T, T* or T& (const or not) takes its argument's
+// type, a pointer's its element type. A parameter deduced two ways, or not
+// at all, is refused. The arguments are translated to read their types
+// only: what that emits is dropped (inline translates them again).
+func (t *tr) deduce(fn *ts.Node, names []string, args []*ts.Node) (map[string]string, error) {
+	decl := fn.ChildByFieldName("declarator")
+	for decl != nil && decl.Type() != "function_declarator" {
+		decl = decl.ChildByFieldName("declarator")
+	}
+	var ps []*ts.Node
+	for _, p := range ts.Children(decl.ChildByFieldName("parameters")) {
+		if p.Type() == "parameter_declaration" {
+			ps = append(ps, p)
+		}
+	}
+	fname := funcName(fn, t.u.src)
+	if len(ps) != len(args) {
+		return nil, refuse(CodeUnsupported, "call to %s with %d arguments (declared %d)", fname, len(args), len(ps))
+	}
+	saved := len(t.lines)
+	defer func() { t.lines = t.lines[:saved] }()
+	bind := map[string]string{}
+	for i, p := range ps {
+		typ := strings.Join(strings.Fields(strings.ReplaceAll(t.u.text(p.ChildByFieldName("type")), "const", "")), " ")
+		if !slices.Contains(names, typ) {
+			continue
+		}
+		v, err := t.expr(args[i])
+		if err != nil {
+			return nil, err
+		}
+		ct := v.ct
+		if v.ptr != nil {
+			prm := t.params[v.ptr.base]
+			if prm == nil {
+				return nil, refuse(CodeUnsupported, "%s: the type of %s cannot be deduced", fname, oneLine(t.u.text(args[i])))
+			}
+			if ct, err = t.elemType(prm); err != nil {
+				return nil, err
+			}
+		}
+		c, ok := cTypeOf[ct]
+		if !ok {
+			return nil, refuse(CodeUnsupported, "%s: %s deduced from a %s", fname, typ, ct)
+		}
+		if old, seen := bind[typ]; seen && old != c {
+			return nil, refuse(CodeUnsupported, "%s: %s deduced as both %s and %s", fname, typ, old, c)
+		}
+		bind[typ] = c
+	}
+	for _, n := range names {
+		if _, ok := bind[n]; !ok {
+			return nil, refuse(CodeUnsupported, "%s: template parameter %s is not deduced from the call", fname, n)
+		}
+	}
+	return bind, nil
 }
 
 // inlineWith inlines a template helper with its template parameters bound.
@@ -1461,11 +1559,18 @@ func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
 	}
 	t.ret = nil
 	t.depth++
-	savedPath := t.path
+	savedPath, savedAlive, savedAliveW := t.path, t.alive, t.aliveW
+	savedEarly, savedType, savedLoops := t.early, t.helperType, t.helperLoops
+	t.early, t.helperType, t.helperLoops = nil, rtype, len(t.loops)
 	err = t.block(fn.ChildByFieldName("body"))
 	t.depth--
-	t.path = savedPath
+	early := t.early
+	t.path, t.alive, t.aliveW = savedPath, savedAlive, savedAliveW // the caller's threads all go on
+	t.early, t.helperType, t.helperLoops = savedEarly, savedType, savedLoops
 	ret := t.ret
+	if err == nil && len(early) > 0 {
+		ret, err = t.earlyResult(early, ret, funcName(fn, t.u.src), rtype)
+	}
 	outs := map[string]val{}
 	for param, local := range refs {
 		outs[local], _ = t.env.lookup(param)
@@ -1594,18 +1699,22 @@ func (t *tr) stmt(n *ts.Node) error {
 	case "return_statement":
 		cs := ts.Children(n)
 		if t.depth > 0 {
-			if len(cs) == 0 {
+			var v *val
+			if len(cs) > 0 {
+				x, err := t.expr(cs[0])
+				if err != nil {
+					return err
+				}
+				v = &x
+			}
+			if !isTrue(t.path) {
+				return t.earlyReturn(v)
+			}
+			if v == nil {
 				return nil
 			}
-			v, err := t.expr(cs[0])
-			if err != nil {
-				return err
-			}
 			if t.ret == nil {
-				if !isTrue(t.path) {
-					return refuse(CodeUnsupported, "a helper returns from inside a branch")
-				}
-				t.ret = &v
+				t.ret = v
 				return nil
 			}
 			return refuse(CodeUnsupported, "a helper has several returns")
@@ -1696,7 +1805,17 @@ func (t *tr) exprStmt(n *ts.Node) error {
 	case "assignment_expression":
 		op := t.u.text(n.ChildByFieldName("operator"))
 		lhs := strip(n.ChildByFieldName("left"))
-		rhs, err := t.expr(n.ChildByFieldName("right"))
+		right := strip(n.ChildByFieldName("right"))
+		if inner := right; op == "=" && inner.Type() == "assignment_expression" &&
+			strip(inner.ChildByFieldName("left")).Type() == "identifier" {
+			// a = b = e with b a local: b = e first, then a = b (b's value
+			// as assigned, converted to b's type as C's assignment yields it)
+			if err := t.exprStmt(inner); err != nil {
+				return err
+			}
+			right = strip(inner.ChildByFieldName("left"))
+		}
+		rhs, err := t.expr(right)
 		if err != nil {
 			return err
 		}
@@ -1900,7 +2019,8 @@ func (t *tr) ifStmt(n *ts.Node) error {
 	elseEnv := t.env.snapshot()
 	// merge
 	for i := range before {
-		for name, bv := range before[i] {
+		for _, name := range slices.Sorted(maps.Keys(before[i])) { // in one order: the binds' names are stable
+			bv := before[i][name]
 			a, b := thenEnv[i][name], elseEnv[i][name]
 			if a.py == b.py && a.k == b.k && a.sp == b.sp && a.red == b.red {
 				t.env.scopes[i][name] = a
@@ -2034,4 +2154,66 @@ func evalBoolConst(s string) (bool, bool) {
 		return true, a != b
 	}
 	return false, false
+}
+
+// earlyReturn is a helper's return under a condition: its value (cast to
+// the helper's type and bound, so later assignments leave it alone) for the
+// threads on this path, and the rest of the helper runs for the others only
+// (stores and carried values masked, as after a continue). A return inside
+// a loop the helper itself runs is refused.
+type earlyReturn struct {
+	cond, v val
+	bare    bool // `return;` in a void helper
+}
+
+func (t *tr) earlyReturn(v *val) error {
+	if len(t.loops) > t.helperLoops {
+		return refuse(CodeLoop, "a helper returns from inside a loop it runs")
+	}
+	er := earlyReturn{cond: t.bind(t.path, "m"), bare: v == nil}
+	if v != nil {
+		x := *v
+		if t.helperType != "" && t.helperType != "auto" && t.helperType != "void" {
+			var err error
+			if x, err = t.castTo(x, t.helperType); err != nil {
+				return err
+			}
+		}
+		er.v = t.bind(x, "r")
+	}
+	t.early = append(t.early, er)
+	if t.inRuntimeLoop() {
+		t.narrow(not(t.path))
+	} else {
+		t.alive = and(t.alive, not(t.path))
+	}
+	return nil
+}
+
+// earlyResult is a helper's value with its early returns: the first one
+// whose condition holds, else the final return.
+func (t *tr) earlyResult(early []earlyReturn, final *val, name, rtype string) (*val, error) {
+	if final == nil {
+		for _, e := range early {
+			if !e.bare {
+				return nil, refuse(CodeUnsupported, "%s returns a value under a condition only", name)
+			}
+		}
+		return nil, nil
+	}
+	r := *final
+	if rtype != "" && rtype != "auto" && rtype != "void" {
+		var err error
+		if r, err = t.castTo(r, rtype); err != nil {
+			return nil, err
+		}
+	}
+	for i := len(early) - 1; i >= 0; i-- {
+		if early[i].bare {
+			return nil, refuse(CodeUnsupported, "%s returns both with and without a value", name)
+		}
+		r = where(early[i].cond, early[i].v, r, r.ct)
+	}
+	r = t.bind(r, "r")
+	return &r, nil
 }
