@@ -175,6 +175,9 @@ func TestFixtureDrafts(t *testing.T) {
 // draft's text) that the validator must reject: the patterns' proofs see
 // what the draft gets right.
 var draftMutants = map[string][]struct{ name, old, new string }{
+	// the helper's early return for points outside the map dropped: they
+	// read the clamped border instead of 0
+	"bilinear_sample": {{"early_return_ignored", "        c3,\n        _cast(0, jnp.float32),", "        False,\n        _cast(0, jnp.float32),"}},
 	// the gather without its batch and channel offsets (points[idx] of
 	// plane 0 for every plane)
 	"gather_points": {{"gather_without_plane_offset",
@@ -218,7 +221,10 @@ func selected(name string) bool {
 // product and sum rounded to float16) and several rows per block
 // (rows_per_block: blockDim (32, 4), a warp per row, the row guard),
 // mmcv's carafe_naive launched at double only (float32_instance: its
-// float32 instantiation); and
+// float32 instantiation), mmcv's bilinear_interpolate (bilinear_sample: a
+// template helper deduced from its arguments, returning early, assigning
+// two locals at once, reading neighbours gathered at loaded coordinates);
+// and
 // loops with runtime trip counts: KernelBench's max pooling (maxpool_loop),
 // mmcv's window loops clamped to the feature map or shifted by the window
 // with a continue (window_clamp) and psamask's stores at loop-dependent
@@ -226,7 +232,7 @@ func selected(name string) bool {
 // offset into a zero-filled inout buffer, a grid-stride loop repeating
 // each column t_size times).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
-	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance", "tin_shift"}
+	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance", "tin_shift", "bilinear_sample"}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 
