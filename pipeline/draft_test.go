@@ -71,7 +71,7 @@ func TestE2EFixtures(t *testing.T) {
 		t.Skip("integration test (-short)")
 	}
 	py := e2ePython(t)
-	for _, name := range []string{"inline_act", "method_ext", "torchlib_act", "chain_gelu", "torchlib_split", "row_stats", "registry_loss", "registry_seq", "registry_branch"} {
+	for _, name := range []string{"inline_act", "method_ext", "torchlib_act", "chain_gelu", "torchlib_split", "row_stats", "registry_loss", "registry_seq", "registry_branch", "half_act"} {
 		t.Run(name, func(t *testing.T) {
 			root := filepath.Join("..", "fixtures", "e2e", name)
 			run := migrateKernels(t, root)

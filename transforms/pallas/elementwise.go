@@ -1060,7 +1060,7 @@ func (t *tr) storeBlock(ref string, v val, p *kernels.Param) string {
 	if v.k == kUniform {
 		return "_f2h(jnp.full(" + ref + ".shape, " + v.py + ", jnp.float32))"
 	}
-	return "_f2h(" + callArg(v.py, "_f16") + ")"
+	return "_f2h(" + callArg(callArg(v.py, "_f16"), "") + ")"
 }
 
 // kernelInput is expr, the wrapper's array for p, as the kernel takes it:
@@ -1080,7 +1080,8 @@ func (t *tr) kernelOutput(p *kernels.Param, o string) string {
 	return o
 }
 
-// callArg is the argument of s when s is one call fn(arg), else s.
+// callArg is the argument of s when s is one call fn(arg) (fn "": s is
+// one parenthesised expression), else s.
 func callArg(s, fn string) string {
 	if !strings.HasPrefix(s, fn+"(") || !strings.HasSuffix(s, ")") {
 		return s

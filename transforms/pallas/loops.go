@@ -555,7 +555,7 @@ func (m *ewMode) loopStore(t *tr, p ptrv, prm *kernels.Param, idx, v val) error 
 	case t.bitsHalf(prm) && cv.k == kUniform:
 		value = fmt.Sprintf("_f2h(jnp.full(%s_ref.shape[1:], %s, jnp.float32))", name, cv.py)
 	case t.bitsHalf(prm):
-		value = "_f2h(" + callArg(cv.py, "_f16") + ")"
+		value = "_f2h(" + callArg(callArg(cv.py, "_f16"), "") + ")"
 	case cv.k == kUniform:
 		value = fmt.Sprintf("jnp.full(%s_ref.shape[1:], %s, %s_ref.dtype)", name, cv.py, name)
 	case blockDType(prm) != "jnp.float32" || !isFloat(cv.ct):
