@@ -47,6 +47,9 @@ type ewAccess struct {
 	// the wrapper, where XLA gathers the elements (see gatherLoad).
 	gather bool
 	at     string
+	// prior marks a slot store's read of the elements' prior content
+	// (slotStore): the kernel reads them before it writes any.
+	prior bool
 }
 
 func newEWMode() *ewMode {

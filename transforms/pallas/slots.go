@@ -154,7 +154,7 @@ func (m *ewMode) slotStore(t *tr, p ptrv, prm *kernels.Param, idx, v val) error 
 	slotIdx := val{py: at, ct: "int", k: kIndex, poly: bu}
 	loops := []*rtLoop{sl}
 	prior := fmt.Sprintf("ld%d", len(m.loads))
-	m.loads = append(m.loads, ewAccess{name: prior, param: p.base, idx: slotIdx, loops: loops})
+	m.loads = append(m.loads, ewAccess{name: prior, param: p.base, idx: slotIdx, loops: loops, prior: true})
 	name := fmt.Sprintf("st%d", len(m.stores))
 	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: slotIdx, mask: dataFree(and(t.wrapperAlive(), t.path)), value: cv, loops: loops})
 	m.stored[p.base] = true
@@ -324,7 +324,7 @@ func (m *ewMode) periodLines(t *tr, dims []string) []string {
 	var texts []string
 	texts = append(texts, t.lines...)
 	for _, l := range m.loads {
-		if m.stored[l.param] && !m.isPrior(l) {
+		if m.stored[l.param] && !l.prior {
 			return nil
 		}
 		texts = append(texts, l.idx.py, l.at)
@@ -363,16 +363,6 @@ func (m *ewMode) periodLines(t *tr, dims []string) []string {
 		"    if " + strings.Join(pos, " and ") + ":",
 		"        E_x = min(E_x, " + strings.Join(longest, " * ") + ")",
 	}
-}
-
-// isPrior: l is a slot store's read of the element's prior content.
-func (m *ewMode) isPrior(l ewAccess) bool {
-	for _, s := range m.stores {
-		if s.param == l.param && len(s.loops) == 1 && s.loops[0].cname == "slot" && s.idx.py == l.idx.py {
-			return true
-		}
-	}
-	return false
 }
 
 var (
