@@ -936,7 +936,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 	for _, p := range [][3]string{{"SHAPE", "shape", "block_shape"}, {"ROW", "row", "block_row"}, {"COL", "col", "block_col"},
 		{"VROWS", "rows", "view_rows"}, {"VCOLS", "cols", "view_cols"}, {"BROWS", "block_rows", "block_rows"},
 		{"BCOLS", "block_cols", "block_cols"}, {"LANES", "lanes", "lanes"}, {"PROWS", "padded_rows", "padded_rows"},
-		{"DP", "size", "padded_size"}} {
+		{"DP", "size", "padded_size"}, {"ADDR", "addresses", "window_addresses"}} {
 		nm.addOr(p[0], p[1], p[2])
 	}
 	loaded := map[string]int{}
@@ -949,6 +949,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		v := nm.add(l.name, n)
 		nm.add(l.name+"_ref", v+"_ref")
 		nm.add(l.name+"_in", v+"_in")
+		nm.add(l.name+"_offs", v+"_offs")
 	}
 	stored := map[string]int{}
 	for _, s := range m.stores {
@@ -1299,7 +1300,7 @@ func fusionFlag(in string) string {
 		return "False"
 	}
 	switch {
-	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows("):
+	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows(") || strings.HasPrefix(in, "_halo("):
 		return "True"
 	case reLaneRows.MatchString(in):
 		m := reLaneRows.FindStringSubmatch(in)
@@ -1370,6 +1371,8 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		w("    %s", line)
 	}
 	body = pruneDead(pruneTemps(pruneDead(body)))
+	kinds := m.classifyLoopLoads(t, flat)
+	body, offs := m.shiftReads(body, kinds)
 	// a load that only a gather's index reads (idx in points[idx[i]]) is
 	// needed in the wrapper, not in the kernel
 	kernelLoad := func(i int) bool { return !m.gathers() || readsName(body, m.loads[i].name+"_ref") }
@@ -1377,7 +1380,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		i := slices.IndexFunc(m.loads, func(l ewAccess) bool { return l.name+"_ref" == r })
 		return i >= 0 && !kernelLoad(i)
 	})
-	def, kw := kernelDef(refs, body, t.uniformNames(dims))
+	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), offs...))
 	kern = append([]string{def}, body...)
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
@@ -1395,11 +1398,22 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	ww("        return {%s}", t.emptyResult(outs))
 	ww("    LANES, BROWS, PROWS = _layout(D, %d)", t.sublanes())
 	ww("    DP = PROWS * LANES")
+	m.writeWindowAddresses(ww, kinds, dims, ext)
+	idxFrom := len(wrap)
 	m.wrapperIndex(t, ww, dims, ext)
+	idxTo := len(wrap)
 	var ins, inSpecs []string
 	looped := false
+	window := 0
 	for i, l := range m.loads {
 		switch {
+		case kinds[i] != loopGathered:
+			in, spec := windowIn(l, kinds[i], window, len(ins))
+			window++
+			ins = append(ins, in)
+			inSpecs = append(inSpecs, spec)
+			looped = true
+			continue
 		case len(l.loops) > 0:
 			// one block per iteration: (iterations, rows, lanes)
 			ins = append(ins, t.kernelInput(t.params[l.param], fmt.Sprintf("_gather_loop(p_%s, [%s %s], DP, LANES)", l.param, l.idx.py, loopComprehension(l.loops))))
@@ -1497,6 +1511,9 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		res = append(res, fmt.Sprintf("%q: r_%s.reshape(%s)", p.Name, p.Name, t.shapePy(p)))
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
+	if !m.anyLoopStore() {
+		wrap = pruneIndexLines(wrap, idxFrom, idxTo)
+	}
 	return kern, wrap, nil
 }
 

@@ -197,6 +197,33 @@ var helpers = []helper{
     if not idxs:
         return jnp.zeros((1, dp // lanes, lanes), a.dtype)
     return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])`},
+	{"_take_each", nil, `def _take_each(a, idxs):
+    """a's element at each iteration's address (the same for every element): (iterations,)."""
+    if not idxs:
+        return jnp.zeros((1,), a.dtype)
+    return jnp.take(a.reshape(-1), jnp.asarray([int(i) for i in idxs], jnp.int32), mode="clip")`},
+	{"_halo_offsets", nil, `def _halo_offsets(offs, lanes):
+    """Each iteration's offset into a block of _halo's rows (its low halo rows added)."""
+    lo = pl.cdiv(max(0, -min(offs, default=0)), lanes) * lanes
+    return tuple(int(o) + lo for o in offs)`},
+	{"_halo", nil, `def _halo(a, offs, dp, lanes):
+    """a flat, zero-padded by whole rows so that every element's reads at the offsets from its own
+    position stay inside: (rows, lanes), the low halo rows first (_halo_offsets), a block of
+    them per grid step."""
+    lo = pl.cdiv(max(0, -min(offs, default=0)), lanes) * lanes
+    hi = (max(0, max(offs, default=0)) // lanes + 1) * lanes
+    flat = a.reshape(-1)[: dp + hi]
+    return jnp.pad(flat, (lo, dp + hi - flat.shape[0])).reshape(-1, lanes)`},
+	{"_shifted", nil, `def _shifted(ref, off, shape):
+    """The block's elements off places on in the halo block ref (a row offset, a lane rotation)."""
+    rows, lanes = shape
+    q, r = divmod(off, lanes)
+    a = ref[pl.ds(q, rows), :]
+    if r == 0:
+        return a
+    b = ref[pl.ds(q + 1, rows), :]
+    lane = lax.broadcasted_iota(jnp.int32, shape, 1)
+    return jnp.where(lane < lanes - r, pltpu.roll(a, lanes - r, 1), pltpu.roll(b, lanes - r, 1))`},
 	{"_h2f", nil, `def _h2f(h):
     """The float32 value of float16 bits h (int16, as a kernel loads a float16 array), decoded
     exactly with integer ops: sign, exponent, mantissa, subnormals, inf and NaN."""

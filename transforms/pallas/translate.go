@@ -415,6 +415,8 @@ type tr struct {
 	// defs are the kernel's bound temporaries (bind): name -> expression,
 	// so a data-dependent index can be rebuilt outside the kernel.
 	defs map[string]string
+	// divs are the quotient and remainder atoms of polys (recombine).
+	divs map[string]divAtom
 }
 
 type mode interface {
@@ -946,7 +948,9 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 			fn = "_c_rem"
 		}
 		py := fn + "(" + a.py + ", " + b.py + ", " + jnpType(ct) + ")"
-		return val{py: py, ct: ct, k: k, sp: sp, poly: popaque(py, k)}, nil
+		v := val{py: py, ct: ct, k: k, sp: sp, poly: popaque(py, k)}
+		t.noteDivRem(v, a, b, op == "%")
+		return v, nil
 	case "<", "<=", ">", ">=", "==", "!=":
 		ct := arith(a.ct, b.ct)
 		if a.ct == "bool" && b.ct == "bool" {

@@ -11,7 +11,7 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
-def _kernel(input_ref, weight_ref, output_ref, *, height, width, half_h, half_w, ks):
+def _kernel(input_ref, weight_ref, output_ref, *, height, width, half_h, half_w, ks, input_offs):
     shape = output_ref.shape
     row = pl.program_id(0) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
     d = row * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
@@ -44,7 +44,7 @@ def _kernel(input_ref, weight_ref, output_ref, *, height, width, half_h, half_w,
                     )
                 ),
             )
-            input = input_ref[hidx * ks + x_step]
+            input = _shifted(input_ref, input_offs[hidx * ks + x_step], shape)
             c7 = input < jnp.float32(0.0)
             m8 = jnp.logical_and(m6, jnp.logical_not(c7))
             weight = weight_ref[hidx * ks + x_step]
@@ -72,11 +72,10 @@ def run(args, *, interpret):
         return {"output": jnp.zeros((n, height, width), jnp.float32)}
     lanes, block_rows, padded_rows = _layout(D, 8)
     size = padded_rows * lanes
-    d = jnp.arange(size, dtype=jnp.int32)
-    i_x = d
-    ins = [
-        _gather_loop(
-            input,
+
+    def _window_addresses(d):
+        i_x = d
+        return [
             [
                 (
                     0
@@ -100,11 +99,6 @@ def run(args, *, interpret):
                 for hidx in range(((2 * half_h) + 1))
                 for x_step in range(ks)
             ],
-            size,
-            lanes,
-        ),
-        _gather_loop(
-            weight,
             [
                 (
                     0
@@ -122,21 +116,38 @@ def run(args, *, interpret):
                 for hidx in range(((2 * half_h) + 1))
                 for x_step in range(ks)
             ],
-            size,
-            lanes,
-        ),
+        ]
+
+    addresses = _window_addresses(0)
+    input_offs = _halo_offsets(addresses[0], lanes)
+    ins = [
+        _halo(input, addresses[0], size, lanes),
+        _take_each(weight, addresses[1]),
     ]
     spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
     outs = pl.pallas_call(
-        functools.partial(_kernel, height=height, width=width, half_h=half_h, half_w=half_w, ks=ks),
+        functools.partial(
+            _kernel,
+            height=height,
+            width=width,
+            half_h=half_h,
+            half_w=half_w,
+            ks=ks,
+            input_offs=input_offs,
+        ),
         grid=(padded_rows // block_rows,),
         in_specs=[
-            pl.BlockSpec((ins[0].shape[0], block_rows, lanes), lambda i: (0, i, 0)),
-            pl.BlockSpec((ins[1].shape[0], block_rows, lanes), lambda i: (0, i, 0)),
+            pl.BlockSpec(
+                (pl.Element(ins[0].shape[0] - padded_rows + block_rows), pl.Element(lanes)),
+                lambda i: (i * block_rows, 0),
+            ),
+            pl.BlockSpec(memory_space=pltpu.SMEM),
         ],
         out_specs=[spec] * 1,
         out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
-        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel",), allow_input_fusion=[True, False]
+        ),
         interpret=interpret,
     )(*ins)
     r_output = _unblock(outs[0], D, (n, height, width), jnp.float32)
@@ -177,16 +188,39 @@ def _layout(n, sub):
     return lanes, br, _round_up(rows, br)
 
 
-def _gather(a, idx, dp, lanes):
-    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
-    return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
-
-
-def _gather_loop(a, idxs, dp, lanes):
-    """a gathered at each iteration's indices: (iterations, dp // lanes, lanes)."""
+def _take_each(a, idxs):
+    """a's element at each iteration's address (the same for every element): (iterations,)."""
     if not idxs:
-        return jnp.zeros((1, dp // lanes, lanes), a.dtype)
-    return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])
+        return jnp.zeros((1,), a.dtype)
+    return jnp.take(a.reshape(-1), jnp.asarray([int(i) for i in idxs], jnp.int32), mode="clip")
+
+
+def _halo_offsets(offs, lanes):
+    """Each iteration's offset into a block of _halo's rows (its low halo rows added)."""
+    lo = pl.cdiv(max(0, -min(offs, default=0)), lanes) * lanes
+    return tuple(int(o) + lo for o in offs)
+
+
+def _halo(a, offs, dp, lanes):
+    """a flat, zero-padded by whole rows so that every element's reads at the offsets from its own
+    position stay inside: (rows, lanes), the low halo rows first (_halo_offsets), a block of
+    them per grid step."""
+    lo = pl.cdiv(max(0, -min(offs, default=0)), lanes) * lanes
+    hi = (max(0, max(offs, default=0)) // lanes + 1) * lanes
+    flat = a.reshape(-1)[: dp + hi]
+    return jnp.pad(flat, (lo, dp + hi - flat.shape[0])).reshape(-1, lanes)
+
+
+def _shifted(ref, off, shape):
+    """The block's elements off places on in the halo block ref (a row offset, a lane rotation)."""
+    rows, lanes = shape
+    q, r = divmod(off, lanes)
+    a = ref[pl.ds(q, rows), :]
+    if r == 0:
+        return a
+    b = ref[pl.ds(q + 1, rows), :]
+    lane = lax.broadcasted_iota(jnp.int32, shape, 1)
+    return jnp.where(lane < lanes - r, pltpu.roll(a, lanes - r, 1), pltpu.roll(b, lanes - r, 1))
 
 
 def _unblock(o, n, shape, dt):
