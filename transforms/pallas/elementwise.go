@@ -662,6 +662,10 @@ type ewLayout struct {
 	colv    map[int]bool     // loads (by index) of a column vector at the thread's row (target[i / cols])
 	colOff  map[int]int64    // loads (by index) of column block g of a [rows, W*cols] array (gates[b, g*H + j])
 	colW    map[string]int64 // W of each array read in column blocks
+	// step is (stride, offset) of the row and column vector loads that read
+	// every stride-th element from offset (box[(i % n) * 4 + 1]: one
+	// coordinate of (n, 4) boxes); absent for stride 1
+	step map[int][2]int64
 }
 
 func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
@@ -766,9 +770,13 @@ func (m *ewMode) layout(t *tr, flat, size poly, dims []string, ext map[string]va
 			return ewLayout{}
 		}
 	}
-	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}, colOff: map[int]int64{}, colW: map[string]int64{}}
+	lay := ewLayout{inPlace: true, shape: shape, bcast: map[int]bool{}, colv: map[int]bool{}, colOff: map[int]int64{}, colW: map[string]int64{}, step: map[int][2]int64{}}
 	for i, l := range m.loads {
 		g, w := m.columnBlock(t, l, lay.shape, dims, ext)
+		_, stride, off, _ := stridedAtom(l.idx.poly)
+		if stride > 1 {
+			lay.step[i] = [2]int64{stride, off}
+		}
 		switch {
 		case len(l.loops) > 0, l.gather:
 			return ewLayout{}
@@ -798,23 +806,37 @@ func (m *ewMode) columnIndexed(t *tr, l ewAccess, shape []string, dims []string,
 		return false
 	}
 	last := exprPoly(e)
-	if last == nil || !paramSize(t.params[l.param]).equal(last) {
+	if last == nil {
 		return false
 	}
 	if len(dims) >= 2 && dims[len(dims)-1] == "x" && ext["x"].poly.equal(last) && l.idx.poly.equal(pvar("x")) {
-		return true
+		return paramSize(t.params[l.param]).equal(last)
 	}
-	if len(dims) != 1 || len(l.idx.poly) != 1 {
+	key, stride, _, ok := stridedAtom(l.idx.poly)
+	if len(dims) != 1 || !ok || !paramSize(t.params[l.param]).equal(last.mul(pconst(stride))) {
 		return false
 	}
-	for key, c := range l.idx.poly {
-		mm := varyingMatch(reColRem, key)
-		if c != 1 || mm == nil {
-			return false
+	mm := varyingMatch(reColRem, key)
+	return mm != nil && t.namePoly(mm[1]).equal(last)
+}
+
+// stridedAtom reads p as stride * atom + offset with 0 <= offset < stride
+// (an element of every stride-th group of a vector), ok false otherwise.
+func stridedAtom(p poly) (key string, stride, offset int64, ok bool) {
+	for k, c := range p {
+		switch {
+		case k == "":
+			offset = c
+		case key != "":
+			return "", 0, 0, false
+		default:
+			key, stride = k, c
 		}
-		return t.namePoly(mm[1]).equal(last)
 	}
-	return false
+	if key == "" || stride < 1 || offset < 0 || offset >= stride {
+		return "", 0, 0, false
+	}
+	return key, stride, offset, true
 }
 
 // columnBlock is (g, W) when load l reads column block g of a [rows, W*cols]
@@ -857,7 +879,8 @@ func (m *ewMode) columnBlock(t *tr, l ewAccess, shape []string, dims []string, e
 // view whose last dimension is cols (a per-sample target beside per-class
 // logits).
 func (m *ewMode) rowIndexed(t *tr, l ewAccess, shape []string, dims []string) bool {
-	if len(shape) != 2 || len(dims) != 1 || len(l.idx.poly) != 1 {
+	key, stride, _, ok := stridedAtom(l.idx.poly)
+	if len(shape) != 2 || len(dims) != 1 || !ok {
 		return false
 	}
 	rows, err1 := kernels.ParseExpr(shape[0])
@@ -865,14 +888,11 @@ func (m *ewMode) rowIndexed(t *tr, l ewAccess, shape []string, dims []string) bo
 	if err1 != nil || err2 != nil || exprPoly(rows) == nil || exprPoly(cols) == nil {
 		return false
 	}
-	if !paramSize(t.params[l.param]).equal(exprPoly(rows)) {
+	if !paramSize(t.params[l.param]).equal(exprPoly(rows).mul(pconst(stride))) {
 		return false
 	}
-	for key, c := range l.idx.poly {
-		mm := varyingMatch(reRowDiv, key)
-		return c == 1 && mm != nil && t.namePoly(mm[1]).equal(exprPoly(cols))
-	}
-	return false
+	mm := varyingMatch(reRowDiv, key)
+	return mm != nil && t.namePoly(mm[1]).equal(exprPoly(cols))
 }
 
 // varyingMatch matches re against a monomial that is one varying
@@ -1209,13 +1229,17 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	var ins, inSpecs, oshapes, ospecs []string
 	for i, l := range m.loads {
 		prm := t.params[l.param]
+		vec := "p_" + l.param
+		if st, ok := lay.step[i]; ok {
+			vec += fmt.Sprintf(".reshape(-1)[%d::%d]", st[1], st[0])
+		}
 		if lay.bcast[i] {
-			ins = append(ins, t.kernelInput(prm, "p_"+l.param+".reshape(1, VCOLS)"))
+			ins = append(ins, t.kernelInput(prm, vec+".reshape(1, VCOLS)"))
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, BCOLS), lambda i, j: (0, j))")
 			continue
 		}
 		if lay.colv[i] {
-			ins = append(ins, t.kernelInput(prm, "p_"+l.param+".reshape(1, VROWS)"))
+			ins = append(ins, t.kernelInput(prm, vec+".reshape(1, VROWS)"))
 			inSpecs = append(inSpecs, "pl.BlockSpec((1, BROWS), lambda i, j: (0, i))")
 			continue
 		}

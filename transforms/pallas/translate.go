@@ -984,7 +984,11 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 				return val{py: strconv.FormatInt(r, 10), ct: ct, k: kUniform, poly: pconst(r)}, nil
 			}
 		}
-		return val{py: fn + "(" + conv(a, ct) + ", " + conv(b, ct) + ")", ct: ct, k: k, sp: sp}, nil
+		v := val{py: fn + "(" + conv(a, ct) + ", " + conv(b, ct) + ")", ct: ct, k: k, sp: sp}
+		if cb, ok := b.poly.constant(); ok && op == "<<" && cb >= 0 && cb < 31 {
+			v.poly = a.poly.mul(pconst(1 << cb)) // an index scaled by a power of two (box[i << 2])
+		}
+		return v, nil
 	}
 	return val{}, refuse(CodeUnsupported, "operator %s", op)
 }

@@ -6,7 +6,6 @@ import functools
 
 import jax
 import jax.numpy as jnp
-from jax import lax
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
@@ -108,10 +107,11 @@ def _kernel_not_aligned(
     mode,
     offset,
 ):
-    boxes1 = boxes1_ref[...]
-    boxes1_1 = boxes1_1_ref[...]
-    boxes1_2 = boxes1_2_ref[...]
-    boxes1_3 = boxes1_3_ref[...]
+    shape = ious_ref.shape
+    boxes1 = boxes1_ref[...].reshape(shape[0], 1)
+    boxes1_1 = boxes1_1_ref[...].reshape(shape[0], 1)
+    boxes1_2 = boxes1_2_ref[...].reshape(shape[0], 1)
+    boxes1_3 = boxes1_3_ref[...].reshape(shape[0], 1)
     boxes2 = boxes2_ref[...]
     boxes2_1 = boxes2_1_ref[...]
     boxes2_2 = boxes2_2_ref[...]
@@ -148,48 +148,42 @@ def _run_not_aligned(args, *, interpret):
     D = extent_x
     if D <= 0:
         return {"ious": jnp.zeros((n1_, n2_), jnp.float32)}
-    lanes, block_rows, padded_rows = _layout(D, 8)
-    size = padded_rows * lanes
-    d = jnp.arange(size, dtype=jnp.int32)
-    i_x = d
-    ins = [
-        _gather(
-            boxes1, (((0 + jnp.left_shift(_c_div(i_x, n2_, jnp.int32), 2)) + 0) + 0), size, lanes
-        ),
-        _gather(
-            boxes1, (((0 + jnp.left_shift(_c_div(i_x, n2_, jnp.int32), 2)) + 0) + 1), size, lanes
-        ),
-        _gather(
-            boxes1, (((0 + jnp.left_shift(_c_div(i_x, n2_, jnp.int32), 2)) + 0) + 2), size, lanes
-        ),
-        _gather(
-            boxes1, (((0 + jnp.left_shift(_c_div(i_x, n2_, jnp.int32), 2)) + 0) + 3), size, lanes
-        ),
-        _gather(
-            boxes2, (((0 + jnp.left_shift(_c_rem(i_x, n2_, jnp.int32), 2)) + 0) + 0), size, lanes
-        ),
-        _gather(
-            boxes2, (((0 + jnp.left_shift(_c_rem(i_x, n2_, jnp.int32), 2)) + 0) + 1), size, lanes
-        ),
-        _gather(
-            boxes2, (((0 + jnp.left_shift(_c_rem(i_x, n2_, jnp.int32), 2)) + 0) + 2), size, lanes
-        ),
-        _gather(
-            boxes2, (((0 + jnp.left_shift(_c_rem(i_x, n2_, jnp.int32), 2)) + 0) + 3), size, lanes
-        ),
-    ]
-    spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
+    rows = n1_
+    cols = n2_
+    block_cols = min(cols, 2048 if rows >= 8 else 65536)
+    block_rows = min(rows, max(128, 65536 // block_cols // 128 * 128))
+    spec = pl.BlockSpec((block_rows, block_cols), lambda i, j: (i, j))
     outs = pl.pallas_call(
         functools.partial(_kernel_not_aligned, mode=mode, offset=offset),
-        grid=(padded_rows // block_rows,),
-        in_specs=[spec] * len(ins),
-        out_specs=[spec] * 1,
-        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
-        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+        grid=(pl.cdiv(rows, block_rows), pl.cdiv(cols, block_cols)),
+        in_specs=[
+            pl.BlockSpec((1, block_rows), lambda i, j: (0, i)),
+            pl.BlockSpec((1, block_rows), lambda i, j: (0, i)),
+            pl.BlockSpec((1, block_rows), lambda i, j: (0, i)),
+            pl.BlockSpec((1, block_rows), lambda i, j: (0, i)),
+            pl.BlockSpec((1, block_cols), lambda i, j: (0, j)),
+            pl.BlockSpec((1, block_cols), lambda i, j: (0, j)),
+            pl.BlockSpec((1, block_cols), lambda i, j: (0, j)),
+            pl.BlockSpec((1, block_cols), lambda i, j: (0, j)),
+        ],
+        out_specs=[spec],
+        out_shape=[jax.ShapeDtypeStruct((rows, cols), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel", "parallel"),
+            allow_input_fusion=[True, True, True, True, True, True, True, True],
+        ),
         interpret=interpret,
-    )(*ins)
-    r_ious = _unblock(outs[0], D, (n1_, n2_), jnp.float32)
-    return {"ious": r_ious.reshape((n1_, n2_))}
+    )(
+        boxes1.reshape(-1)[0::4].reshape(1, rows),
+        boxes1.reshape(-1)[1::4].reshape(1, rows),
+        boxes1.reshape(-1)[2::4].reshape(1, rows),
+        boxes1.reshape(-1)[3::4].reshape(1, rows),
+        boxes2.reshape(-1)[0::4].reshape(1, cols),
+        boxes2.reshape(-1)[1::4].reshape(1, cols),
+        boxes2.reshape(-1)[2::4].reshape(1, cols),
+        boxes2.reshape(-1)[3::4].reshape(1, cols),
+    )
+    return {"ious": outs[0]}
 
 
 def run(args, *, interpret):
@@ -200,23 +194,6 @@ def run(args, *, interpret):
 
 def _round_up(v, m):
     return (v + m - 1) // m * m
-
-
-def _c_div(a, b, dt):
-    """C integer division (truncates toward zero)."""
-    if isinstance(a, int) and isinstance(b, int):
-        q = abs(a) // abs(b)
-        return q if (a >= 0) == (b >= 0) else -q
-    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
-    return lax.div(a, b)
-
-
-def _c_rem(a, b, dt):
-    """C remainder (takes the sign of the dividend)."""
-    if isinstance(a, int) and isinstance(b, int):
-        return a - _c_div(a, b, dt) * b
-    a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
-    return lax.rem(a, b)
 
 
 def _cast(x, dt):
@@ -235,10 +212,6 @@ def _layout(n, sub):
 def _gather(a, idx, dp, lanes):
     idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
     return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
-
-
-def _unblock(o, n, shape, dt):
-    return o.reshape(-1)[:n].reshape(shape).astype(dt)
 
 
 def _scatter(base, idx, mask, o, d, n):
