@@ -65,7 +65,7 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 			if !v.Proven() {
 				note += "; " + v.Reason
 			}
-			if t, ok := trafficOf(f.Name, res.Class, v); ok {
+			if t, ok := trafficOf(f.Name, res.Class, res.Module, v); ok {
 				e.traffic = append(e.traffic, t)
 			}
 		}

@@ -30,6 +30,44 @@ type traffic struct {
 	Kernel, Class, Verdict string
 	Shape                  map[string]int64
 	Bytes, Min, LayoutMin  float64
+	// XLA names the data movement the draft leaves to XLA around its
+	// kernel (trafficCauses), printed beside a draft over the bound.
+	XLA []string
+}
+
+// trafficCauses are the wrapper helpers of a draft that move data in XLA
+// rather than in the kernel, with what they do: where a draft is over the
+// bound, these are the first suspects (each XLA gather is costed at many
+// times its output on TPU).
+var trafficCauses = []struct{ helper, what string }{
+	{"_gather_loop(", "an XLA gather per loop iteration"},
+	{"_take(", "an XLA gather by loaded index"},
+	{"_gather(", "an XLA gather"},
+	{"_scatter_loop(", "an XLA scatter per loop iteration"},
+	{"_scatter(", "an XLA scatter"},
+	{"_unblock(", "a relayout copy of the output"},
+}
+
+// xlaMoves lists the trafficCauses a draft module's kernels and run()
+// call (the helpers' own bodies, which call one another, are not read).
+func xlaMoves(module string) []string {
+	var code strings.Builder
+	keep := false
+	for _, line := range strings.Split(module, "\n") {
+		if name, ok := strings.CutPrefix(line, "def "); ok {
+			keep = strings.HasPrefix(name, "_kernel") || strings.HasPrefix(name, "_run") || strings.HasPrefix(name, "run(")
+		}
+		if keep {
+			code.WriteString(line + "\n")
+		}
+	}
+	var out []string
+	for _, c := range trafficCauses {
+		if strings.Contains(code.String(), c.helper) {
+			out = append(out, c.what)
+		}
+	}
+	return out
 }
 
 // ratio is bytes accessed over the layout minimum (the arrays in their own
@@ -42,13 +80,14 @@ func (t traffic) ratio() float64 {
 }
 
 // trafficOf is the trafficChip record of a verdict (ok false when that chip
-// did not compile or measured nothing).
-func trafficOf(name, class string, v *validators.Verdict) (traffic, bool) {
+// did not compile or measured nothing), with the XLA data movement of the
+// draft's module.
+func trafficOf(name, class, module string, v *validators.Verdict) (traffic, bool) {
 	c, ok := v.TPU[trafficChip]
 	if !ok || !c.Compiled || c.BytesAccessed <= 0 || c.MinBytes <= 0 {
 		return traffic{}, false
 	}
-	return traffic{Kernel: name, Class: class, Verdict: v.Verdict, Shape: c.Shape, Bytes: c.BytesAccessed, Min: c.MinBytes, LayoutMin: c.LayoutMinBytes}, true
+	return traffic{Kernel: name, Class: class, Verdict: v.Verdict, Shape: c.Shape, Bytes: c.BytesAccessed, Min: c.MinBytes, LayoutMin: c.LayoutMinBytes, XLA: xlaMoves(module)}, true
 }
 
 // printTraffic prints one line per drafted kernel: bytes accessed, the
@@ -71,6 +110,9 @@ func printTraffic(w io.Writer, ts []traffic) {
 		mark := "ok"
 		if t.ratio() > trafficTarget {
 			mark = fmt.Sprintf("EXCEEDS %.2fx", trafficTarget)
+			if len(t.XLA) > 0 {
+				mark += " (" + strings.Join(t.XLA, ", ") + ")"
+			}
 			over = append(over, fmt.Sprintf("%s %.2fx", t.Kernel, t.ratio()))
 		}
 		lmin := "-"
@@ -150,7 +192,7 @@ func draftPatterns(ctx context.Context) ([]row, []traffic, error) {
 			note = "validation failed: " + err.Error()
 		} else {
 			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
-			if t, ok := trafficOf("pattern "+ent.Name(), res.Class, v); ok {
+			if t, ok := trafficOf("pattern "+ent.Name(), res.Class, res.Module, v); ok {
 				ts = append(ts, t)
 			}
 		}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestXLAMoves: the bench names the XLA data movement a draft's run() and
+// kernels call, not what the helper definitions call among themselves.
+func TestXLAMoves(t *testing.T) {
+	module := `def _kernel(x_ref, o_ref):
+    o_ref[...] = x_ref[0]
+
+
+def run(args, *, interpret):
+    ins = [_gather_loop(args["x"], [d + 1 for w in range(3)], DP, LANES)]
+    return {"o": _unblock(outs[0], D, (n,), jnp.float32)}
+
+
+def _gather(a, idx, dp, lanes):
+    return jnp.take(a.reshape(-1), idx, mode="clip")
+
+
+def _gather_loop(a, idxs, dp, lanes):
+    return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])
+`
+	got := xlaMoves(module)
+	want := []string{"an XLA gather per loop iteration", "a relayout copy of the output"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("xlaMoves = %q, want %q", got, want)
+	}
+	if got := xlaMoves("def run(args, *, interpret):\n    return {\"o\": outs[0]}\n"); len(got) != 0 {
+		t.Fatalf("an in-place draft: xlaMoves = %q, want none", got)
+	}
+}
