@@ -169,7 +169,6 @@ func (m *rowMode) field(t *tr, obj, fld string) (val, error) {
 	return val{}, refuse(CodeUnsupported, "%s.%s", obj, fld)
 }
 
-// split returns (S, C) with idx = v:b * S + C.
 // rowPoly writes blockIdx.x·Ry·M + threadIdx.y·M as row·M: with several
 // rows per block, a y group's row is the row index B.
 func (m *rowMode) rowPoly(p poly) poly {
@@ -181,17 +180,10 @@ func (m *rowMode) rowPoly(p poly) poly {
 		out[k] = v
 	}
 	for k, v := range p {
-		atoms := monomial(k)
-		at := -1
-		for i, a := range atoms {
-			if a == (atom{atomVar, "ty"}) {
-				at = i
-			}
-		}
-		if at < 0 {
+		rest, ok := dropAtom(monomial(k), atom{atomVar, "ty"})
+		if !ok {
 			continue
 		}
-		rest := append(append([]atom{}, atoms[:at]...), atoms[at+1:]...)
 		bx := monomialKey(append(append([]atom{}, rest...), atom{atomVar, "bx"}))
 		if out[bx] != v*m.Ry || out[k] != v {
 			continue
@@ -203,24 +195,33 @@ func (m *rowMode) rowPoly(p poly) poly {
 	return out
 }
 
+// dropAtom returns the atoms of a monomial without the last occurrence of
+// a, and whether a occurs.
+func dropAtom(atoms []atom, a atom) ([]atom, bool) {
+	at := -1
+	for i, x := range atoms {
+		if x == a {
+			at = i
+		}
+	}
+	if at < 0 {
+		return atoms, false
+	}
+	return append(append([]atom{}, atoms[:at]...), atoms[at+1:]...), true
+}
+
+// splitB returns (S, C) with idx = v:b * S + C.
 func splitB(p poly) (poly, poly) {
 	if p == nil {
 		return nil, nil
 	}
 	s, c := poly{}, poly{}
 	for k, v := range p {
-		atoms := monomial(k)
-		found := -1
-		for i, a := range atoms {
-			if a == (atom{atomVar, "b"}) {
-				found = i
-			}
-		}
-		if found < 0 {
+		rest, ok := dropAtom(monomial(k), atom{atomVar, "b"})
+		if !ok {
 			c[k] = v
 			continue
 		}
-		rest := append(append([]atom{}, atoms[:found]...), atoms[found+1:]...)
 		s[monomialKey(rest)] += v
 	}
 	return s, c
