@@ -239,13 +239,13 @@ func realTreeCase(ctx context.Context, w io.Writer, bin, ruff, tree string, runs
 	if err != nil {
 		return err
 	}
-	ruffWall := res[2].wall
+	ruffWall, ruffCPU := res[2].wall, res[2].cpu
 	fmt.Fprintf(w, "median of %d alternating runs (after one warm-up round)\n", runs)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "command\twall\tCPU\tcores\tpeak RSS\tvs ruff")
+	fmt.Fprintln(tw, "command\twall\tCPU\tcores\tpeak RSS\tvs ruff wall\tvs ruff CPU")
 	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f MB\t%.2fx\n", r.name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond),
-			r.cpu.Seconds()/r.wall.Seconds(), float64(r.rss)/1e6, r.wall.Seconds()/ruffWall.Seconds())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.2f\t%.1f MB\t%.2fx\t%.2fx\n", r.name, r.wall.Round(time.Millisecond), r.cpu.Round(time.Millisecond),
+			r.cpu.Seconds()/r.wall.Seconds(), float64(r.rss)/1e6, r.wall.Seconds()/ruffWall.Seconds(), r.cpu.Seconds()/ruffCPU.Seconds())
 	}
 	tw.Flush()
 	verdict := func(ok bool) string {
