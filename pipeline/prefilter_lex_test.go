@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,6 +227,146 @@ func isDocstring(stmt *ts.Node) bool {
 	case "block":
 		g := par.Parent()
 		return g != nil && (g.Type() == "class_definition" || g.Type() == "function_definition")
+	}
+	return false
+}
+
+// TestSelectCodeMatchesReference checks the automaton's span masking against
+// a plain reference: a rule is selected when one of its needles has, for
+// every part, a match (its anchors and call check read the file as it is)
+// that overlaps no span. Inputs: every rule example, every golden input,
+// random texts spliced from the needles, comments, quotes and line ends, and
+// random lines of code, comments and docstrings around the needles.
+func TestSelectCodeMatchesReference(t *testing.T) {
+	rules := defaultRules()
+	pf := newPrefilter(rules)
+	var inputs [][]byte
+	for _, r := range rules {
+		inputs = append(inputs, []byte(r.Example.Before))
+	}
+	goldens, _ := filepath.Glob(filepath.Join("..", "transforms", "*", "testdata", "*", "input.py"))
+	for _, g := range goldens {
+		if b, err := os.ReadFile(g); err == nil {
+			inputs = append(inputs, b)
+		}
+	}
+	var pieces []string
+	for _, r := range rules {
+		for _, nd := range r.Needles {
+			for _, part := range strings.Split(nd, " & ") {
+				text, _, _, _ := rule.NeedlePart(part)
+				pieces = append(pieces, text, text[:len(text)/2])
+			}
+		}
+	}
+	pieces = append(pieces, "_", "x", " ", ".", "\n", "\n", "\n", "(", "\"", "'", "'''", "#", "# ", "\\", "f'", "{", "}", "x = ")
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 5000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(16); n >= 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		inputs = append(inputs, []byte(b.String()))
+	}
+	// Lines of code, comments and docstrings, which the lexer follows.
+	var words []string
+	for _, p := range pieces {
+		if !strings.ContainsAny(p, "'\"#\\{}(\n") {
+			words = append(words, p)
+		}
+	}
+	text := func(n int) string {
+		var b strings.Builder
+		for ; n >= 0; n-- {
+			b.WriteString(words[rng.IntN(len(words))])
+		}
+		return b.String()
+	}
+	for i := 0; i < 3000; i++ {
+		var b strings.Builder
+		for n := rng.IntN(8); n >= 0; n-- {
+			switch rng.IntN(6) {
+			case 0:
+				b.WriteString("# " + text(3) + "\n")
+			case 1:
+				b.WriteString(text(3) + "  # " + text(2) + "\n")
+			case 2:
+				b.WriteString("'''" + text(3) + "\n" + text(2) + "'''\n")
+			case 3:
+				b.WriteString(text(2) + "(\n  '" + text(2) + "')  # " + text(1) + "\n")
+			default:
+				b.WriteString(text(4) + "\n")
+			}
+		}
+		inputs = append(inputs, []byte(b.String()))
+	}
+	withSpans := 0
+	for _, in := range inputs {
+		spans, ok := nonCodeSpans(in)
+		if !ok {
+			spans = nil
+		}
+		if len(spans) > 0 {
+			withSpans++
+		}
+		sel, _ := pf.SelectCode(in, spans)
+		got := map[string]bool{}
+		for _, r := range sel {
+			got[r.Code] = true
+		}
+		for _, r := range rules {
+			if want := mayReportOutside(r, in, spans); got[r.Code] != want {
+				t.Fatalf("%s on %q (spans %v): automaton %v, reference %v", r.Code, in, spans, got[r.Code], want)
+			}
+		}
+	}
+	t.Logf("%d inputs, %d with spans", len(inputs), withSpans)
+}
+
+// mayReportOutside is rule.Rule.MayReport counting only matches that
+// overlap none of spans.
+func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan) bool {
+	if len(r.Needles) == 0 {
+		return true
+	}
+	for _, nd := range r.Needles {
+		all, any := true, false
+		for _, part := range strings.Split(nd, " & ") {
+			text, before, after, call := rule.NeedlePart(part)
+			if text == "" {
+				continue
+			}
+			any = true
+			if !partOutside(src, text, before, after, call, spans) {
+				all = false
+			}
+		}
+		if all || !any {
+			return true
+		}
+	}
+	return false
+}
+
+func partOutside(src []byte, text string, before, after, call bool, spans []nonCodeSpan) bool {
+	for s := 0; s+len(text) <= len(src); s++ {
+		e := s + len(text)
+		if string(src[s:e]) != text {
+			continue
+		}
+		if before && s > 0 && rule.WordByte(src[s-1]) || after && e < len(src) && rule.WordByte(src[e]) ||
+			call && !rule.CallFollows(src, e) {
+			continue
+		}
+		inside := false
+		for _, sp := range spans {
+			if sp.start < e && s < sp.end {
+				inside = true
+			}
+		}
+		if !inside {
+			return true
+		}
 	}
 	return false
 }
