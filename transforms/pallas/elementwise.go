@@ -1127,12 +1127,18 @@ func callArg(s, fn string) string {
 
 // inPlace is the kernel and wrapper over the arrays' own layout, in 2-D
 // blocks of a view XLA makes without a copy: higher ranks as (rows, last
-// dim), 1-D arrays as (n / 128, 128) when 128 divides n (the (8, 128) tiles
-// of that view are the 1-D array's own 1024-element tiles), else (1, n). The last block of each axis
+// dim), 1-D arrays as (rows, 128) (the (8, 128) tiles of that view are the
+// 1-D array's own 1024-element tiles): rows = n / 128 when 128 divides n,
+// else the array padded to whole 1024-element tiles, a pad XLA fuses into
+// the kernel's input, the output's first n elements then a bitcast of its
+// (rows, 128) result (v6e, n = 70001: bytes accessed 1.00x the layout
+// minimum, where a (1, n) view needed an XLA copy back to (n,): 2.0x). The
+// padded elements are computed and dropped. The last block of each axis
 // may be partial (Pallas drops its out-of-range writes). 2-D blocks rather
 // than 1-D ones also keep the kernel exportable for TPU on a host without
-// one (Mosaic checks 1-D blocks against the chip's tiling), which jax_op's
-// fake needs.
+// one: Mosaic checks 1-D blocks against the tiling of the default device
+// (jax's tpu_info), and jax_op's fake exports with the CPU as that device
+// ("Unsupported TPU device kind: cpu").
 func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout) (kern, wrap []string) {
 	var refs []string
 	colRef := map[string]string{} // an array read in column blocks: its one ref (whole rows)
@@ -1197,10 +1203,14 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		ww("    VROWS = %s", strings.Join(shp[:len(shp)-1], " * "))
 		ww("    VCOLS = %s", shp[len(shp)-1])
 	} else {
-		ww("    VCOLS = 128 if D %% 128 == 0 else D")
-		ww("    VROWS = D // VCOLS")
+		ww("    VCOLS = 128")
+		ww("    VROWS = D // VCOLS if D %% VCOLS == 0 else pl.cdiv(D, 1024) * 8")
 	}
-	if len(lay.shape) != 2 {
+	switch len(lay.shape) {
+	case 1:
+		view = func(p string) string { return "jnp.pad(p_" + p + ", (0, VROWS * VCOLS - D)).reshape(VROWS, VCOLS)" }
+	case 2:
+	default:
 		view = func(p string) string { return "p_" + p + ".reshape(VROWS, VCOLS)" }
 	}
 	sub := t.sublanes()
@@ -1271,7 +1281,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	for i, s := range m.stores {
 		prm := t.params[s.param]
 		o := t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i))
-		if len(lay.shape) != 2 {
+		switch len(lay.shape) {
+		case 1:
+			o += ".reshape(-1)[:D]"
+		case 2:
+		default:
 			o += ".reshape(" + t.shapePy(prm) + ")"
 		}
 		if !t.bitsHalf(prm) && blockDType(prm) != dtypePy(prm.DType) {
@@ -1285,8 +1299,8 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 
 // inputFusion is the allow_input_fusion compiler parameter (with its
 // leading comma), "" when no input needs it: an input that is an XLA
-// relayout or pad of an array (a (1, n) view of a 1-D array whose n is not
-// a multiple of 128, a row or column vector, _blocked, _rows, a padded
+// relayout or pad of an array (a 1-D array whose n is not a multiple of 128
+// padded to whole tiles, a row or column vector, _blocked, _rows, a padded
 // _lane_rows) is fused into the kernel's input rather than written to HBM
 // and read back. A reshape that is a bitcast ((n / 128, 128), rows of a
 // multiple of 128) is not fused: XLA would wrap it in a fusion and prefetch
@@ -1318,7 +1332,8 @@ func fusionFlag(in string) string {
 		// a float16 array's bits: the bitcast is fused into the kernel's
 		// input (XLA would otherwise copy the array), except a gather's
 		// result, whose bitcast fuses into the gather
-		if strings.HasPrefix(arg, "p_") || strings.HasPrefix(arg, "_blocked(") || strings.HasPrefix(arg, "_rows(") || strings.HasPrefix(arg, "_lane_rows(") {
+		if strings.HasPrefix(arg, "p_") || strings.HasPrefix(arg, "_blocked(") || strings.HasPrefix(arg, "_rows(") || strings.HasPrefix(arg, "_lane_rows(") ||
+			strings.HasPrefix(arg, "jnp.pad(p_") {
 			return "True"
 		}
 		return "False"
@@ -1329,6 +1344,9 @@ func fusionFlag(in string) string {
 	case reLaneRows.MatchString(in):
 		m := reLaneRows.FindStringSubmatch(in)
 		return m[1] + ".size != " + m[2]
+	case strings.HasPrefix(in, "jnp.pad(p_"):
+		// a 1-D array padded to whole tiles; no pad (a bitcast) when 128 divides it
+		return "D % 128 != 0"
 	case strings.HasSuffix(in, ".reshape(1, VCOLS)") || strings.HasSuffix(in, ".reshape(1, VROWS)") || strings.HasSuffix(in, ".reshape(1, L)"):
 		return "True"
 	case reViewReshape.MatchString(in):

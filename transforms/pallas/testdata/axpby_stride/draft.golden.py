@@ -26,8 +26,8 @@ def run(args, *, interpret):
     D = extent_x
     if D <= 0:
         return {"out": jnp.zeros((n,), jnp.float32)}
-    cols = 128 if D % 128 == 0 else D
-    rows = D // cols
+    cols = 128
+    rows = D // cols if D % cols == 0 else pl.cdiv(D, 1024) * 8
     block_cols = min(cols, 2048 if rows >= 8 else 65536)
     block_rows = min(rows, max(8, 65536 // block_cols // 8 * 8))
     spec = pl.BlockSpec((block_rows, block_cols), lambda i, j: (i, j))
@@ -39,8 +39,11 @@ def run(args, *, interpret):
         out_shape=[jax.ShapeDtypeStruct((rows, cols), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel", "parallel"),
-            allow_input_fusion=[cols % 128 != 0, cols % 128 != 0],
+            allow_input_fusion=[D % 128 != 0, D % 128 != 0],
         ),
         interpret=interpret,
-    )(x.reshape(rows, cols), y.reshape(rows, cols))
-    return {"out": outs[0].reshape((n,))}
+    )(
+        jnp.pad(x, (0, rows * cols - D)).reshape(rows, cols),
+        jnp.pad(y, (0, rows * cols - D)).reshape(rows, cols),
+    )
+    return {"out": outs[0].reshape(-1)[:D]}

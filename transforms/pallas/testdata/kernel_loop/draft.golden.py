@@ -22,8 +22,8 @@ def run(args, *, interpret):
     D = extent_x
     if D <= 0:
         return {"output": jnp.zeros((nthreads,), jnp.float32)}
-    cols = 128 if D % 128 == 0 else D
-    rows = D // cols
+    cols = 128
+    rows = D // cols if D % cols == 0 else pl.cdiv(D, 1024) * 8
     block_cols = min(cols, 2048 if rows >= 8 else 65536)
     block_rows = min(rows, max(8, 65536 // block_cols // 8 * 8))
     spec = pl.BlockSpec((block_rows, block_cols), lambda i, j: (i, j))
@@ -34,8 +34,8 @@ def run(args, *, interpret):
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((rows, cols), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
-            dimension_semantics=("parallel", "parallel"), allow_input_fusion=[cols % 128 != 0]
+            dimension_semantics=("parallel", "parallel"), allow_input_fusion=[D % 128 != 0]
         ),
         interpret=interpret,
-    )(input.reshape(rows, cols))
-    return {"output": outs[0].reshape((nthreads,))}
+    )(jnp.pad(input, (0, rows * cols - D)).reshape(rows, cols))
+    return {"output": outs[0].reshape(-1)[:D]}
