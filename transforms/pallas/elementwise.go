@@ -956,7 +956,9 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 	for _, p := range [][3]string{{"SHAPE", "shape", "block_shape"}, {"ROW", "row", "block_row"}, {"COL", "col", "block_col"},
 		{"VROWS", "rows", "view_rows"}, {"VCOLS", "cols", "view_cols"}, {"BROWS", "block_rows", "block_rows"},
 		{"BCOLS", "block_cols", "block_cols"}, {"LANES", "lanes", "lanes"}, {"PROWS", "padded_rows", "padded_rows"},
-		{"DP", "size", "padded_size"}, {"ADDR", "addresses", "window_addresses"}} {
+		{"DP", "size", "padded_size"}, {"ADDR", "addresses", "window_addresses"}, {"TRANSP", "transposed", "view_transposed"},
+		{"KROWS", "kernel_rows", "kernel_view_rows"}, {"KCOLS", "kernel_cols", "kernel_view_cols"}, {"PERROW", "per_row", "per_row_spec"},
+		{"PERCOL", "per_col", "per_col_spec"}, {"MULT", "rows_mult", "block_rows_mult"}} {
 		nm.addOr(p[0], p[1], p[2])
 	}
 	loaded := map[string]int{}
@@ -1155,11 +1157,16 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		refs = append(refs, s.name+"_ref")
 	}
 	out0 := m.stores[0].name + "_ref"
+	flip := transposable(t, lay)
 	var body []string
 	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
 	w("    SHAPE = %s.shape", out0)
 	w("    ROW = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
 	w("    COL = pl.program_id(1) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
+	if flip {
+		w("    if TRANSP:  # blocks of the arrays' transposes: axis 0 runs over the columns")
+		w("        ROW, COL = COL, ROW")
+	}
 	w("    d = ROW * VCOLS + COL")
 	writeIndexVars(w, "    ", dims, ext)
 	for i, l := range m.loads {
@@ -1167,10 +1174,8 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 			body = append(body, t.loadSliceLine(l.name, colRef[l.param], fmt.Sprintf(":, %d * VCOLS : %d * VCOLS", g, g+1), t.params[l.param]))
 			continue
 		}
-		if lay.colv[i] {
-			// a lane-dense (1, BROWS) block of the column vector, as a column
-			line := t.loadLine(l.name, l.name+"_ref", t.params[l.param])
-			body = append(body, strings.Replace(line, "[...]", "[...].reshape(SHAPE[0], 1)", 1))
+		if lay.colv[i] || lay.bcast[i] {
+			body = append(body, vectorLoad(t.loadLine(l.name, l.name+"_ref", t.params[l.param]), lay.colv[i], flip))
 			continue
 		}
 		body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
@@ -1178,8 +1183,8 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	for _, line := range t.lines {
 		w("    %s", line)
 	}
-	body = pruneDead(body)
-	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), "VCOLS"))
+	body = dropUnusedSwap(pruneDead(body))
+	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), "VCOLS", "TRANSP"))
 	kern = append([]string{def}, body...)
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
@@ -1214,7 +1219,11 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		view = func(p string) string { return "p_" + p + ".reshape(VROWS, VCOLS)" }
 	}
 	sub := t.sublanes()
-	if len(lay.colOff) > 0 {
+	if flip {
+		ww("    TRANSP = _column_major(VROWS, VCOLS)")
+		ww("    KROWS, KCOLS = (VCOLS, VROWS) if TRANSP else (VROWS, VCOLS)")
+		transposedBlocks(ww, lay, sub)
+	} else if len(lay.colOff) > 0 {
 		// an array read in column blocks ([rows, W*cols]) comes in whole rows,
 		// once, and the kernel slices its blocks: no XLA slices
 		var wide int64 = 1
@@ -1236,6 +1245,17 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	}
 	ww("    spec = pl.BlockSpec((BROWS, BCOLS), lambda i, j: (i, j))")
 	grid, sem := "(pl.cdiv(VROWS, BROWS), pl.cdiv(VCOLS, BCOLS))", `("parallel", "parallel")`
+	outShape := "(VROWS, VCOLS)"
+	perRow, perCol := "pl.BlockSpec((1, BROWS), lambda i, j: (0, i))", "pl.BlockSpec((1, BCOLS), lambda i, j: (0, j))"
+	if flip {
+		grid, outShape = "(pl.cdiv(KROWS, BROWS), pl.cdiv(KCOLS, BCOLS))", "(KROWS, KCOLS)"
+		view = func(p string) string { return "(p_" + p + ".T if TRANSP else p_" + p + ")" }
+		if len(lay.colv)+len(lay.bcast) > 0 {
+			ww("    PERROW = %s", perRow)
+			ww("    PERCOL = %s", perCol)
+		}
+		perRow, perCol = "PERCOL if TRANSP else PERROW", "PERROW if TRANSP else PERCOL"
+	}
 	var ins, inSpecs, oshapes, ospecs []string
 	for i, l := range m.loads {
 		prm := t.params[l.param]
@@ -1245,12 +1265,12 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		}
 		if lay.bcast[i] {
 			ins = append(ins, t.kernelInput(prm, vec+".reshape(1, VCOLS)"))
-			inSpecs = append(inSpecs, "pl.BlockSpec((1, BCOLS), lambda i, j: (0, j))")
+			inSpecs = append(inSpecs, perCol)
 			continue
 		}
 		if lay.colv[i] {
 			ins = append(ins, t.kernelInput(prm, vec+".reshape(1, VROWS)"))
-			inSpecs = append(inSpecs, "pl.BlockSpec((1, BROWS), lambda i, j: (0, i))")
+			inSpecs = append(inSpecs, perRow)
 			continue
 		}
 		if _, ok := lay.colOff[i]; ok {
@@ -1263,7 +1283,6 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		ins = append(ins, t.kernelInput(prm, view(l.param)))
 		inSpecs = append(inSpecs, "spec")
 	}
-	outShape := "(VROWS, VCOLS)"
 	for _, s := range m.stores {
 		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, t.blockType(t.params[s.param])))
 		ospecs = append(ospecs, "spec")
@@ -1281,10 +1300,12 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	for i, s := range m.stores {
 		prm := t.params[s.param]
 		o := t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i))
-		switch len(lay.shape) {
-		case 1:
+		switch {
+		case len(lay.shape) == 1:
 			o += ".reshape(-1)[:D]"
-		case 2:
+		case flip:
+			o = "(" + o + ".T if TRANSP else " + o + ")"
+		case len(lay.shape) == 2:
 		default:
 			o += ".reshape(" + t.shapePy(prm) + ")"
 		}
@@ -1295,6 +1316,87 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
 	return kern, wrap
+}
+
+// transposable reports whether an in-place draft over a 2-D view may run
+// over the arrays' transposes: XLA keeps a (rows, cols) array column-major
+// when that pads it less (every 32-bit shape of 150 measured, on v5e, v6e
+// and TPU7x), and a Mosaic kernel takes row-major operands, so XLA would
+// transpose every array into the kernel and the result back (focal_target
+// at (1023, 1025): 3.2x the layout minimum; over the transposes, bitcasts
+// then, 1.00x). Only for 2-D arrays of 32-bit elements (16-bit ones tile
+// otherwise), and not for column blocks of a wider array.
+func transposable(t *tr, lay ewLayout) bool {
+	if len(lay.shape) != 2 || len(lay.colOff) > 0 {
+		return false
+	}
+	for _, p := range t.spec.Params {
+		if p.Kind != "pointer" || len(p.Shape) != 2 {
+			continue
+		}
+		switch p.DType {
+		case "float32", "int32", "uint32", "int64", "uint64":
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// transposedBlocks sizes the blocks of the view the kernel runs over,
+// (KROWS, KCOLS). A vector comes in (1, BROWS) blocks when it has one value
+// per kernel row (per view row when not transposed, per column when it
+// is): BROWS, the lane dimension of that block, is then a multiple of 128
+// (or every row).
+func transposedBlocks(ww func(string, ...any), lay ewLayout, sub int) {
+	ww("    BCOLS = min(KCOLS, 2048 if KROWS >= %d else 65536)", sub)
+	switch {
+	case len(lay.colv) > 0 && len(lay.bcast) > 0:
+		ww("    BROWS = min(KROWS, max(128, 65536 // BCOLS // 128 * 128))")
+		return
+	case len(lay.colv) > 0:
+		ww("    MULT = %d if TRANSP else 128", sub)
+	case len(lay.bcast) > 0:
+		ww("    MULT = 128 if TRANSP else %d", sub)
+	default:
+		ww("    BROWS = min(KROWS, max(%d, 65536 // BCOLS // %d * %d))", sub, sub, sub)
+		return
+	}
+	ww("    BROWS = min(KROWS, max(MULT, 65536 // BCOLS // MULT * MULT))")
+}
+
+// dropUnusedSwap removes the transposed blocks' swap of ROW and COL when no
+// later line reads them (a kernel that never needs its position), and the
+// lines that computed them.
+func dropUnusedSwap(body []string) []string {
+	for i, l := range body {
+		if strings.HasPrefix(l, "    if TRANSP:") && i+1 < len(body) {
+			rest := body[i+2:]
+			if readsName(rest, "ROW") || readsName(rest, "COL") {
+				return body
+			}
+			return pruneDead(slices.Concat(body[:i], rest))
+		}
+	}
+	return body
+}
+
+// vectorLoad is the load of a vector read at the thread's row (perRow) or
+// column: one value per kernel row comes in a lane-dense (1, BROWS) block,
+// reshaped to a column; one value per kernel column in a (1, BCOLS) block,
+// a row. Over the transposes (TRANSP) the two swap.
+func vectorLoad(line string, perRow, flip bool) string {
+	name, expr, _ := strings.Cut(line, " = ")
+	asColumn := strings.Replace(expr, "[...]", "[...].reshape(SHAPE[0], 1)", 1)
+	switch {
+	case !flip && perRow:
+		return name + " = " + asColumn
+	case !flip:
+		return line
+	case perRow:
+		return name + " = " + expr + " if TRANSP else " + asColumn
+	}
+	return name + " = " + asColumn + " if TRANSP else " + expr
 }
 
 // inputFusion is the allow_input_fusion compiler parameter (with its

@@ -179,6 +179,13 @@ var helpers = []helper{
     return lax.rem(a, b)`},
 	{"_cast", nil, `def _cast(x, dt):
     return jnp.asarray(x).astype(dt)`},
+	{"_column_major", nil, `def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32-bit values column-major on a TPU: the
+    (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows`},
 	{"_layout", []string{"_round_up"}, `def _layout(n, sub):
     """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
     lanes = 512 if n >= 512 * 64 else 128
