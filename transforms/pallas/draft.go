@@ -86,7 +86,7 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 		body += "\n\n" + h + "\n"
 	}
 	mod := header(k, class, t.notes) + moduleImports(body) + "\n\n\n" + body
-	mod = formatPython(ctx, mod)
+	mod = FormatPython(ctx, mod)
 	if opt.Mutate != nil {
 		mod = opt.Mutate(mod)
 	}

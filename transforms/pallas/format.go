@@ -12,12 +12,12 @@ import (
 // RuffLineLength is the line length generated Python is formatted to.
 const RuffLineLength = 100
 
-// formatPython formats generated Python with the ruff pinned in the
+// FormatPython formats generated Python with the ruff pinned in the
 // validator's venv (validators/harness/requirements.txt), so what pallasify
 // writes reads like code a person formatted. Without that ruff (no venv, an
 // older one) src comes back unchanged: formatting never blocks a draft, and
 // a formatter that is not the pinned one never decides the output.
-func formatPython(ctx context.Context, src string) string {
+func FormatPython(ctx context.Context, src string) string {
 	ruff := pinnedRuff()
 	if ruff == "" {
 		return src

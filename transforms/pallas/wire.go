@@ -350,7 +350,7 @@ func (w *wiring) emitOpsModules() {
 func (w *wiring) result() ([]WireFile, []Wired, []WireProblem) {
 	out := w.out
 	for i := range out {
-		out[i].Content = []byte(formatPython(w.ctx, string(out[i].Content)))
+		out[i].Content = []byte(FormatPython(w.ctx, string(out[i].Content)))
 	}
 	for _, f := range sortedKeys(w.files) {
 		out = append(out, WireFile{Path: f, Content: w.files[f]})
