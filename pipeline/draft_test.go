@@ -1,9 +1,7 @@
 package pipeline_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"os"
 	"os/exec"
@@ -59,8 +57,8 @@ func migrateKernels(t *testing.T, root string, drafters ...pipeline.KernelDrafte
 // TestE2EFixtures migrates the end-to-end projects with drafting,
 // validation and wiring: every kernel must be proven and wired, the patch
 // must equal want.patch, a second migrate over the migrated tree (kernels
-// included) must change nothing and report nothing new, and check_e2e.py must accept the migrated tree
-// under the real torch + torch_tpu + jax: it compiles; the package imports
+// included) must change nothing and report nothing new, every generated file must be ruff clean
+// (checkE2E), and check_e2e.py must accept the migrated tree under the real torch + torch_tpu + jax: it compiles; the package imports
 // in a process where jax and torch_tpu cannot be imported (and imports
 // neither); every op is built by the real jax_op and its meta output has the
 // original op's shape and dtype; every module's PALLASIFY_KERNEL header
@@ -75,58 +73,14 @@ func TestE2EFixtures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := filepath.Join("..", "fixtures", "e2e", name)
 			run := migrateKernels(t, root)
-			if len(run.Kernels) == 0 {
-				t.Fatal("no kernels found")
-			}
-			for _, k := range run.Kernels {
-				if k.Draft == nil || k.Draft.Verdict != pipeline.VerdictProven || k.Draft.Module == "" {
-					t.Errorf("kernel %s: %+v", k.Name, k.Draft)
-				}
-			}
-			for _, f := range run.Files {
-				for _, d := range f.Diagnostics {
-					if strings.HasPrefix(d.Code, "PDR") && d.Code != pipeline.CodeDraftProven {
-						t.Errorf("%s: %s %s", f.Path, d.Code, d.Message)
-					}
-				}
-			}
-			patch := run.Patch()
-			wantFile := filepath.Join("..", "fixtures", "e2e", name+".want.patch")
-			if *updateE2E {
-				if err := os.WriteFile(wantFile, patch, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(wantFile)
-			if err != nil {
-				t.Fatalf("%v (go test ./pipeline -run E2E -update-e2e)", err)
-			}
-			if !bytes.Equal(patch, want) {
-				t.Errorf("patch differs from %s (go test ./pipeline -run E2E -update-e2e):\n%s", wantFile, patch)
-			}
-			dir := t.TempDir()
-			if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range pipeline.SecondPassNews(run, migrateKernels(t, dir)) {
-				t.Errorf("second pass (kernels included): %s", n)
-			}
-			out, err := exec.Command(py, "../fixtures/e2e/check_e2e.py", dir, name).CombinedOutput()
-			var ee *exec.ExitError
-			if errors.As(err, &ee) && ee.ExitCode() == 3 {
-				stackMissing(t, strings.TrimSpace(string(out)))
-			}
-			if err != nil {
-				t.Fatalf("migrated tree check: %v\n%s", err, out)
-			}
-			t.Logf("%s", out)
-			var mods []string
-			for _, f := range run.Files {
-				if f.Generated {
-					mods = append(mods, filepath.Join(dir, f.Path))
-				}
-			}
-			out, err = exec.Command(py, append([]string{"../transforms/pallas/testdata/check_api.py"}, mods...)...).CombinedOutput()
+			allProvenAndWired(t, run)
+			dir := checkE2E(t, run, e2eCheck{
+				golden: filepath.Join("..", "fixtures", "e2e", name+".want.patch"), rerun: "E2E",
+				checker: "../fixtures/e2e/check_e2e.py", name: name,
+				second: func(t *testing.T, dir string) *pipeline.Run { return migrateKernels(t, dir) },
+			})
+			mods := pipeline.GeneratedPaths(run, dir)
+			out, err := exec.Command(py, append([]string{"../transforms/pallas/testdata/check_api.py"}, mods...)...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("API check: %v\n%s", err, out)
 			}

@@ -203,20 +203,19 @@ func treeFiles(t *testing.T, dir string) map[string]string {
 	return out
 }
 
-// TestHelperModulesRuffClean runs the venv's pinned ruff (pyflakes,
-// pycodestyle, bugbear; format --check; line length 100) over every helper
-// module a migration of device_pkg writes, for each target: a module
-// pallasify writes into a repository reads like code a person formatted.
+// TestHelperModulesRuffClean holds every helper module a migration of
+// device_pkg writes, for each target, to RuffClean: a module pallasify
+// writes into a repository reads like code a person formatted. device_pkg's
+// library modules need every shared definition (pallasify_device,
+// DEVICE_ON_FIRST_USE, device_at, the memory helper of each target).
 func TestHelperModulesRuffClean(t *testing.T) {
-	ruff := filepath.Join(filepath.Dir(python(t)), "ruff")
-	if _, err := os.Stat(ruff); err != nil {
-		if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
-			t.Fatalf("the pinned ruff is missing next to the venv's python: %v", err)
-		}
-		t.Skipf("no pinned ruff next to the venv's python: %v", err)
+	helperDefs := map[rule.Target][]string{
+		rule.Portable: {"def pallasify_device(", "DEVICE_ON_FIRST_USE = ", "def device_at(", "def _accelerator_memory("},
+		rule.TPU:      {"def _tpu_memory("},
 	}
+	py := python(t)
 	ctx := context.Background()
-	for _, target := range []rule.Target{rule.Portable, rule.TPU} {
+	for _, target := range rule.Targets {
 		run, err := Migrate(ctx, Options{Root: placementFixture, Exclude: fixtureExclude, Target: target})
 		if err != nil {
 			t.Fatal(err)
@@ -225,21 +224,16 @@ func TestHelperModulesRuffClean(t *testing.T) {
 		if err := WriteTree(ctx, run, out); err != nil {
 			t.Fatal(err)
 		}
-		var files []string
-		for _, f := range run.Files {
-			if filepath.Base(f.Path) == helperFile {
-				files = append(files, filepath.Join(out, filepath.FromSlash(f.Path)))
+		files := GeneratedPaths(run, out)
+		helper, err := os.ReadFile(filepath.Join(out, "mypkg", helperFile))
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		for _, def := range helperDefs[target] {
+			if !strings.Contains(string(helper), "\n"+def) {
+				t.Errorf("%s: %s does not define %q", target, helperFile, def)
 			}
 		}
-		if len(files) == 0 {
-			t.Fatalf("%s: the migration wrote no %s", target, helperFile)
-		}
-		common := []string{"--isolated", "--line-length", "100"}
-		for _, args := range [][]string{{"check", "--select", "F,E,W,B", "--output-format", "concise"}, {"format", "--check", "--diff"}} {
-			cmd := exec.Command(ruff, append(append(args, common...), files...)...)
-			if b, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("%s: ruff %s on %v: %v\n%s", target, args[0], files, err, b)
-			}
-		}
+		t.Run(string(target), func(t *testing.T) { RuffClean(t, py, files) })
 	}
 }

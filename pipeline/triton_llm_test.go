@@ -3,9 +3,6 @@ package pipeline_test
 import (
 	"bytes"
 	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,8 +33,18 @@ func breakRuleDraft(t *testing.T) func(string) string {
 }
 
 // migrateTritonLLM migrates root with the Triton rules (their draft broken)
-// and an LLM drafter behind srv, the static gate and the real validator.
+// and an LLM drafter behind srv (migrateWithLLM).
 func migrateTritonLLM(t *testing.T, root string, srv *llmtest.Server, cacheDir string) *pipeline.Run {
+	t.Helper()
+	return migrateWithLLM(t, root, srv, cacheDir, func(w *pipeline.KernelWork, _ *pipeline.Options) {
+		w.Kernels.Triton.Mutate = breakRuleDraft(t)
+	})
+}
+
+// migrateWithLLM migrates root with the rules and an LLM drafter behind srv
+// (replies cached in cacheDir), the static gate, the real validator and
+// wiring; set adjusts the kernel work and the options before the run.
+func migrateWithLLM(t *testing.T, root string, srv *llmtest.Server, cacheDir string, set func(*pipeline.KernelWork, *pipeline.Options)) *pipeline.Run {
 	t.Helper()
 	py := e2ePython(t)
 	s, err := llm.Resolve(config.Defaults().LLM, llm.Flags{BaseURL: srv.URL(), Model: "scripted", CacheDir: cacheDir},
@@ -55,8 +62,8 @@ func migrateTritonLLM(t *testing.T, root string, srv *llmtest.Server, cacheDir s
 	w := pipeline.NewKernelWork(sv, pipeline.RuleDrafter{}, d)
 	w.Gate = &validators.Gate{Python: py}
 	w.Wire = true
-	w.Kernels.Triton.Mutate = breakRuleDraft(t)
 	opts := pipeline.Options{Root: root, Version: "test"}
+	set(w, &opts)
 	w.Install(&opts)
 	run, err := pipeline.Migrate(context.Background(), opts)
 	if err != nil {
@@ -81,7 +88,6 @@ func TestTritonLLMProvenAndWired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test (-short)")
 	}
-	py := e2ePython(t)
 	script := llmtest.Load(t, "..", "triton_right")
 	srv := llmtest.New(t, "..", script)
 	cache := t.TempDir()
@@ -97,42 +103,14 @@ func TestTritonLLMProvenAndWired(t *testing.T) {
 	if !bytes.Contains(patch, []byte("drafted by the llm drafter")) || !bytes.Contains(patch, []byte("def _leaky_relu_kernel(x_ref, out_ref, *, slope):")) {
 		t.Errorf("the wired module is not the LLM's draft:\n%s", patch)
 	}
-	wantFile := filepath.Join("..", "fixtures", "triton_e2e", "llm.want.patch")
-	if *updateE2E {
-		if err := os.WriteFile(wantFile, patch, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(wantFile)
-	if err != nil {
-		t.Fatalf("%v (go test ./pipeline -run TritonLLM -update-e2e)", err)
-	}
-	if !bytes.Equal(patch, want) {
-		t.Errorf("patch differs from %s (go test ./pipeline -run TritonLLM -update-e2e):\n%s", wantFile, patch)
-	}
-	dir := t.TempDir()
-	if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
-		t.Fatal(err)
-	}
-	srv.Reset(script)
-	second := migrateTritonLLM(t, dir, srv, cache)
-	for _, n := range pipeline.SecondPassNews(run, second) {
-		t.Errorf("second pass (kernels included): %s", n)
-	}
-	for _, f := range second.Files {
-		if f.Changed() {
-			t.Errorf("second pass changes %s", f.Path)
-		}
-	}
-	out, err := exec.Command(py, "../fixtures/triton_e2e/check_triton_e2e.py", dir, "llm").CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 3 {
-		stackMissing(t, strings.TrimSpace(string(out)))
-	}
-	if err != nil {
-		t.Fatalf("migrated tree check: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	checkE2E(t, run, e2eCheck{
+		golden: filepath.Join("..", "fixtures", "triton_e2e", "llm.want.patch"), rerun: "TritonLLM",
+		checker: "../fixtures/triton_e2e/check_triton_e2e.py", name: "llm",
+		second: func(t *testing.T, dir string) *pipeline.Run {
+			srv.Reset(script)
+			return migrateTritonLLM(t, dir, srv, cache)
+		},
+	})
 }
 
 // TestTritonLLMRepaired: the LLM's first module is wrong; the validator's
@@ -230,28 +208,9 @@ func TestTritonLLMRefusedCaptured(t *testing.T) {
 	srv := llmtest.New(t, "..", script)
 	cache, capCache := t.TempDir(), t.TempDir()
 	migrate := func(root string) *pipeline.Run {
-		s, err := llm.Resolve(config.Defaults().LLM, llm.Flags{BaseURL: srv.URL(), Model: "scripted", CacheDir: cache},
-			func(string) string { return "" })
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, _, err := llm.New(s, root, validators.PinnedJAX())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sv := validators.NewStageValidator(validators.Options{Python: py, Timeout: 240 * time.Second})
-		t.Cleanup(func() { sv.Close() })
-		w := pipeline.NewKernelWork(sv, pipeline.RuleDrafter{}, d)
-		w.Gate = &validators.Gate{Python: py}
-		w.Wire = true
-		opts := pipeline.Options{Root: root, Version: "test",
-			Capture: &pipeline.CaptureConfig{Python: py, CacheDir: capCache, Triton: validators.TritonTests{}}}
-		w.Install(&opts)
-		run, err := pipeline.Migrate(context.Background(), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return run
+		return migrateWithLLM(t, root, srv, cache, func(_ *pipeline.KernelWork, o *pipeline.Options) {
+			o.Capture = &pipeline.CaptureConfig{Python: py, CacheDir: capCache, Triton: validators.TritonTests{}}
+		})
 	}
 	run := migrate(filepath.Join("..", "fixtures", "triton_capture"))
 	byName := map[string]*pipeline.Kernel{}
@@ -279,37 +238,13 @@ func TestTritonLLMRefusedCaptured(t *testing.T) {
 			t.Errorf("the TPU branch does not check %s", want)
 		}
 	}
-	wantFile := filepath.Join("..", "fixtures", "triton_e2e", "capture_llm.want.patch")
-	if *updateE2E {
-		if err := os.WriteFile(wantFile, patch, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(wantFile)
-	if err != nil {
-		t.Fatalf("%v (go test ./pipeline -run TritonLLMRefused -update-e2e)", err)
-	}
-	if !bytes.Equal(patch, want) {
-		t.Errorf("patch differs from %s (go test ./pipeline -run TritonLLMRefused -update-e2e):\n%s", wantFile, patch)
-	}
-	dir := t.TempDir()
-	if err := pipeline.WriteTree(context.Background(), run, dir); err != nil {
-		t.Fatal(err)
-	}
-	srv.Reset(script)
-	second := migrate(dir)
-	for _, f := range second.Files {
-		if f.Changed() {
-			t.Errorf("second pass changes %s", f.Path)
-		}
-	}
-	out, err := exec.Command(py, "../fixtures/triton_e2e/check_triton_e2e.py", dir, "capture_llm").CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.ExitCode() == 3 {
-		stackMissing(t, strings.TrimSpace(string(out)))
-	}
-	if err != nil {
-		t.Fatalf("migrated tree check: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
+	checkE2E(t, run, e2eCheck{
+		golden: filepath.Join("..", "fixtures", "triton_e2e", "capture_llm.want.patch"), rerun: "TritonLLMRefused",
+		checker: "../fixtures/triton_e2e/check_triton_e2e.py", name: "capture_llm",
+		second: func(t *testing.T, dir string) *pipeline.Run {
+			srv.Reset(script)
+			return migrate(dir)
+		},
+		changesOnly: true,
+	})
 }
