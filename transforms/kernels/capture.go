@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -216,13 +218,16 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	var sh *shaper
 	var err error
 	for _, l := range mine {
-		if sh, err = newShaper(k, l); err == nil {
+		if sh, err = newShaper(k, l, sameInstance(mine, l)); err == nil {
 			first = l
 			break
 		}
 	}
 	if sh == nil {
 		return nil, cp, err
+	}
+	if sp := splitShaper(k, first, sh, sameInstance(mine, first)); sp != nil {
+		sh = sp
 	}
 	spec := sh.spec()
 	seen := map[string]bool{}
@@ -234,12 +239,14 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	// one equal to a symbolic buffer's element count (tiedToHidden).
 	hidden := sh.hiddenScalars()
 	varies := false
+	misfits := 0 // launches of the instance the relations do not fit
 	for _, l := range mine {
 		if l.Instance != first.Instance {
 			continue
 		}
 		sizes, ok := sh.fit(l)
 		if !ok {
+			misfits++
 			continue
 		}
 		c, n, err := sh.captured(l, sizes)
@@ -269,12 +276,17 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	if len(spec.Symbols) == 1 && !varies && !sh.tiedToHidden(hidden) {
 		spec.Domain.Sweep = around(spec.Domain.Sweep, spec.Symbols[0])
 	}
+	if len(spec.Symbols) > 1 && !varies && misfits == 0 && shownApart(spec.Domain.Sweep, spec.Symbols) &&
+		!related(spec.Domain.Sweep, spec.Symbols) && !sh.tiedToHidden(hidden) {
+		spec.Domain.Sweep = aroundEach(spec.Domain.Sweep, spec.Symbols, hasIntInput(spec))
+	}
 	for _, s := range spec.Symbols {
 		if m, ok := sh.oneBlock[s]; ok {
 			spec.Domain.Constraints = append(spec.Domain.Constraints, fmt.Sprintf("%s <= %d", s, m))
 			spec.Domain.Sweep = within(spec.Domain.Sweep, s, m)
 		}
 	}
+	sh.boundProducts(spec)
 	capturedIntRanges(spec, cp.Cases)
 	if probs := ValidateSpec(spec, k); len(probs) > 0 {
 		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
@@ -347,7 +359,7 @@ func intValues(b *CapturedBuffer) ([]int64, bool) {
 func (sh *shaper) hiddenScalars() []int {
 	var out []int
 	for i, a := range sh.first.Args {
-		if isIntScalar(a) && !contains(sh.syms, argName(sh.k, a, i)) {
+		if isIntScalar(a) && !contains(sh.syms, argName(sh.k, a, i)) && sh.sizeExpr[i] == nil {
 			out = append(out, i)
 		}
 	}
@@ -453,6 +465,11 @@ type shaper struct {
 	grid  [3]*Expr
 	block [3]int64
 	syms  []string
+	// dimSyms are sizes no scalar passes (split): read off a buffer's dim
+	dimSyms []dimSym
+	// sizeExpr are integer scalars no dim names that are a product of two
+	// sizes in every launch (nthreads = rows · num_classes)
+	sizeExpr map[int]*Expr
 	// oneBlock bounds symbols whose captured value fits one block of a grid
 	// dimension captured as 1: a constant grid of 1 and ceil(sym / block)
 	// agree there, nowhere else, so the sweep stays where the launch is known.
@@ -539,11 +556,21 @@ func shapeOf(a LaunchArg) ([]int64, bool) {
 
 var identOnly = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
+func newShaper(k *Kernel, l CapturedLaunch, others []CapturedLaunch) (*shaper, error) {
+	return shape(k, l, others, false)
+}
+
+// shape reads the relations off launch l (others: the instance's other
+// launches). With split, a dim that equals one scalar at l but not in
+// another launch, and varies, is a size of its own (dimSym), and an
+// integer scalar no dim names is the product of two sizes where every
+// launch shows it (sizeExpr).
+func shape(k *Kernel, l CapturedLaunch, others []CapturedLaunch, split bool) (*shaper, error) {
 	if k.sig != nil && len(k.sig) != len(l.Args) {
 		return nil, fmt.Errorf("launch of %s has %d arguments, the kernel takes %d", k.Name, len(l.Args), len(k.sig))
 	}
 	sh := &shaper{k: k, first: l, dims: map[int][]*Expr{}, block: l.Block}
+	others = comparable(l, others)
 	// integer scalars that name a size: value -> the scalars with it
 	byValue := map[int64][]int{}
 	for i, a := range l.Args {
@@ -558,6 +585,36 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 		if c := byValue[v]; len(c) == 1 {
 			used[c[0]] = true
 			return Sym(argName(k, l.Args[c[0]], c[0]))
+		}
+		return Lit(v)
+	}
+	// a size several scalars equal at the first launch, or none: the other
+	// launches of the instance may tell which scalar (or product of two) it
+	// follows (elemsOf reads the size in a launch)
+	sizeOf := func(v int64, elemsOf func(CapturedLaunch) (int64, bool), param string, j int) *Expr {
+		if c := byValue[v]; split && len(c) == 1 {
+			if e, ok := sh.splitDim(l, others, c[0], v, elemsOf, param, j); ok {
+				used[c[0]] = true // the scalar stays a size: the kernel is given it
+				return e
+			}
+		}
+		if e := symOf(v); e.Op == "sym" {
+			return e
+		}
+		var cands []int
+		for _, c := range byValue {
+			cands = append(cands, c...)
+		}
+		sort.Ints(cands)
+		if f := followed(l, others, cands, v, elemsOf); f != nil {
+			for _, i := range f {
+				used[i] = true
+			}
+			e := Sym(argName(k, l.Args[f[0]], f[0]))
+			if len(f) == 2 {
+				e = Bin("*", e, Sym(argName(k, l.Args[f[1]], f[1])))
+			}
+			return e
 		}
 		return Lit(v)
 	}
@@ -584,8 +641,12 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 			return nil, fmt.Errorf("argument %s: extent of %d bytes is not a whole number of %s elements", argName(k, a, i), a.ExtentBytes, a.DType)
 		}
 		var ds []*Expr
-		for _, d := range shape {
-			ds = append(ds, symOf(d))
+		for j, d := range shape {
+			jj := j
+			if len(shape) == 1 {
+				jj = -1 // named <buffer>_size
+			}
+			ds = append(ds, sizeOf(d, dimOf(i, j, len(shape)), argName(k, a, i), jj))
 		}
 		if len(shape) > 1 && allLit(ds) {
 			// a scalar equal to the element count relates the flat buffer
@@ -593,7 +654,7 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 			for _, d := range shape {
 				n *= d
 			}
-			if e := symOf(n); e.Op == "sym" {
+			if e := sizeOf(n, func(o CapturedLaunch) (int64, bool) { return elems(o.Args[i]) }, argName(k, a, i), -1); e.Op != "lit" {
 				ds = []*Expr{e}
 			}
 		}
@@ -603,6 +664,12 @@ func newShaper(k *Kernel, l CapturedLaunch) (*shaper, error) {
 		if used[i] {
 			sh.syms = append(sh.syms, argName(k, l.Args[i], i))
 		}
+	}
+	for _, d := range sh.dimSyms {
+		sh.syms = append(sh.syms, d.name)
+	}
+	if split {
+		sh.productScalars(others)
 	}
 	// grids: ceil(size / block) of a symbol or of a buffer's element count
 	bx := l.Block[0] * l.Block[1] * l.Block[2]
@@ -678,6 +745,11 @@ func (sh *shaper) env(l CapturedLaunch) map[string]int64 {
 				v, _ := scalarInt(a)
 				env[s] = v
 			}
+		}
+	}
+	for _, d := range sh.dimSyms {
+		if v, ok := d.read(l); ok {
+			env[d.name] = v
 		}
 	}
 	return env
@@ -789,6 +861,8 @@ func (sh *shaper) spec() *Spec {
 			}
 		case contains(sh.syms, p.Name):
 			p.Role, p.Expr = "size", p.Name
+		case sh.sizeExpr[i] != nil:
+			p.Role, p.Expr = "size", sh.sizeExpr[i].String()
 		default:
 			p.Role = "scalar"
 			if v, ok := scalarFloat(a); ok {
@@ -954,4 +1028,417 @@ func within(sweep []map[string]int64, sym string, max int64) []map[string]int64 
 		}
 	}
 	return out
+}
+
+// sameInstance are the launches of ls of l's instance, but l.
+func sameInstance(ls []CapturedLaunch, l CapturedLaunch) []CapturedLaunch {
+	var out []CapturedLaunch
+	for _, o := range ls {
+		if o.Instance == l.Instance && o.Seq != l.Seq {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// comparable keeps the launches whose arguments have l's kinds, dtypes and
+// NULL pointers and whose block is l's: those whose sizes can tell which
+// scalar a size of l's follows.
+func comparable(l CapturedLaunch, ls []CapturedLaunch) []CapturedLaunch {
+	var out []CapturedLaunch
+next:
+	for _, o := range ls {
+		if len(o.Args) != len(l.Args) || o.Block != l.Block {
+			continue
+		}
+		for i, a := range o.Args {
+			b := l.Args[i]
+			if a.Kind != b.Kind || a.DType != b.DType || isNull(a) != isNull(b) {
+				continue next
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// dimOf reads dim j of pointer argument i (of rank dims) in a launch: the
+// extent's element count for a 1-D buffer, the shape hint's dim otherwise.
+func dimOf(i, j, rank int) func(CapturedLaunch) (int64, bool) {
+	return func(o CapturedLaunch) (int64, bool) {
+		s, ok := shapeOf(o.Args[i])
+		if !ok || len(s) != rank {
+			return 0, false
+		}
+		return s[j], true
+	}
+}
+
+// followed is the scalar (one index) or the product of two scalars (two)
+// that a size v of the first launch follows in every other launch (size(o)
+// read there), when exactly one candidate does and the launches show it:
+// the candidates differ in some launch. Scalars equal to v at the first
+// launch are the candidates (mmcv's softmax focal loss: nthreads =
+// num_classes = 2, and the output's 2 elements are nthreads, as the launch
+// with 3 classes shows); when none is, the products of two that equal v
+// (its softmax's 4 = nthreads · num_classes, 6 with 3 classes). nil when no
+// candidate, or more than one, follows the size.
+func followed(first CapturedLaunch, others []CapturedLaunch, cands []int, v int64, size func(CapturedLaunch) (int64, bool)) []int {
+	val := func(l CapturedLaunch, f []int) (int64, bool) {
+		p := int64(1)
+		for _, i := range f {
+			x, ok := scalarInt(l.Args[i])
+			if !ok {
+				return 0, false
+			}
+			p *= x
+		}
+		return p, true
+	}
+	var singles, pairs [][]int
+	for x, a := range cands {
+		if p, _ := val(first, []int{a}); p == v {
+			singles = append(singles, []int{a})
+		}
+		for _, b := range cands[x:] {
+			if p, _ := val(first, []int{a, b}); p == v {
+				pairs = append(pairs, []int{a, b})
+			}
+		}
+	}
+	fs := singles
+	if len(fs) == 0 {
+		fs = pairs
+	}
+	var keep []int
+	shown := false
+	for _, f := range fs {
+		ok := true
+		for _, o := range others {
+			n, okN := size(o)
+			p, okP := val(o, f)
+			if !okN || !okP || n != p {
+				ok = false
+				break
+			}
+			shown = shown || p != v
+		}
+		if ok {
+			if keep != nil {
+				return nil
+			}
+			keep = f
+		}
+	}
+	if keep == nil || (len(fs) == 1 && !shown) {
+		// one candidate and no launch that varies it: a coincidence
+		// of the sizes is as likely as a relation
+		return nil
+	}
+	return keep
+}
+
+// aroundEach adds, for a spec of several symbols whose every launch fits
+// the relations, the sizes next to each captured assignment one symbol at
+// a time (+1 and double+1; -1 and half too when upward is not forced), so
+// the proof covers sizes where the symbols differ (rows and classes). With
+// an integer input (an index, a label: its random data is drawn from the
+// values the launches passed) a symbol is never swept below the largest
+// captured value, nor is an assignment below it kept: an index valid there
+// stays in bounds only in a buffer at least as large.
+func aroundEach(sweep []map[string]int64, syms []string, upward bool) []map[string]int64 {
+	floor := map[string]int64{}
+	if upward {
+		for _, a := range sweep {
+			for _, s := range syms {
+				floor[s] = max(floor[s], a[s])
+			}
+		}
+	}
+	seen := map[string]bool{}
+	var out []map[string]int64
+	add := func(a map[string]int64) {
+		for _, s := range syms {
+			if a[s] < 1 || a[s] < floor[s] {
+				return
+			}
+		}
+		if k := sizesKey(a); !seen[k] {
+			seen[k] = true
+			out = append(out, a)
+		}
+	}
+	for _, a := range sweep {
+		add(a)
+	}
+	for _, a := range sweep {
+		for _, s := range syms {
+			next := []int64{a[s] + 1, 2*a[s] + 1}
+			if !upward {
+				next = append(next, a[s]-1, a[s]/2)
+			}
+			for _, v := range next {
+				b := maps.Clone(a)
+				b[s] = max(v, floor[s])
+				add(b)
+			}
+		}
+	}
+	return out
+}
+
+// hasIntInput reports whether the spec has an integer input buffer.
+func hasIntInput(spec *Spec) bool {
+	for _, p := range spec.Params {
+		if p.Kind == "pointer" && p.Role == "input" && !p.Null && (strings.HasPrefix(p.DType, "int") || strings.HasPrefix(p.DType, "uint")) {
+			return true
+		}
+	}
+	return false
+}
+
+// shownApart reports whether the captured assignments show each symbol as a
+// size of its own: every symbol takes two values or more, and no two are
+// equal in every assignment. Otherwise a relation the launches never varied
+// (tin_shift's shift of n·groups elements read as channels, all four
+// launches alike) may be a coincidence, and sweeping one symbol alone could
+// make the original read out of bounds.
+func shownApart(sweep []map[string]int64, syms []string) bool {
+	for x, s := range syms {
+		vals := map[int64]bool{}
+		for _, a := range sweep {
+			vals[a[s]] = true
+		}
+		if len(vals) < 2 {
+			return false
+		}
+		for _, t := range syms[x+1:] {
+			apart := false
+			for _, a := range sweep {
+				apart = apart || a[s] != a[t]
+			}
+			if !apart {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dimSym is a size no scalar passes, read off a buffer's dim in a launch.
+type dimSym struct {
+	name string
+	read func(CapturedLaunch) (int64, bool)
+}
+
+// splitDim decides a dim (read by size) that equals scalar c (value v) at
+// launch l: when another launch shows it differs from c and it varies
+// between the launches, it is a size of its own: the dim symbol of an
+// earlier dim that it equals in every launch, or a new one named after the
+// buffer (mmcv's sigmoid focal loss: the input's rows and the target's
+// length equal num_classes = 2 at the first launch, 2 at 3 classes). When
+// it differs from c but never varies: a literal. ok false: c it is.
+func (sh *shaper) splitDim(l CapturedLaunch, others []CapturedLaunch, c int, v int64, size func(CapturedLaunch) (int64, bool), param string, j int) (*Expr, bool) {
+	contradicted, varies := false, false
+	for _, o := range others {
+		n, ok := size(o)
+		x, okX := scalarInt(o.Args[c])
+		if !ok || !okX {
+			return nil, false
+		}
+		contradicted = contradicted || n != x
+		varies = varies || n != v
+	}
+	if !contradicted {
+		return nil, false
+	}
+	if !varies {
+		return Lit(v), true
+	}
+	for _, d := range sh.dimSyms {
+		if same(l, others, d.read, size) {
+			return Sym(d.name), true
+		}
+	}
+	name := param + "_size"
+	if j >= 0 {
+		name = fmt.Sprintf("%s_dim%d", param, j)
+	}
+	for i, a := range l.Args {
+		if argName(sh.k, a, i) == name || contains(sh.syms, name) {
+			return nil, false
+		}
+	}
+	sh.dimSyms = append(sh.dimSyms, dimSym{name: name, read: size})
+	return Sym(name), true
+}
+
+// same reports whether two sizes agree in l and every other launch.
+func same(l CapturedLaunch, others []CapturedLaunch, a, b func(CapturedLaunch) (int64, bool)) bool {
+	for _, o := range append([]CapturedLaunch{l}, others...) {
+		x, okX := a(o)
+		y, okY := b(o)
+		if !okX || !okY || x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// productScalars makes each integer scalar that is no symbol a size when it
+// is the product of two symbols in this launch and in every other one, one
+// pair only, and the launches vary it (mmcv's nthreads = N · num_classes:
+// 4, 6 and 9 at 2×2, 2×3 and 3×3): the sweep recomputes it with its
+// factors.
+func (sh *shaper) productScalars(others []CapturedLaunch) {
+	envs := []map[string]int64{sh.env(sh.first)}
+	for _, o := range others {
+		envs = append(envs, sh.env(o))
+	}
+	for i, a := range sh.first.Args {
+		if !isIntScalar(a) || contains(sh.syms, argName(sh.k, a, i)) {
+			continue
+		}
+		var found *Expr
+		n := 0
+		for x, p := range sh.syms {
+			for _, q := range sh.syms[x:] {
+				ok, varies := true, false
+				for e, env := range envs {
+					l := sh.first
+					if e > 0 {
+						l = others[e-1]
+					}
+					v, okV := scalarInt(l.Args[i])
+					pv, okP := env[p]
+					qv, okQ := env[q]
+					if !okV || !okP || !okQ || v != pv*qv {
+						ok = false
+						break
+					}
+					first, _ := scalarInt(sh.first.Args[i])
+					varies = varies || v != first
+				}
+				if ok && varies {
+					found, n = Bin("*", Sym(p), Sym(q)), n+1
+				}
+			}
+		}
+		if n == 1 {
+			if sh.sizeExpr == nil {
+				sh.sizeExpr = map[int]*Expr{}
+			}
+			sh.sizeExpr[i] = found
+		}
+	}
+}
+
+// splitShaper is the shaper with sizes of their own (shape with split) when
+// some launch of the instance does not fit sh's relations and the split
+// ones fit every launch, with no integer scalar left unexplained that
+// changes between them; nil otherwise.
+func splitShaper(k *Kernel, first CapturedLaunch, sh *shaper, others []CapturedLaunch) *shaper {
+	misfit := false
+	for _, o := range others {
+		if _, ok := sh.fit(o); !ok {
+			misfit = true
+		}
+	}
+	if !misfit {
+		return nil
+	}
+	sp, err := shape(k, first, others, true)
+	if err != nil || len(sp.dimSyms) == 0 {
+		return nil
+	}
+	hidden := sp.hiddenScalars()
+	envs := []map[string]int64{sp.env(first)}
+	for _, o := range others {
+		env, ok := sp.fit(o)
+		if !ok || !sameScalars(o, first, hidden) {
+			return nil
+		}
+		envs = append(envs, env)
+	}
+	for _, d := range sp.dimSyms {
+		if !sp.factor(d.name, envs) {
+			return nil
+		}
+	}
+	return sp
+}
+
+// factor reports whether size d is a factor of a product the launches
+// pass: an integer scalar that is d times a symbol in every launch (a
+// thread count over rows × classes). A size of its own that nothing the
+// kernel is given relates to is more likely a launch that does not follow
+// the kernel's relations (a buffer shorter than n) than a size.
+func (sh *shaper) factor(d string, envs []map[string]int64) bool {
+	for _, e := range sh.sizeExpr {
+		if slices.Contains(e.Symbols(), d) {
+			return true
+		}
+	}
+	for _, s := range sh.syms {
+		for _, q := range sh.syms {
+			if s == d || s == q {
+				continue
+			}
+			all := true
+			for _, env := range envs {
+				all = all && env[s] == env[d]*env[q]
+			}
+			if all {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// related reports whether a symbol is the product of two others in every
+// assignment: a relation the sweep would break by varying one alone.
+func related(sweep []map[string]int64, syms []string) bool {
+	for _, s := range syms {
+		for x, p := range syms {
+			for _, q := range syms[x:] {
+				if p == s || q == s {
+					continue
+				}
+				all := true
+				for _, a := range sweep {
+					all = all && a[s] == a[p]*a[q]
+				}
+				if all {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// boundProducts keeps a product size (sizeExpr) within one block where the
+// grid was captured as one block and the product fit in it, as oneBlock
+// does for a symbol: a thread count past the block is a launch nobody made.
+func (sh *shaper) boundProducts(spec *Spec) {
+	bx := sh.block[0] * sh.block[1] * sh.block[2]
+	if bx <= 1 || sh.grid[0].Op != "lit" || sh.grid[0].Val != 1 {
+		return
+	}
+	env := sh.env(sh.first)
+	for _, i := range slices.Sorted(maps.Keys(sh.sizeExpr)) {
+		e := sh.sizeExpr[i]
+		if v, err := e.Eval(env); err != nil || v > bx {
+			continue
+		}
+		spec.Domain.Constraints = append(spec.Domain.Constraints, fmt.Sprintf("%s <= %d", e, bx))
+		var keep []map[string]int64
+		for _, a := range spec.Domain.Sweep {
+			if v, err := e.Eval(a); err == nil && v <= bx {
+				keep = append(keep, a)
+			}
+		}
+		spec.Domain.Sweep = keep
+	}
 }

@@ -466,6 +466,39 @@ func TestSpecFromLaunchesHiddenSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// the first two launches alone would tie the rows to num_classes; the
+	// third shows them apart: the rows are a size of their own, nthreads
+	// their product with num_classes
+	if !reflect.DeepEqual(spec.Symbols, []string{"num_classes", "input_dim0"}) {
+		t.Fatalf("symbols = %v, want [num_classes input_dim0]", spec.Symbols)
+	}
+	if p := spec.Params[0]; p.Role != "size" || p.Expr != "num_classes * input_dim0" {
+		t.Errorf("nthreads = %+v, want the size num_classes * input_dim0", p)
+	}
+	if got := spec.Params[1].Shape; !reflect.DeepEqual(got, []string{"input_dim0", "num_classes"}) {
+		t.Errorf("input shape = %v, want [input_dim0 num_classes]", got)
+	}
+	if cp.Used != 3 {
+		t.Errorf("used %d launches as cases, want 3", cp.Used)
+	}
+	apart := false
+	for _, a := range spec.Domain.Sweep {
+		apart = apart || a["input_dim0"] != a["num_classes"]
+	}
+	if !apart || len(spec.Domain.Sweep) < 4 {
+		t.Errorf("sweep = %v, want sizes with rows != num_classes around the captured ones", spec.Domain.Sweep)
+	}
+}
+
+// Without the launch that shows them apart, nthreads is a size the spec
+// fixes at the first launch's value (4): only sizes captured with it are
+// swept.
+func TestSpecFromLaunchesHiddenSizeFixed(t *testing.T) {
+	k := hiddenSizeKernel(t)
+	spec, cp, err := SpecFromLaunches(k, hiddenSizeLaunches(t, [][3]int{{4, 2, 2}, {9, 3, 3}}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !reflect.DeepEqual(spec.Symbols, []string{"num_classes"}) {
 		t.Fatalf("symbols = %v, want [num_classes]", spec.Symbols)
 	}
@@ -594,5 +627,229 @@ func TestCapturedIntRanges(t *testing.T) {
 		if !reflect.DeepEqual(p.IntRange, want[p.Name]) {
 			t.Errorf("%s: int_range %v, want %v", p.Name, p.IntRange, want[p.Name])
 		}
+	}
+}
+
+// A size several scalars equal at the first launch (nthreads = num_classes
+// = 2) follows the one the other launches show (the target's 2 elements at
+// 3 classes are nthreads), and a size no scalar equals follows the product
+// of two (the scores' 4 = nthreads · num_classes, 6 and 9 later): both
+// symbols, swept one at a time from the largest captured sizes up, since
+// the integer target (a class index drawn from the captured labels) must
+// stay below num_classes.
+func TestSpecFromLaunchesTellsEqualSizesApart(t *testing.T) {
+	k := rowsClassesKernel(t)
+	spec, cp, err := SpecFromLaunches(k, rowsClassesLaunches(t, [][2]int{{2, 2}, {2, 3}, {3, 3}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"nthreads", "num_classes"}; !reflect.DeepEqual(spec.Symbols, want) {
+		t.Fatalf("symbols = %v, want %v", spec.Symbols, want)
+	}
+	shapes := map[string][]string{}
+	for _, p := range spec.Params {
+		shapes[p.Name] = p.Shape
+	}
+	want := map[string][]string{"scores": {"nthreads * num_classes"}, "target": {"nthreads"}, "output": {"nthreads"},
+		"nthreads": nil, "num_classes": nil}
+	if !reflect.DeepEqual(shapes, want) {
+		t.Errorf("shapes = %v, want %v", shapes, want)
+	}
+	if cp.Used != 3 {
+		t.Errorf("used %d launches, want 3", cp.Used)
+	}
+	apart := false
+	for _, a := range spec.Domain.Sweep {
+		if a["nthreads"] < 3 || a["num_classes"] < 3 {
+			t.Errorf("sweep entry %v below the largest captured sizes (3, 3)", a)
+		}
+		apart = apart || a["nthreads"] != a["num_classes"]
+	}
+	if !apart || len(spec.Domain.Sweep) < 3 {
+		t.Errorf("sweep = %v, want sizes where nthreads and num_classes differ", spec.Domain.Sweep)
+	}
+}
+
+// Launched at 2 rows of 2 classes only, nothing tells nthreads from
+// num_classes: every size stays fixed.
+func TestSpecFromLaunchesKeepsEqualSizesFixed(t *testing.T) {
+	k := rowsClassesKernel(t)
+	spec, _, err := SpecFromLaunches(k, rowsClassesLaunches(t, [][2]int{{2, 2}, {2, 2}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Symbols) != 0 {
+		t.Errorf("symbols = %v, want none (nthreads = num_classes in every launch)", spec.Symbols)
+	}
+}
+
+func TestFollowed(t *testing.T) {
+	launch := func(a, b, n int64) CapturedLaunch {
+		sc := func(v int64) LaunchArg {
+			return LaunchArg{Kind: "scalar", DType: "int32", Value: json.RawMessage(fmt.Sprint(v))}
+		}
+		return CapturedLaunch{Args: []LaunchArg{sc(a), sc(b), sc(n)}}
+	}
+	size := func(l CapturedLaunch) (int64, bool) { return scalarInt(l.Args[2]) }
+	cases := []struct {
+		name   string
+		first  CapturedLaunch
+		others []CapturedLaunch
+		v      int64
+		want   []int
+	}{
+		{"equal scalars told apart", launch(2, 2, 2), []CapturedLaunch{launch(2, 3, 2)}, 2, []int{0}},
+		{"equal scalars never apart", launch(2, 2, 2), []CapturedLaunch{launch(3, 3, 3)}, 2, nil},
+		{"product shown", launch(2, 2, 4), []CapturedLaunch{launch(2, 3, 6)}, 4, []int{0, 1}},
+		{"one product never varied", launch(2, 3, 6), []CapturedLaunch{launch(2, 3, 6)}, 6, nil},
+		{"no launch follows", launch(2, 2, 2), []CapturedLaunch{launch(2, 3, 5)}, 2, nil},
+		{"no other launch", launch(2, 2, 2), nil, 2, nil},
+	}
+	for _, c := range cases {
+		if got := followed(c.first, c.others, []int{0, 1}, c.v, size); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: followed = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestShownApartAndAroundEach(t *testing.T) {
+	same := []map[string]int64{{"a": 8, "b": 128}, {"a": 8, "b": 128}}
+	if shownApart(same, []string{"a", "b"}) {
+		t.Errorf("launches that never vary a show it apart")
+	}
+	tied := []map[string]int64{{"a": 2, "b": 2}, {"a": 3, "b": 3}}
+	if shownApart(tied, []string{"a", "b"}) {
+		t.Errorf("a = b in every launch shows them apart")
+	}
+	apart := []map[string]int64{{"a": 2, "b": 2}, {"a": 2, "b": 3}, {"a": 3, "b": 3}}
+	if !shownApart(apart, []string{"a", "b"}) {
+		t.Errorf("a and b vary apart, not shown")
+	}
+	up := aroundEach(apart, []string{"a", "b"}, true)
+	if want := []map[string]int64{{"a": 3, "b": 3}, {"a": 5, "b": 3}, {"a": 4, "b": 3}, {"a": 7, "b": 3}, {"a": 3, "b": 4}, {"a": 3, "b": 7}}; !reflect.DeepEqual(up, want) {
+		t.Errorf("aroundEach upward = %v, want %v", up, want)
+	}
+	all := aroundEach(apart[:1], []string{"a", "b"}, false)
+	if want := []map[string]int64{{"a": 2, "b": 2}, {"a": 3, "b": 2}, {"a": 5, "b": 2}, {"a": 1, "b": 2}, {"a": 2, "b": 3}, {"a": 2, "b": 5}, {"a": 2, "b": 1}}; !reflect.DeepEqual(all, want) {
+		t.Errorf("aroundEach = %v, want %v", all, want)
+	}
+}
+
+// rowsClassesKernel is mmcv's softmax focal loss forward in small: one
+// thread per row, a class index per row into scores of rows × classes.
+func rowsClassesKernel(t *testing.T) *Kernel {
+	t.Helper()
+	root := writeRepo(t, map[string]string{"csrc/loss.cu": `
+__global__ void pick_kernel(const int nthreads, const float* scores, const long* target, float* output, const int num_classes) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < nthreads) output[i] = scores[i * num_classes + target[i]];
+}
+void launch(int n, int c, const float* s, const long* t, float* out) { pick_kernel<<<1, 512>>>(n, s, t, out, c); }
+`})
+	inv, _ := Discover(context.Background(), root, nil)
+	for _, x := range inv.Kernels {
+		if x.Name == "pick_kernel" {
+			return x
+		}
+	}
+	t.Fatalf("pick_kernel not discovered")
+	return nil
+}
+
+// rowsClassesLaunches writes one launch of pick_kernel per (rows, classes),
+// its buffers 1-D (no shape hints), the labels i % classes.
+func rowsClassesLaunches(t *testing.T, cs [][2]int) []CapturedLaunch {
+	return classLaunches(t, "pick_kernel", false, cs)
+}
+
+// classLaunches writes launches of kernel per (rows, classes); perElement:
+// one thread per score (nthreads = rows · classes, an output per score, as
+// mmcv's sigmoid focal loss), else one per row.
+func classLaunches(t *testing.T, kernel string, perElement bool, cs [][2]int) []CapturedLaunch {
+	t.Helper()
+	dir := t.TempDir()
+	var lines []string
+	for seq, c := range cs {
+		rows, classes := c[0], c[1]
+		write := func(name string, b []byte) string {
+			file := fmt.Sprintf("%d_%s.bin", seq, name)
+			if err := os.WriteFile(filepath.Join(dir, file), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return file
+		}
+		labels := make([]byte, 8*rows)
+		for i := range rows {
+			binary.LittleEndian.PutUint64(labels[8*i:], uint64(i%classes))
+		}
+		ptr := func(idx int, name, ctype, dtype, role string, b []byte) map[string]any {
+			f := write(name, b)
+			return map[string]any{"index": idx, "name": name, "kind": "pointer", "ctype": ctype, "dtype": dtype,
+				"address": fmt.Sprintf("0x%x", 0x1000*(idx+1)), "alloc": map[string]any{"id": idx, "bytes": len(b), "origin": "torch"},
+				"extent_bytes": len(b), "read": role == "input", "written": role == "output", "read_known": true,
+				"role": role, "before": f, "after": f}
+		}
+		nthreads, outs := rows, rows
+		if perElement {
+			nthreads, outs = rows*classes, rows*classes
+		}
+		l := map[string]any{"schema": CaptureSchema, "seq": seq, "kernel": kernel, "instance": kernel,
+			"grid": []int{1, 1, 1}, "block": []int{512, 1, 1}, "shared_bytes": 0, "roles_from": "replay",
+			"args": []any{
+				map[string]any{"index": 0, "name": "nthreads", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": nthreads},
+				ptr(1, "scores", "float*", "float32", "input", make([]byte, 4*rows*classes)),
+				ptr(2, "target", "long*", "int64", "input", labels),
+				ptr(3, "output", "float*", "float32", "output", make([]byte, 4*outs)),
+				map[string]any{"index": 4, "name": "num_classes", "kind": "scalar", "ctype": "int", "dtype": "int32", "value": classes}}}
+		b, _ := json.Marshal(l)
+		lines = append(lines, string(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ls
+}
+
+// Buffers captured 1-D (no shape hints): the target's 2 labels equal
+// num_classes = 2 at the first launch, 2 at 3 classes, so its length is a
+// size of its own (target_size). nthreads stays the scores' count, which
+// is target_size · num_classes in every launch: sweeping one alone would
+// read labels past the target, so the sweep is the captured sizes only.
+func TestSpecFromLaunchesSplitsACoincidentSize(t *testing.T) {
+	root := writeRepo(t, map[string]string{"csrc/loss.cu": `
+__global__ void flag_kernel(const int nthreads, const float* scores, const long* target, float* output, const int num_classes) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < nthreads) output[i] = scores[i] * (target[i / num_classes] == i % num_classes);
+}
+void launch(int n, int c, const float* s, const long* t, float* out) { flag_kernel<<<1, 512>>>(n * c, s, t, out, c); }
+`})
+	inv, _ := Discover(context.Background(), root, nil)
+	var k *Kernel
+	for _, x := range inv.Kernels {
+		if x.Name == "flag_kernel" {
+			k = x
+		}
+	}
+	if k == nil {
+		t.Fatal("flag_kernel not discovered")
+	}
+	spec, cp, err := SpecFromLaunches(k, classLaunches(t, "flag_kernel", true, [][2]int{{2, 2}, {2, 3}, {3, 3}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"nthreads", "num_classes", "target_size"}; !reflect.DeepEqual(spec.Symbols, want) {
+		t.Fatalf("symbols = %v, want %v", spec.Symbols, want)
+	}
+	if got := spec.Params[2].Shape; !reflect.DeepEqual(got, []string{"target_size"}) {
+		t.Errorf("target shape = %v, want [target_size]", got)
+	}
+	want := []map[string]int64{{"nthreads": 4, "num_classes": 2, "target_size": 2},
+		{"nthreads": 6, "num_classes": 3, "target_size": 2}, {"nthreads": 9, "num_classes": 3, "target_size": 3}}
+	if cp.Used != 3 || !reflect.DeepEqual(spec.Domain.Sweep, want) {
+		t.Errorf("used %d, sweep = %v, want 3 and %v", cp.Used, spec.Domain.Sweep, want)
 	}
 }
