@@ -12,8 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pallasify/pallasify/pipeline/patterns"
 	"github.com/pallasify/pallasify/transforms/pallas"
-	"github.com/pallasify/pallasify/transforms/pallas/patterns"
 	"github.com/pallasify/pallasify/validators"
 )
 

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pallasify/pallasify/pipeline/patterns"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
-	"github.com/pallasify/pallasify/transforms/pallas/patterns"
 	"github.com/pallasify/pallasify/validators"
 )
 

@@ -4,6 +4,8 @@
 // they agree on which ones go through the C preprocessor first: a pattern
 // needs it when its folder holds a Marker file (the capture stage
 // preprocesses every captured unit; these patterns stand for such units).
+// It lives in pipeline, not transforms, because it preprocesses as the
+// capture stage does (pipeline, validators/sandbox): layering, TestLayering.
 package patterns
 
 import (
