@@ -190,7 +190,8 @@ const maxCaseBytes = 48 << 20
 // such a size over the block). Later launches of the same instance whose
 // sizes fit the same relations become further sweep entries; every used
 // launch is also a captured case. Launches that fit nothing are left out
-// (Capture.Used counts the rest).
+// (Capture.Used counts the rest). A float16 specialisation no test launched
+// takes its primary template's float32 launches, rounded (HalfInstance).
 func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	var mine []CapturedLaunch
 	var others []string // template arguments of same-named launches another body runs
@@ -205,11 +206,29 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 	}
 	cp := &Capture{Launches: len(mine)}
 	if len(mine) == 0 && len(k.Specializes) > 0 && len(others) > 0 {
-		return nil, cp, fmt.Errorf("kernel %s<%s> (an explicit specialisation) was not launched: the tests launched %s, which run the primary template", k.Name, strings.Join(k.Specializes, ", "), strings.Join(others, ", "))
+		notLaunched := fmt.Errorf("kernel %s<%s> (an explicit specialisation) was not launched: the tests launched %s, which run the primary template", k.Name, strings.Join(k.Specializes, ", "), strings.Join(others, ", "))
+		derived, ok := HalfInstance(k, ls)
+		if !ok {
+			return nil, cp, notLaunched
+		}
+		spec, dcp, err := specFrom(k, derived, true)
+		if err != nil {
+			return nil, cp, fmt.Errorf("%v; its float16 instance on those launches: %v", notLaunched, err)
+		}
+		dcp.Launches = 0 // none of its own
+		return spec, dcp, nil
 	}
 	if len(mine) == 0 {
 		return nil, cp, fmt.Errorf("kernel %s was not launched", k.Name)
 	}
+	return specFrom(k, mine, false)
+}
+
+// specFrom is SpecFromLaunches on the launches k runs (mine, non-empty);
+// half: they are its primary template's float32 launches, which deriveHalf
+// makes its float16 cases.
+func specFrom(k *Kernel, mine []CapturedLaunch, half bool) (*Spec, *Capture, error) {
+	cp := &Capture{Launches: len(mine)}
 	sort.SliceStable(mine, func(i, j int) bool { return mine[i].Seq < mine[j].Seq })
 	// The shapes come from the first launch that can carry a spec: a test's
 	// first call is often a degenerate one (empty tensors, an unused output
@@ -287,6 +306,11 @@ func SpecFromLaunches(k *Kernel, ls []CapturedLaunch) (*Spec, *Capture, error) {
 		}
 	}
 	sh.boundProducts(spec)
+	if half {
+		if err := deriveHalf(k, spec, cp); err != nil {
+			return nil, cp, err
+		}
+	}
 	capturedIntRanges(spec, cp.Cases)
 	if probs := ValidateSpec(spec, k); len(probs) > 0 {
 		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])

@@ -53,23 +53,98 @@ func Float32Instance(k *Kernel) bool {
 	}
 	k.Unit.Reinstantiate(targs)
 	k.Spec.TemplateArgs, k.TemplateArgs = args, args
-	names := map[string]bool{}
-	for _, i := range f64 {
-		p := &k.Spec.Params[i]
-		p.DType = "float32"
-		p.CType = substIdents(p.CType, map[string]string{"double": "float"})
-		names[p.Name] = true
-	}
-	k.Spec.LaunchedDType = "float64"
+	inst := dtypeInstance{launched: "float64", validated: "float32"}
+	inst.apply(k.Spec, k.Captured, f64, func(p *Param, _ int) string {
+		return substIdents(p.CType, map[string]string{"double": "float"})
+	})
 	k.Spec.Note += fmt.Sprintf("; validated at float32 (%s<%s>, the instantiation float32 tensors run): the tests "+
 		"launch float64, which TPU kernels do not have, and float64 keeps the original path",
 		k.Name, strings.Join(targs, ", "))
-	if k.Captured != nil {
-		for ci := range k.Captured.Cases {
-			roundCase(&k.Captured.Cases[ci], names)
+	return true
+}
+
+// HalfInstance makes an explicit float16 specialisation that no test
+// launched (mmcv's bbox_overlaps_cuda_kernel<at::Half>, a body of its own in
+// __half intrinsics, whose test runs only where a GPU is) a kernel validated
+// at float16 on its primary template's float32 launches: the same shapes and
+// scalars, every float32 pointer the specialisation declares as a half type
+// float16, the captured buffers rounded to float16 (the half kernel must
+// reproduce the float32 launches within float16's tolerance; the random
+// cases compare against the half kernel itself), and the spec records that
+// the tests launched float32. ls are the launches of the primary template
+// SpecFromLaunches found; it reports whether it derived any.
+func HalfInstance(k *Kernel, ls []CapturedLaunch) ([]CapturedLaunch, bool) {
+	if !isHalfType(strings.Join(k.Specializes, ",")) {
+		return nil, false
+	}
+	var out []CapturedLaunch
+	for _, l := range ls {
+		if l.Kernel == k.Name && l.Error == "" && targsKey(l.TemplateArgs) == "float" {
+			out = append(out, l)
 		}
 	}
-	return true
+	return out, len(out) > 0
+}
+
+// halfParams are the float32 pointer parameters of spec that k declares
+// as a half type: the ones a half instance makes float16.
+func halfParams(k *Kernel, spec *Spec) []int {
+	var out []int
+	for i, p := range spec.Params {
+		if p.Kind == "pointer" && p.DType == "float32" && i < len(k.sig) && isHalfType(k.sig[i].base) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// isHalfType reports a C++ spelling of IEEE half.
+func isHalfType(t string) bool {
+	switch strings.TrimPrefix(strings.TrimPrefix(strings.Join(strings.Fields(t), ""), "at::"), "c10::") {
+	case "Half", "__half", "half":
+		return true
+	}
+	return false
+}
+
+// deriveHalf turns the spec and cases SpecFromLaunches derived from a half
+// specialisation's float32 launches (HalfInstance) into its float16 spec.
+func deriveHalf(k *Kernel, spec *Spec, cp *Capture) error {
+	idx := halfParams(k, spec)
+	if len(idx) == 0 {
+		return fmt.Errorf("kernel %s<%s> declares no half pointer the float32 launches fill", k.Name, strings.Join(k.Specializes, ", "))
+	}
+	inst := dtypeInstance{launched: "float32", validated: "float16"}
+	inst.apply(spec, cp, idx, func(_ *Param, i int) string { return k.sig[i].ctype })
+	spec.TemplateArgs = nil // the specialisation's body is no template
+	spec.Note += fmt.Sprintf("; validated at float16 (%s<%s>, the specialisation float16 tensors run) on the "+
+		"float32 launches' shapes and scalars: the tests launch only float32, which keeps its own path",
+		k.Name, strings.Join(k.Specializes, ", "))
+	return nil
+}
+
+// dtypeInstance is a kernel validated at a dtype its tests did not launch
+// it at (validated), on cases derived from the launches at launched.
+type dtypeInstance struct {
+	launched, validated string
+}
+
+// apply makes spec's parameters at idx the validated dtype (their C type
+// from ctype), rounds the captured cases' buffers of them to it, and
+// records both dtypes on the spec.
+func (di dtypeInstance) apply(spec *Spec, cp *Capture, idx []int, ctype func(p *Param, i int) string) {
+	names := map[string]bool{}
+	for _, i := range idx {
+		p := &spec.Params[i]
+		p.DType, p.CType = di.validated, ctype(p, i)
+		names[p.Name] = true
+	}
+	spec.LaunchedDType, spec.ValidatedDType = di.launched, di.validated
+	if cp != nil {
+		for ci := range cp.Cases {
+			di.roundCase(&cp.Cases[ci], names)
+		}
+	}
 }
 
 // doubleTemplateParams are the template parameters a launch bound to double.
@@ -84,28 +159,65 @@ func doubleTemplateParams(targs map[string]string) []string {
 	return out
 }
 
-// roundCase rounds the float64 buffers of the named parameters in a captured
-// case to float32 (round to nearest, as a float64 tensor's .float() does);
-// its label says so.
-func roundCase(c *CapturedCase, names map[string]bool) {
+// roundCase rounds the launched-dtype buffers of the named parameters in a
+// captured case to the validated dtype (round to nearest even, as a
+// tensor's .float() or .half() does); its label says so.
+func (di dtypeInstance) roundCase(c *CapturedCase, names map[string]bool) {
 	for name, a := range c.Args {
-		if b, ok := a.(*CapturedBuffer); ok && names[name] && b.DType == "float64" {
-			*b = roundBuffer(*b)
+		if b, ok := a.(*CapturedBuffer); ok && names[name] && b.DType == di.launched {
+			*b = di.roundBuffer(*b)
 		}
 	}
 	for name, b := range c.Expected {
-		if names[name] && b.DType == "float64" {
-			c.Expected[name] = roundBuffer(b)
+		if names[name] && b.DType == di.launched {
+			c.Expected[name] = di.roundBuffer(b)
 		}
 	}
-	c.Label += ", float64 buffers rounded to float32"
+	c.Label += fmt.Sprintf(", %s buffers rounded to %s", di.launched, di.validated)
 }
 
-func roundBuffer(b CapturedBuffer) CapturedBuffer {
-	out := make([]byte, len(b.Data)/2)
-	for i := 0; i+8 <= len(b.Data); i += 8 {
-		v := math.Float64frombits(binary.LittleEndian.Uint64(b.Data[i:]))
-		binary.LittleEndian.PutUint32(out[i/2:], math.Float32bits(float32(v)))
+func (di dtypeInstance) roundBuffer(b CapturedBuffer) CapturedBuffer {
+	from, to := dtypeSize[di.launched], dtypeSize[di.validated]
+	out := make([]byte, len(b.Data)/int(from/to))
+	for i, j := 0, 0; i+int(from) <= len(b.Data); i, j = i+int(from), j+int(to) {
+		switch di.launched + ">" + di.validated {
+		case "float64>float32":
+			v := math.Float64frombits(binary.LittleEndian.Uint64(b.Data[i:]))
+			binary.LittleEndian.PutUint32(out[j:], math.Float32bits(float32(v)))
+		case "float32>float16":
+			v := math.Float32frombits(binary.LittleEndian.Uint32(b.Data[i:]))
+			binary.LittleEndian.PutUint16(out[j:], float16Bits(v))
+		}
 	}
-	return CapturedBuffer{DType: "float32", Shape: b.Shape, Data: out}
+	return CapturedBuffer{DType: di.validated, Shape: b.Shape, Data: out}
+}
+
+// float16Bits is f rounded to IEEE half, to nearest even (overflow to inf,
+// subnormals, NaN kept quiet), as torch's .half() and __float2half round.
+func float16Bits(f float32) uint16 {
+	x := math.Float32bits(f)
+	sign := uint16(x>>16) & 0x8000
+	ax := x & 0x7fffffff
+	switch {
+	case ax > 0x7f800000: // NaN: quiet, top mantissa bits kept
+		return sign | 0x7e00 | uint16(ax>>13)&0x3ff
+	case ax >= 0x477ff000: // rounds to 65520 or more: inf
+		return sign | 0x7c00
+	case ax < 0x33000000: // below half the smallest subnormal (ties to 0 included)
+		return sign
+	case ax < 0x38800000: // a half subnormal
+		shift := 126 - ax>>23
+		m := ax&0x7fffff | 0x800000
+		r, rem, half := m>>shift, m&(1<<shift-1), uint32(1)<<(shift-1)
+		if rem > half || rem == half && r&1 == 1 {
+			r++
+		}
+		return sign | uint16(r)
+	}
+	r := ax - 0x38000000
+	m, rem := r>>13, r&0x1fff
+	if rem > 0x1000 || rem == 0x1000 && m&1 == 1 {
+		m++
+	}
+	return sign | uint16(m)
 }

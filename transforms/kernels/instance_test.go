@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"os"
@@ -90,5 +91,94 @@ func TestFloat32InstanceNeedsTheTemplatesType(t *testing.T) {
 	k2.Spec = spec2
 	if Float32Instance(k2) || spec2.Params[1].DType != "float64" {
 		t.Error("converted a spec without template arguments")
+	}
+}
+
+// halfSpecRepo is captureRepo with scale_add_kernel's at::Half
+// specialisation, which no launch runs.
+func halfSpecRepo() map[string]string {
+	files := map[string]string{"csrc/half.cu": `#include "kernel.cuh"
+template <>
+__global__ void scale_add_kernel<at::Half>(const int n, const at::Half* x, const at::Half* y, const at::Half alpha,
+                                           at::Half* out) {
+  CUDA_1D_KERNEL_LOOP(i, n) { out[i] = __hadd(__hmul(alpha, x[i]), y[i]); }
+}
+`}
+	for p, s := range captureRepo {
+		files[p] = s
+	}
+	return files
+}
+
+// TestHalfInstance: a float16 specialisation no test launched takes its
+// primary template's float32 launches: the same shapes and scalars, its
+// half pointers float16, the captured buffers rounded to float16, the spec
+// saying the tests launched float32 and what was validated.
+func TestHalfInstance(t *testing.T) {
+	inv, _ := Discover(context.Background(), writeRepo(t, halfSpecRepo()), nil)
+	var k *Kernel
+	for _, c := range inv.Kernels {
+		if len(c.Specializes) > 0 {
+			k = c
+		}
+	}
+	if k == nil {
+		t.Fatalf("no specialisation discovered: %+v", inv.Kernels)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(fakeLaunch(t, dir, 1, 64, "float32", 64)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := ReadLaunches(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, cp, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range spec.Params {
+		if p.Kind == "pointer" && (p.DType != "float16" || !strings.Contains(p.CType, "at::Half")) {
+			t.Errorf("%s: dtype %s ctype %q, want float16 at::Half", p.Name, p.DType, p.CType)
+		}
+	}
+	if spec.LaunchedDType != "float32" || spec.ValidatedDType != "float16" ||
+		!strings.Contains(spec.Note, "validated at float16 (scale_add_kernel<at::Half>") || spec.TemplateArgs != nil {
+		t.Errorf("launched %q validated %q targs %v, note %q", spec.LaunchedDType, spec.ValidatedDType, spec.TemplateArgs, spec.Note)
+	}
+	if cp.Launches != 0 || cp.Used != 1 {
+		t.Fatalf("launches %d used %d", cp.Launches, cp.Used)
+	}
+	c := cp.Cases[0]
+	out := c.Expected["out"]
+	if out.DType != "float16" || len(out.Data) != 64*2 || !strings.HasSuffix(c.Label, "float32 buffers rounded to float16") {
+		t.Fatalf("out %s %d bytes, label %q", out.DType, len(out.Data), c.Label)
+	}
+	if got := binary.LittleEndian.Uint16(out.Data[2*3:]); got != float16Bits(5.5) || got != 0x4580 {
+		t.Errorf("out[3] bits %#x, want 0x4580 (5.5)", got)
+	}
+	_, _, err = SpecFromLaunches(k, []CapturedLaunch{{Kernel: "scale_add_kernel", TemplateArgs: []string{"double"}}})
+	if err == nil || !strings.Contains(err.Error(), "explicit specialisation") {
+		t.Errorf("a half specialisation given only double launches: %v", err)
+	}
+}
+
+// TestFloat16Bits: float32 to IEEE half rounds to nearest even, overflows
+// to inf past 65504's rounding range, keeps subnormals and quiets NaN.
+func TestFloat16Bits(t *testing.T) {
+	for _, c := range []struct {
+		f    float32
+		want uint16
+	}{
+		{1, 0x3c00}, {-2, 0xc000}, {65504, 0x7bff}, {65519.99, 0x7bff}, {65520, 0x7c00},
+		{float32(math.Inf(-1)), 0xfc00}, {float32(math.Ldexp(1, -24)), 0x0001}, {float32(math.Ldexp(1, -25)), 0},
+		{float32(math.Ldexp(1.5, -25)), 0x0001}, {float32(math.Ldexp(3, -25)), 0x0002}, // ties to even
+		{1 + float32(math.Ldexp(1, -11)), 0x3c00}, {1 + float32(math.Ldexp(3, -11)), 0x3c02},
+		{float32(math.Ldexp(1, -14)), 0x0400}, {float32(math.Ldexp(1023, -24)), 0x03ff},
+		{float32(math.Copysign(0, -1)), 0x8000}, {math.Float32frombits(0x7fc00000), 0x7e00},
+	} {
+		if got := float16Bits(c.f); got != c.want {
+			t.Errorf("float16Bits(%g) = %#04x, want %#04x", c.f, got, c.want)
+		}
 	}
 }

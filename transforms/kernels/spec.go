@@ -43,10 +43,15 @@ type Spec struct {
 	// sums/matmuls (rtol is scaled by it), e.g. "k".
 	ReductionLength string `json:"reduction_length,omitempty" yaml:"reduction_length,omitempty"`
 	Note            string `json:"note,omitempty" yaml:"note,omitempty"`
-	// LaunchedDType is set on a template kernel's float32 instantiation
-	// whose captured launches were all float64 (Float32Instance): the
-	// dtype the tests launched, which the proof does not cover.
-	LaunchedDType string `json:"launched_dtype,omitempty" yaml:"launched_dtype,omitempty"`
+	// LaunchedDType and ValidatedDType are set on a dtype instance: a
+	// kernel validated at a dtype its tests did not launch it at, on cases
+	// derived from the launches they made (a template's float32
+	// instantiation launched at float64 only, Float32Instance; a float16
+	// specialisation whose primary template was launched at float32 only,
+	// HalfInstance). LaunchedDType is the dtype the tests launched, which
+	// the proof does not cover; ValidatedDType the one it does.
+	LaunchedDType  string `json:"launched_dtype,omitempty" yaml:"launched_dtype,omitempty"`
+	ValidatedDType string `json:"validated_dtype,omitempty" yaml:"validated_dtype,omitempty"`
 }
 
 // SpecSource locates a kernel.
