@@ -229,16 +229,30 @@ func (w *wiring) rewriteSites() {
 			continue
 		}
 		sites := byFile[f]
-		sort.Slice(sites, func(i, j int) bool { return sites[i].cs.start > sites[j].cs.start })
+		sort.SliceStable(sites, func(i, j int) bool {
+			if sites[i].cs.start != sites[j].cs.start {
+				return sites[i].cs.start > sites[j].cs.start
+			}
+			return !isInstance(sites[i].p) && isInstance(sites[j].p) // an instance wraps the other's dispatch
+		})
 		s := string(src)
 		rewritten := false
+		var prev callSite // the last site rewritten, as it was
+		prevEnd := -1     // where its rewrite ends
 		for _, x := range sites {
 			cs := x.cs
-			if cs.end > len(s) || s[cs.start:cs.end] != cs.text {
+			if prevEnd >= 0 && cs.start == prev.start && cs.end == prev.end && cs.text == prev.text {
+				// one call launching two kernels (a template's primary and its float16
+				// specialisation): the dtype instance's test comes first, the other's
+				// dispatch is its original call
+				cs.text, cs.end = s[cs.start:prevEnd], prevEnd
+			} else if cs.end > len(s) || s[cs.start:cs.end] != cs.text {
 				w.problem(x.p, f, "call site moved; not rewritten")
 				continue
 			}
-			s = s[:cs.start] + x.p.dispatch(cs, s) + s[cs.end:]
+			rep := x.p.dispatch(cs, s)
+			s = s[:cs.start] + rep + s[cs.end:]
+			prev, prevEnd = x.cs, cs.start+len(rep)
 			w.count[x.p]++
 			rewritten = true
 		}
@@ -803,31 +817,37 @@ func (p *plan) dispatch(cs callSite, src string) string {
 	return "(\n" + in + tpu + "\n" + in + "if " + cond + "\n" + in + "else " + cs.text + "\n" + indent + ")"
 }
 
+// isInstance reports a plan of a dtype instance (spec.LaunchedDType): its
+// Pallas op takes only tensors of the dtype proven.
+func isInstance(p *plan) bool { return p.wk.Kernel.Spec.LaunchedDType != "" }
+
 // reImportTorch is a module-level `import torch` (the name torch is bound).
 var reImportTorch = regexp.MustCompile(`(?m)^import torch[ \t]*(#.*)?$`)
 
-// tpuCond is the test choosing the Pallas op: a tpu tensor and, for a kernel
-// proven as the float32 instantiation of a template its tests launched at
-// another dtype (spec.LaunchedDType), float32 tensors: every tensor the
-// kernel reads as float32 must be one, any other dtype keeps the original
-// call, as the proof does not cover it. arg is the expression of host
-// parameter hi; torch is the module's name for torch ("": none, the dtype's
-// text is compared).
+// tpuCond is the test choosing the Pallas op: a tpu tensor and, for a dtype
+// instance (a kernel proven at a dtype its tests did not launch it at,
+// spec.LaunchedDType: a template's float32 instantiation, a float16
+// specialisation), tensors of the dtype proven: every tensor the kernel
+// reads at spec.ValidatedDType must be one, any other dtype keeps the
+// original call, as the proof does not cover it. arg is the expression of
+// host parameter hi; torch is the module's name for torch ("": none, the
+// dtype's text is compared).
 func (p *plan) tpuCond(arg func(hi int) string, torch string) string {
 	cond := fmt.Sprintf("%s.device.type == \"tpu\"", arg(p.tensors[0]))
-	if p.wk.Kernel.Spec.LaunchedDType == "" {
+	spec := p.wk.Kernel.Spec
+	if spec.LaunchedDType == "" {
 		return cond
 	}
 	for _, hi := range p.tensors {
 		if p.kernelParam(hi, func(q *kernels.Param) bool {
-			return q.Kind == "pointer" && q.Role != "output" && q.DType == "float32" && !q.Null
+			return q.Kind == "pointer" && q.Role != "output" && q.DType == spec.ValidatedDType && !q.Null
 		}) == nil {
 			continue
 		}
 		if torch == "" {
-			cond += fmt.Sprintf(" and str(%s.dtype) == \"torch.float32\"", arg(hi))
+			cond += fmt.Sprintf(" and str(%s.dtype) == \"torch.%s\"", arg(hi), spec.ValidatedDType)
 		} else {
-			cond += fmt.Sprintf(" and %s.dtype == %s.float32", arg(hi), torch)
+			cond += fmt.Sprintf(" and %s.dtype == %s.%s", arg(hi), torch, spec.ValidatedDType)
 		}
 	}
 	return cond

@@ -49,8 +49,8 @@ func (p *plan) kernelModule() (string, error) {
 		"validator against the original kernel (run on the CUDA-on-CPU emulator):", k.Path, k.Line, p.wk.Drafter), docWidth))
 	b.WriteString(IndentLines("    ", WrapText(p.wk.Verdict, docWidth-4)))
 	if d := k.Spec.LaunchedDType; d != "" {
-		b.WriteString(WrapText(fmt.Sprintf("Validated at float32 (%s): the repository's tests launch it at %s "+
-			"only, which TPU kernels do not have; %s tensors keep the original path.", instance(k), d, d), docWidth))
+		b.WriteString(WrapText(fmt.Sprintf("Validated at %s (%s) on cases derived from the repository's tests, "+
+			"which launch it at %s only; %s tensors keep their own path.", k.Spec.ValidatedDType, instance(k), d, d), docWidth))
 	}
 	if line := p.tpuLine(); line != "" {
 		w("%s", line)
@@ -416,7 +416,8 @@ func (p *plan) dispatchFunc() pyFunc {
 	doc := "tpu: the Pallas op; any other device: original() (the CUDA path, unchanged)."
 	var body []string
 	if p.wk.Kernel.Spec.LaunchedDType != "" {
-		doc = "tpu float32 tensors: the Pallas op (proven at float32); anything else: original() (unchanged)."
+		doc = fmt.Sprintf("tpu %[1]s tensors: the Pallas op (proven at %[1]s); anything else: original() (unchanged).",
+			p.wk.Kernel.Spec.ValidatedDType)
 		body = append(body, "import torch", "")
 	}
 	body = append(body,
@@ -642,8 +643,12 @@ func pyScalarType(ct string) string {
 }
 
 // instance names the template instantiation a kernel was proven as:
-// "name<float>", or the name alone for a kernel that is no template.
+// "name with T = float", "name<at::Half>" for an explicit specialisation, or
+// the name alone for a kernel that is no template.
 func instance(k *kernels.Kernel) string {
+	if len(k.Specializes) > 0 {
+		return k.Name + "<" + strings.Join(k.Specializes, ", ") + ">"
+	}
 	if len(k.TemplateArgs) == 0 {
 		return k.Name
 	}
