@@ -798,3 +798,104 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
 		})
 	}
 }
+
+// TestWireHalfSpecialisation: one call launching a template's primary and
+// its float16 specialisation (both behind AT_DISPATCH, mmcv's
+// bbox_overlaps) is rewritten once: the specialisation, a dtype instance
+// proven at float16, takes tpu float16 tensors; the primary every other tpu
+// call; any other device the original.
+func TestWireHalfSpecialisation(t *testing.T) {
+	cuh := `template <typename scalar_t>
+__global__ void scale_kernel(const scalar_t* x, const scalar_t* w, scalar_t* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = w[i] * x[i];
+}
+`
+	cu := `#include <torch/extension.h>
+#include <cuda_fp16.h>
+#include "k.cuh"
+template <>
+__global__ void scale_kernel<at::Half>(const at::Half* x, const at::Half* w, at::Half* y, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __hmul(w[i], x[i]);
+}
+void scale(torch::Tensor x, torch::Tensor w, torch::Tensor y) {
+  const int n = x.numel();
+  AT_DISPATCH_FLOATING_TYPES_AND_HALF(x.scalar_type(), "scale", ([&] {
+    scale_kernel<scalar_t><<<(n + 127) / 128, 128>>>(x.data_ptr<scalar_t>(), w.data_ptr<scalar_t>(),
+                                                     y.data_ptr<scalar_t>(), n);
+  }));
+}
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
+`
+	py := "import torch\nfrom ..utils import ext_loader\n\next_module = ext_loader.load_ext(\"_ext\", [\"scale\"])\n\n\n" +
+		"def scale(x, w, y):\n    ext_module.scale(x, w, y)\n    return y\n"
+	dir := t.TempDir()
+	files := map[string]string{"pkg/__init__.py": "", "pkg/k.cuh": cuh, "pkg/k.cu": cu, "pkg/ops.py": py}
+	for p, s := range files {
+		os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	inv, _ := kernels.Discover(ctx, dir, []string{"pkg/__init__.py", "pkg/k.cu", "pkg/k.cuh", "pkg/ops.py"})
+	var primary, half *kernels.Kernel
+	for _, k := range inv.Kernels {
+		if len(k.Specializes) > 0 {
+			half = k
+		} else {
+			primary = k
+		}
+	}
+	if primary == nil || half == nil || primary.Spec == nil {
+		t.Fatalf("discovery: %+v", inv.Kernels)
+	}
+	// the specialisation's spec as the capture stage derives it from the
+	// primary's float32 launches (kernels.HalfInstance)
+	spec := *primary.Spec
+	spec.Name, spec.TemplateArgs = half.Name, nil
+	spec.Params = slices.Clone(primary.Spec.Params)
+	for i := range spec.Params {
+		if p := &spec.Params[i]; p.DType == "float32" {
+			p.DType, p.CType = "float16", strings.ReplaceAll(p.CType, "float", "at::Half")
+		}
+	}
+	spec.LaunchedDType, spec.ValidatedDType = "float32", "float16"
+	half.Spec = &spec
+	var wks []WireKernel
+	for _, k := range []*kernels.Kernel{primary, half} {
+		res, err := Draft(ctx, k, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", k.ID, err)
+		}
+		wks = append(wks, WireKernel{Kernel: k, Module: res.Module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
+			Cases: []ValidatedCase{{Sizes: map[string]int64{"n": 40}}}})
+	}
+	read := func(p string) ([]byte, bool) {
+		s, ok := files[p]
+		return []byte(s), ok
+	}
+	out, wired, probs := Wire(ctx, wks, read, []string{"pkg/__init__.py", "pkg/ops.py"}, []string{"pkg/k.cu", "pkg/k.cuh"})
+	if len(probs) != 0 || len(wired) != 2 || wired[0].Sites != 1 || wired[1].Sites != 1 {
+		t.Fatalf("wired %+v, problems %+v", wired, probs)
+	}
+	got := ""
+	for _, f := range out {
+		if f.Path == "pkg/ops.py" {
+			got = string(f.Content)
+		}
+	}
+	hid, pid := sanitize(half.ID), sanitize(primary.ID)
+	want := `    if x.device.type == "tpu" and x.dtype == torch.float16 and w.dtype == torch.float16:
+        _pallas_ops.scale_` + hid + `(x, w, y)
+    else:
+        if x.device.type == "tpu":
+            _pallas_ops.scale_` + pid + `(x, w, y)
+        else:
+            ext_module.scale(x, w, y)
+`
+	if !strings.Contains(got, want) {
+		t.Errorf("ops.py lacks\n%s\n%s", want, got)
+	}
+}
