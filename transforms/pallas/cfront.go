@@ -93,7 +93,11 @@ func parseUnit(ctx context.Context, k *kernels.Kernel) (*unit, error) {
 			u.typeMap[name] = v
 		}
 	}
-	u.collect(tree.Root(), k.Name)
+	name := k.Name
+	if len(k.Specializes) > 0 {
+		name += "<" + strings.Join(k.Specializes, ",") + ">" // the explicit specialisation, not its primary
+	}
+	u.collect(tree.Root(), name)
 	if u.kernel == nil {
 		u.close()
 		return nil, refuse(CodeUnsupported, "kernel %s not found in its isolated unit", k.Name)
@@ -142,7 +146,7 @@ func (u *unit) addFunc(fn *ts.Node, kernel string) {
 	if name == "" {
 		return
 	}
-	if name == kernel && u.kernel == nil {
+	if squash(name) == squash(kernel) && u.kernel == nil {
 		u.kernel = fn
 		return
 	}
@@ -160,11 +164,18 @@ func funcName(fn *ts.Node, src []byte) string {
 		return ""
 	}
 	name := ts.Text(d.ChildByFieldName("declarator"), src)
+	targs := ""
+	if i := strings.Index(name, "<"); i >= 0 {
+		name, targs = name[:i], name[i:] // an explicit specialisation: k<at::Half>
+	}
 	if i := strings.LastIndex(name, "::"); i >= 0 {
 		name = name[i+2:]
 	}
-	return strings.TrimSpace(name)
+	return strings.TrimSpace(name) + targs
 }
+
+// squash drops the white space of a C++ name (k< at::Half > is k<at::Half>).
+func squash(s string) string { return strings.Join(strings.Fields(s), "") }
 
 func (u *unit) text(n *ts.Node) string {
 	if n == nil {

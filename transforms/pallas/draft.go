@@ -72,7 +72,9 @@ func Draft(ctx context.Context, k *kernels.Kernel, opt Options) (res *Result, er
 	}
 	defer u.close()
 	body, t, err := translate(k, u, class, nil)
-	if _, refused := AsRefusal(err); refused {
+	if _, refused := AsRefusal(err); refused || wholeBodySplit(u, k.Spec) != "" {
+		// a whole-body helper's bool is split first: a ?: on it may give the
+		// domain's extent, which run() needs as a number, not a traced value
 		if p := splitParam(u, k.Spec); p != "" {
 			if b, tt, ok := splitDraft(k, u, class, p); ok {
 				body, t, err = b, tt, nil
@@ -135,17 +137,80 @@ func translate(k *kernels.Kernel, u *unit, class string, pins map[string]bool) (
 }
 
 // splitParam is the bool scalar parameter a top-level `if (p) ... else ...`
-// of the kernel body tests (mmcv's bbox_overlaps: `if (aligned)`), or "".
+// of the kernel body tests (mmcv's bbox_overlaps: `if (aligned)`), or the
+// one a whole-body helper branches on (wholeBodySplit), or "".
 func splitParam(u *unit, spec *kernels.Spec) string {
 	for _, c := range ts.Children(u.kernel.ChildByFieldName("body")) {
 		if c.Type() != "if_statement" || c.ChildByFieldName("alternative") == nil {
 			continue
 		}
-		name := u.text(strip(c.ChildByFieldName("condition")))
-		for _, p := range spec.Params {
-			if p.Name == name && p.Kind == "scalar" && p.DType == "bool" {
-				return name
+		if name := u.text(strip(c.ChildByFieldName("condition"))); isBoolParam(spec, name) {
+			return name
+		}
+	}
+	return wholeBodySplit(u, spec)
+}
+
+// isBoolParam reports a bool scalar parameter of spec.
+func isBoolParam(spec *kernels.Spec, name string) bool {
+	for _, p := range spec.Params {
+		if p.Name == name && p.Kind == "scalar" && p.DType == "bool" {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeBodySplit is splitParam for a kernel whose body is one call of a
+// void helper (mmcv's bbox_overlaps_cuda_kernel<at::Half>): a bool
+// parameter of the kernel passed as it is to a helper parameter that is the
+// condition of a ?: or an if/else there (aligned ? index : index / n).
+func wholeBodySplit(u *unit, spec *kernels.Spec) string {
+	body := u.kernel.ChildByFieldName("body")
+	if body == nil || body.NamedChildCount() != 1 || body.NamedChild(0).Type() != "expression_statement" {
+		return ""
+	}
+	call := strip(body.NamedChild(0).NamedChild(0))
+	if call == nil || call.Type() != "call_expression" {
+		return ""
+	}
+	fn, ok := u.funcs[u.text(call.ChildByFieldName("function"))]
+	if !ok {
+		return ""
+	}
+	decl := fn.ChildByFieldName("declarator")
+	for decl != nil && decl.Type() != "function_declarator" {
+		decl = decl.ChildByFieldName("declarator")
+	}
+	if decl == nil {
+		return ""
+	}
+	var params []string
+	for _, p := range ts.Children(decl.ChildByFieldName("parameters")) {
+		if p.Type() == "parameter_declaration" {
+			params = append(params, declName(p.ChildByFieldName("declarator"), u))
+		}
+	}
+	conds := map[string]bool{}
+	var walk func(n *ts.Node)
+	walk = func(n *ts.Node) {
+		switch n.Type() {
+		case "conditional_expression":
+			conds[u.text(strip(n.ChildByFieldName("condition")))] = true
+		case "if_statement":
+			if n.ChildByFieldName("alternative") != nil {
+				conds[u.text(strip(n.ChildByFieldName("condition")))] = true
 			}
+		}
+		for _, c := range ts.Children(n) {
+			walk(c)
+		}
+	}
+	walk(fn.ChildByFieldName("body"))
+	args := ts.Children(call.ChildByFieldName("arguments"))
+	for i, a := range args {
+		if name := u.text(strip(a)); i < len(params) && isBoolParam(spec, name) && conds[params[i]] {
+			return name
 		}
 	}
 	return ""

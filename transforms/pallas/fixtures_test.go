@@ -223,8 +223,10 @@ func selected(name string) bool {
 // mmcv's carafe_naive launched at double only (float32_instance: its
 // float32 instantiation), mmcv's bilinear_interpolate (bilinear_sample: a
 // template helper deduced from its arguments, returning early, assigning
-// two locals at once, reading neighbours gathered at loaded coordinates);
-// and
+// two locals at once, reading neighbours gathered at loaded coordinates),
+// mmcv's bbox_overlaps_cuda_kernel_half (half_intrinsics: __hadd, __hsub,
+// __hmul, __hdiv, __hge, __hle, __int2half_rn, a __device__ body that is the
+// kernel's whole body); and
 // loops with runtime trip counts: KernelBench's max pooling (maxpool_loop),
 // mmcv's window loops clamped to the feature map or shifted by the window
 // with a continue (window_clamp) and psamask's stores at loop-dependent
@@ -232,7 +234,8 @@ func selected(name string) bool {
 // offset into a zero-filled inout buffer, a grid-stride loop repeating
 // each column t_size times).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
-	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance", "tin_shift", "bilinear_sample"}
+	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance", "tin_shift", "bilinear_sample",
+	"half_intrinsics"}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

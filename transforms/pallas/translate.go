@@ -592,6 +592,14 @@ func (t *tr) expr(n *ts.Node) (val, error) {
 		if err != nil {
 			return val{}, err
 		}
+		if k, ok := c.poly.constant(); ok && c.k == kUniform {
+			// a condition the draft fixes (a bool drafted once per value):
+			// only the branch taken, as C evaluates only that one
+			if k != 0 {
+				return t.expr(n.ChildByFieldName("consequence"))
+			}
+			return t.expr(n.ChildByFieldName("alternative"))
+		}
 		a, err := t.expr(n.ChildByFieldName("consequence"))
 		if err != nil {
 			return val{}, err
@@ -993,6 +1001,34 @@ func (t *tr) binop(op string, a, b val) (val, error) {
 	return val{}, refuse(CodeUnsupported, "operator %s", op)
 }
 
+// halfOps are the __half arithmetic and comparison intrinsics by their
+// operator: IEEE half operations, correctly rounded, which float32 compute
+// rounded to float16 reproduces exactly (float32 has 24 bits, more than
+// twice half's 11 plus two, so the double rounding is innocuous).
+var halfOps = map[string]string{"__hadd": "+", "__hsub": "-", "__hmul": "*", "__hdiv": "/",
+	"__hge": ">=", "__hgt": ">", "__hle": "<=", "__hlt": "<", "__heq": "==", "__hne": "!="}
+
+// halfIntrinsic is __hadd(a, b) and its kin: both operands converted to
+// half, the operator applied as on c10::Half values. Only where half results
+// are rounded to float16 (halfMath); elsewhere refused.
+func (t *tr) halfIntrinsic(name string, evalArgs func() ([]val, error)) (val, error) {
+	if !t.halfMath {
+		return val{}, refuse(CodeUnsupported, "%s outside an elementwise draft (half results computed in float32)", name)
+	}
+	vs, err := evalArgs()
+	if err != nil || len(vs) != 2 {
+		return val{}, orRefuse(err, "%s with %d arguments", name, len(vs))
+	}
+	for i := range vs {
+		if vs[i].ct != "half" {
+			if vs[i], err = t.castTo(vs[i], "half"); err != nil {
+				return val{}, err
+			}
+		}
+	}
+	return t.binop(halfOps[name], vs[0], vs[1])
+}
+
 // halfOp is a float16 operation as c10::Half and __half compute it: in
 // float32, the result rounded to float16 (an operand that is not a half is
 // first converted to one, as the C++ conversions do).
@@ -1302,6 +1338,17 @@ func (t *tr) callExpr(n *ts.Node) (val, error) {
 			return val{}, refuse(CodeUnsupported, "__ldg of a non-pointer")
 		}
 		return t.loadAt(*pv.ptr, pv.ptr.off)
+	case "__hadd", "__hsub", "__hmul", "__hdiv", "__hge", "__hgt", "__hle", "__hlt", "__heq", "__hne":
+		return t.halfIntrinsic(name, evalArgs)
+	case "__int2half_rn":
+		if !t.halfMath {
+			return val{}, refuse(CodeUnsupported, "%s outside an elementwise draft (half results computed in float32)", name)
+		}
+		vs, err := evalArgs()
+		if err != nil || len(vs) != 1 || !isInt(vs[0].ct) {
+			return val{}, orRefuse(err, "%s of a non-integer", name)
+		}
+		return t.castTo(vs[0], "half")
 	case "__half2float", "__bfloat162float", "__float2half", "__float2bfloat16", "__float2half_rn", "__float2bfloat16_rn", "float":
 		vs, err := evalArgs()
 		if err != nil || len(vs) != 1 {
@@ -1502,6 +1549,29 @@ func orRefuse(err error, format string, a ...any) error {
 	return refuse(CodeUnsupported, format, a...)
 }
 
+// wholeBody reports a call to a helper that is the kernel's whole body (an
+// expression statement, the body's only one: mmcv's
+// bbox_overlaps_cuda_kernel<at::Half> calls bbox_overlaps_cuda_kernel_half
+// with its arguments): the helper's body is translated as the kernel's, at
+// depth 0, so its guards and grid-stride loops bound the domain as the
+// kernel's own would and a return in it ends the thread, as it does.
+func (t *tr) wholeBody(args []*ts.Node) bool {
+	if t.depth != 0 || len(args) == 0 || !isTrue(t.path) || !isTrue(t.alive) || len(t.loops) > 0 {
+		return false
+	}
+	call := args[0].Parent()
+	if call != nil {
+		call = call.Parent()
+	}
+	body := t.u.kernel.ChildByFieldName("body")
+	if call == nil || call.Parent() == nil || body == nil || body.NamedChildCount() != 1 {
+		return false
+	}
+	st := call.Parent()
+	return st.Type() == "expression_statement" && st.Parent() != nil &&
+		st.Parent().StartByte() == body.StartByte() && st.Parent().EndByte() == body.EndByte()
+}
+
 // inline translates a __device__ helper call: parameters bound to the
 // argument values, body translated in place, the return value returned.
 func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
@@ -1566,12 +1636,17 @@ func (t *tr) inline(fn *ts.Node, args []*ts.Node) (val, error) {
 		t.env.declare(name, v)
 	}
 	t.ret = nil
-	t.depth++
+	whole := rtype == "" && t.wholeBody(args)
+	if !whole {
+		t.depth++
+	}
 	savedPath, savedAlive, savedAliveW := t.path, t.alive, t.aliveW
 	savedEarly, savedType, savedLoops := t.early, t.helperType, t.helperLoops
 	t.early, t.helperType, t.helperLoops = nil, rtype, len(t.loops)
 	err = t.block(fn.ChildByFieldName("body"))
-	t.depth--
+	if !whole {
+		t.depth--
+	}
 	early := t.early
 	t.path, t.alive, t.aliveW = savedPath, savedAlive, savedAliveW // the caller's threads all go on
 	t.early, t.helperType, t.helperLoops = savedEarly, savedType, savedLoops
