@@ -146,6 +146,41 @@ func TestWalkInsideRepo(t *testing.T) {
 	}
 }
 
+// TestWalkIgnoredRoot: a root the enclosing work tree ignores (make bench's
+// .bench/realtree inside this repository) is walked as a tree of its own,
+// with its own .gitignore files; before, nothing in it was analysed.
+func TestWalkIgnoredRoot(t *testing.T) {
+	top := writeTree(t, map[string]string{
+		".git/info/exclude":      "",
+		".gitignore":             "/.bench/\nbuild/\n",
+		".bench/tree/a.py":       "x = 1\n",
+		".bench/tree/.gitignore": "skip_*.py\n",
+		".bench/tree/skip_b.py":  "x = 1\n",
+		".bench/tree/sub/c.py":   "x = 1\n",
+		"build/lib/d.py":         "x = 1\n",
+	})
+	for _, c := range []struct {
+		root string
+		want []string
+	}{
+		{filepath.Join(top, ".bench", "tree"), []string{".gitignore", "a.py", "sub/c.py"}},
+		{filepath.Join(top, "build", "lib"), []string{"d.py"}},
+		{top, []string{".gitignore"}},
+	} {
+		ents, err := walkTree(context.Background(), c.root, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.rel)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("walk %s = %q; want %q", c.root, got, c.want)
+		}
+	}
+}
+
 func TestPrefilter(t *testing.T) {
 	a := &rule.Rule{Code: "A", Needles: []string{"cuda", "nccl"}}
 	b := &rule.Rule{Code: "B", Needles: []string{"device_map"}}

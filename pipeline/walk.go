@@ -85,22 +85,52 @@ func walkTree(ctx context.Context, root string, include, exclude []string) ([]en
 	if rel, err := filepath.Rel(top, w.realRoot); err == nil && rel != "." {
 		w.prefix = strings.Split(filepath.ToSlash(rel), "/")
 	}
+	base := enclosingIgnores(top, w.prefix)
+	if ignoredRoot(base, w.prefix) {
+		// The root itself is ignored by the work tree around it (a .bench/ or
+		// build/ folder of another project): the user named it, so it is walked
+		// as a tree of its own, as ruff and ripgrep treat a path they are given.
+		top, w.prefix = w.realRoot, nil
+		base = enclosingIgnores(top, nil)
+	}
 	w.tracked = readTracked(top)
-	var base []gitignore.Pattern
-	if ps, err := readIgnore(filepath.Join(top, ".git", "info", "exclude"), nil); err == nil {
-		base = ps
-	}
-	for i := 0; i < len(w.prefix); i++ {
-		dir := filepath.Join(append([]string{top}, w.prefix[:i]...)...)
-		if ps, err := readIgnore(filepath.Join(dir, ".gitignore"), w.prefix[:i]); err == nil {
-			base = append(base, ps...)
-		}
-	}
 	if err := w.dir(ctx, root, nil, base); err != nil {
 		return nil, err
 	}
 	sort.Slice(w.out, func(i, j int) bool { return w.out[i].rel < w.out[j].rel })
 	return w.out, nil
+}
+
+// enclosingIgnores reads the ignore patterns that apply at the root: the work
+// tree's info/exclude and the .gitignore files from its top down to the
+// root's parent (prefix is the root's path from top).
+func enclosingIgnores(top string, prefix []string) []gitignore.Pattern {
+	var base []gitignore.Pattern
+	if ps, err := readIgnore(filepath.Join(top, ".git", "info", "exclude"), nil); err == nil {
+		base = ps
+	}
+	for i := 0; i < len(prefix); i++ {
+		dir := filepath.Join(append([]string{top}, prefix[:i]...)...)
+		if ps, err := readIgnore(filepath.Join(dir, ".gitignore"), prefix[:i]); err == nil {
+			base = append(base, ps...)
+		}
+	}
+	return base
+}
+
+// ignoredRoot reports whether the root (prefix, from the work tree's top) or
+// a folder above it is ignored by patterns.
+func ignoredRoot(patterns []gitignore.Pattern, prefix []string) bool {
+	if len(prefix) == 0 || len(patterns) == 0 {
+		return false
+	}
+	m := gitignore.NewMatcher(patterns)
+	for i := 1; i <= len(prefix); i++ {
+		if m.Match(prefix[:i], true) {
+			return true
+		}
+	}
+	return false
 }
 
 // gitTop returns the nearest directory at or above dir that holds a .git
