@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -209,6 +210,27 @@ func benchRealTree(ctx context.Context, cmds []realCmd, runs int) ([]realResult,
 	return out, nil
 }
 
+// checkCoverage runs analyze once and fails unless its report counts at least
+// the tree's Python files: a run that walks nothing (a tree its enclosing
+// repository ignores, a wrong path) would otherwise time as "faster than ruff".
+func checkCoverage(ctx context.Context, bin, tree string, pyFiles int) error {
+	out, err := exec.CommandContext(ctx, bin, "analyze", "--format", "json", tree).Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return fmt.Errorf("%s analyze --format json %s: %w", bin, tree, err)
+	}
+	var rep struct {
+		Files int `json:"files"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return fmt.Errorf("analyze report of %s: %w", tree, err)
+	}
+	if rep.Files < pyFiles {
+		return fmt.Errorf("analyze walked %d files of %s, which holds %d Python files: the timings would not measure the tree", rep.Files, tree, pyFiles)
+	}
+	return nil
+}
+
 func median(xs []time.Duration) time.Duration {
 	if len(xs) == 0 {
 		return 0
@@ -229,6 +251,9 @@ func realTreeCase(ctx context.Context, w io.Writer, bin, ruff, tree string, runs
 		return err
 	}
 	fmt.Fprintf(w, "real tree %s: %s, %d Python files, %d lines\n", tree, strings.Join(realWheels, " + "), files, lines)
+	if err := checkCoverage(ctx, bin, tree, files); err != nil {
+		return err
+	}
 	cmds := []realCmd{
 		{"pallasify analyze", []string{bin, "analyze", tree}},
 		{"pallasify migrate --kernels=false", []string{bin, "migrate", "--kernels=false", tree}},
