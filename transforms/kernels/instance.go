@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -116,11 +117,43 @@ func deriveHalf(k *Kernel, spec *Spec, cp *Capture) error {
 	}
 	inst := dtypeInstance{launched: "float32", validated: "float16"}
 	inst.apply(spec, cp, idx, func(_ *Param, i int) string { return k.sig[i].ctype })
-	spec.TemplateArgs = nil // the specialisation's body is no template
+	// the reference names the specialisation as its primary template's
+	// instance at its own arguments (k<at::Half>), by the primary's
+	// parameter names, which its unit declares
+	names := primaryParams(k)
+	if len(names) != len(k.Specializes) {
+		return fmt.Errorf("kernel %s<%s>: its primary template's parameters are not in its unit", k.Name, strings.Join(k.Specializes, ", "))
+	}
+	spec.TemplateArgs = map[string]string{}
+	for i, n := range names {
+		spec.TemplateArgs[n] = k.Specializes[i]
+	}
 	spec.Note += fmt.Sprintf("; validated at float16 (%s<%s>, the specialisation float16 tensors run) on the "+
 		"float32 launches' shapes and scalars: the tests launch only float32, which keeps its own path",
 		k.Name, strings.Join(k.Specializes, ", "))
 	return nil
+}
+
+// primaryParams are the template parameter names of the primary template
+// k specialises, as its unit declares them (template <typename T> __global__
+// void k(...)); nil where the unit has no such definition.
+func primaryParams(k *Kernel) []string {
+	if k.Unit == nil {
+		return nil
+	}
+	re := regexp.MustCompile(`template\s*<([^<>{};]*)>\s*(?:__global__|__launch_bounds__\s*\([^)]*\)|static|inline|\s)*\s*void\s+` +
+		regexp.QuoteMeta(k.Name) + `\s*\(`)
+	m := re.FindStringSubmatch(k.Unit.Source)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(m[1], ",") {
+		if f := strings.Fields(strings.SplitN(p, "=", 2)[0]); len(f) > 0 {
+			out = append(out, f[len(f)-1])
+		}
+	}
+	return out
 }
 
 // dtypeInstance is a kernel validated at a dtype its tests did not launch

@@ -125,6 +125,12 @@ func TestHalfInstance(t *testing.T) {
 	if k == nil {
 		t.Fatalf("no specialisation discovered: %+v", inv.Kernels)
 	}
+	// its unit: the primary template first (a specialisation compiles only
+	// after it), the specialisation as the entry, no instantiation
+	if !strings.Contains(k.Unit.Source, "template <typename T>\n__global__ void scale_add_kernel(") ||
+		k.Unit.Entry != "scale_add_kernel<at::Half>" || strings.Contains(k.Unit.Source, "scale_add_kernel<>") {
+		t.Errorf("unit entry %s:\n%s", k.Unit.Entry, k.Unit.Source)
+	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "launches.jsonl"), []byte(fakeLaunch(t, dir, 1, 64, "float32", 64)), 0o644); err != nil {
 		t.Fatal(err)
@@ -143,7 +149,7 @@ func TestHalfInstance(t *testing.T) {
 		}
 	}
 	if spec.LaunchedDType != "float32" || spec.ValidatedDType != "float16" ||
-		!strings.Contains(spec.Note, "validated at float16 (scale_add_kernel<at::Half>") || spec.TemplateArgs != nil {
+		!strings.Contains(spec.Note, "validated at float16 (scale_add_kernel<at::Half>") || spec.TemplateArgs["T"] != "at::Half" {
 		t.Errorf("launched %q validated %q targs %v, note %q", spec.LaunchedDType, spec.ValidatedDType, spec.TemplateArgs, spec.Note)
 	}
 	if cp.Launches != 0 || cp.Used != 1 {

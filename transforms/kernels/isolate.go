@@ -118,6 +118,13 @@ func isolate(k *item, items []*item, targs []string) *Unit {
 	u := &Unit{}
 	need := map[*item]bool{k: true}
 	queue := []*item{k}
+	spec := k.template != nil && len(templateParams(k.file, k.template)) == 0
+	if p := primaryOf(k, items); spec && p != nil {
+		// an explicit specialisation (template <> __global__ void k<at::Half>)
+		// compiles only after its primary template
+		need[p] = true
+		queue = append(queue, p)
+	}
 	for len(queue) > 0 {
 		it := queue[0]
 		queue = queue[1:]
@@ -194,7 +201,9 @@ func isolate(k *item, items []*item, targs []string) *Unit {
 		u.Pieces = append(u.Pieces, it.kind+" "+name)
 	}
 	u.Entry = k.names[0]
-	if k.template != nil {
+	if spec {
+		u.Entry += "<" + strings.Join(specializationArgs(k.file, k), ", ") + ">" // its own definition: no instantiation
+	} else if k.template != nil {
 		inst := instantiation(k, targs)
 		u.inst, u.instTargs, u.instName = inst, append([]string(nil), targs...), k.names[0]
 		u.instRet, u.instParams = instantiationParts(k)
@@ -223,6 +232,18 @@ func isolate(k *item, items []*item, targs []string) *Unit {
 	sum := sha256.Sum256([]byte(u.Source))
 	u.Hash = hex.EncodeToString(sum[:])
 	return u
+}
+
+// primaryOf is the primary template an explicit specialisation k
+// specialises: the kernel template of the same name with parameters.
+func primaryOf(k *item, items []*item) *item {
+	for _, it := range items {
+		if it != k && it.kind == itemKernel && it.template != nil && len(it.names) > 0 && len(k.names) > 0 &&
+			it.names[0] == k.names[0] && len(templateParams(it.file, it.template)) > 0 {
+			return it
+		}
+	}
+	return nil
 }
 
 func hasOtherDef(ds []*item) bool {
