@@ -40,8 +40,13 @@ var AutocastCuda = &rule.Rule{
 	Name:   "autocast-cuda-device",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `autocast` (see Run).
-	Needles: []string{"autocast"},
+	// The rule reports only a call whose callee qualifies to torch.autocast,
+	// torch.amp.autocast or torch.amp.autocast_mode.autocast (so the word
+	// autocast is spelled in code: the callee or the import that binds it)
+	// and whose device argument is the plain string literal "cuda"
+	// (kit.DeviceString with no index and no f-string: a lone string_content
+	// matching ^cuda$, so the word cuda stands between the quotes).
+	Needles: []string{`\bautocast\b & \bcuda\b`},
 	Example: autocastCudaExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.autocast(\"cuda\")` names CUDA as the autocast device",

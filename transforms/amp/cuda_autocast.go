@@ -43,8 +43,13 @@ var CudaAutocast = &rule.Rule{
 	Name:   "cuda-amp-autocast",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `autocast` (see Run).
-	Needles: []string{"autocast"},
+	// The rule reports only a call whose callee qualifies (through the
+	// imports or a torch. chain) to torch.cuda.amp.autocast or
+	// torch.cuda.amp.autocast_mode.autocast: each component of that name is
+	// an identifier spelled in the file's code (the call's dotted callee or an
+	// import's module or name), so both the words autocast and cuda occur
+	// there (not maybe_autocast, is_autocast_enabled or is_torch_cuda_available).
+	Needles: []string{`\bautocast\b & \bcuda\b`},
 	Example: cudaAutocastExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.amp.autocast(...)` is CUDA-only (and deprecated)",
