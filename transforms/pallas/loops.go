@@ -537,11 +537,7 @@ func (m *ewMode) loopStore(t *tr, p ptrv, prm *kernels.Param, idx, v val) error 
 			loops = append(loops, l)
 		}
 	}
-	ct, err := elemCT(prm)
-	if err != nil {
-		return err
-	}
-	cv, err := t.castTo(v, ct)
+	cv, _, err := t.castToElem(v, prm)
 	if err != nil {
 		return err
 	}

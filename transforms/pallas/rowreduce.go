@@ -384,11 +384,7 @@ func (m *rowMode) store(t *tr, p ptrv, idx val, v val) error {
 	if v.lane0 && !m.elected {
 		return refuse(CodeUnsupported, "%s is written by every thread with a value only thread 0 holds", p.base)
 	}
-	ct, err := elemCT(prm)
-	if err != nil {
-		return err
-	}
-	cv, err := t.castTo(v, ct)
+	cv, ct, err := t.castToElem(v, prm)
 	if err != nil {
 		return err
 	}

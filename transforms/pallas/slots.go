@@ -143,11 +143,7 @@ func (m *ewMode) slotStore(t *tr, p ptrv, prm *kernels.Param, idx, v val) error 
 			return refuse(CodeDataIndex, "%s is written at a data-dependent index whose slots move with a loop's iteration", p.base)
 		}
 	}
-	ct, err := elemCT(prm)
-	if err != nil {
-		return err
-	}
-	cv, err := t.castTo(v, ct)
+	cv, _, err := t.castToElem(v, prm)
 	if err != nil {
 		return err
 	}

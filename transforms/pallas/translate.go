@@ -770,6 +770,18 @@ func (t *tr) ident(name string) (val, error) {
 	return val{}, refuse(CodeUnsupported, "unknown name %s", name)
 }
 
+// castToElem casts a value stored into prm to prm's element type as elemCT
+// gives it (float16 elements are "float" here, unlike elemType), and returns
+// that type: the one step of every store outside the elementwise own store.
+func (t *tr) castToElem(v val, prm *kernels.Param) (val, string, error) {
+	ct, err := elemCT(prm)
+	if err != nil {
+		return val{}, "", err
+	}
+	cv, err := t.castTo(v, ct)
+	return cv, ct, err
+}
+
 func (t *tr) castTo(v val, ct string) (val, error) {
 	switch {
 	case ct == "ptr" || v.ct == "ptr":
