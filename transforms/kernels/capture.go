@@ -1408,11 +1408,7 @@ func (sh *shaper) factor(d string, envs []map[string]int64) bool {
 			if s == d || s == q {
 				continue
 			}
-			all := true
-			for _, env := range envs {
-				all = all && env[s] == env[d]*env[q]
-			}
-			if all {
+			if productIn(envs, s, d, q) {
 				return true
 			}
 		}
@@ -1429,17 +1425,23 @@ func related(sweep []map[string]int64, syms []string) bool {
 				if p == s || q == s {
 					continue
 				}
-				all := true
-				for _, a := range sweep {
-					all = all && a[s] == a[p]*a[q]
-				}
-				if all {
+				if productIn(sweep, s, p, q) {
 					return true
 				}
 			}
 		}
 	}
 	return false
+}
+
+// productIn reports whether s is p times q in every assignment.
+func productIn(envs []map[string]int64, s, p, q string) bool {
+	for _, env := range envs {
+		if env[s] != env[p]*env[q] {
+			return false
+		}
+	}
+	return true
 }
 
 // boundProducts keeps a product size (sizeExpr) within one block where the
