@@ -81,14 +81,14 @@ var ioCodes = []CodeDoc{
 // IOCodes returns the PIO codes in code order, from the registry.
 func IOCodes() []CodeDoc { return family("PIO") }
 
-// IOCode returns the doc of one PIO code.
+// IOCode returns the doc of one PIO code. The report asks it of every
+// diagnostic: one registry lookup, not a sorted copy of the registry.
 func IOCode(code string) (CodeDoc, bool) {
-	for _, c := range IOCodes() {
-		if c.Code == code {
-			return c, true
-		}
+	e, ok := codes.Lookup(code)
+	if !ok || e.Code.Code != code || e.Family() != "PIO" {
+		return CodeDoc{}, false
 	}
-	return CodeDoc{}, false
+	return CodeDoc(e.Code), true
 }
 
 // CodeFamily is one table of the driver's own codes, with the label the
