@@ -106,21 +106,28 @@ type nodeLayout struct {
 }
 
 func init() {
-	if unsafe.Sizeof(nodeLayout{}) != unsafe.Sizeof(sitter.Node{}) || unsafe.Sizeof(C.TSNode{}) != 32 {
+	if unsafe.Sizeof(nodeLayout{}) != unsafe.Sizeof(sitter.Node{}) || unsafe.Sizeof(C.TSNode{}) != unsafe.Sizeof(cNode{}) ||
+		unsafe.Alignof(C.TSNode{}) > unsafe.Alignof(cNode{}) {
 		panic(fmt.Sprintf("ts: sitter.Node is %d bytes, its mirror %d: go-tree-sitter's layout changed",
 			unsafe.Sizeof(sitter.Node{}), unsafe.Sizeof(nodeLayout{})))
 	}
 }
 
 // flatScratch holds the C walk's output arrays between trees; flatten
-// copies them into a Flat of the exact size.
+// copies them into a Flat of the exact size. The nodes are held as plain
+// words (cNode), not C.TSNode, whose two C pointers would make the array
+// one the garbage collector scans and cgo's pointer check walks, word by
+// word, on every call: none of them is a Go pointer.
 type flatScratch struct {
-	nodes  []C.TSNode
+	nodes  []cNode
 	syms   []C.TSSymbol
 	fields []uint16
 	rng    [][2]uint32
 	next   []int32
 }
+
+// cNode is a C.TSNode's bytes (four uint32 of context, two C pointers).
+type cNode [4]uint64
 
 var scratchPool = sync.Pool{New: func() any { return &flatScratch{} }}
 
@@ -129,14 +136,14 @@ func (s *flatScratch) grow(n int) {
 	if len(s.nodes) >= n {
 		return
 	}
-	s.nodes, s.syms, s.fields = make([]C.TSNode, n), make([]C.TSSymbol, n), make([]uint16, n)
+	s.nodes, s.syms, s.fields = make([]cNode, n), make([]C.TSSymbol, n), make([]uint16, n)
 	s.rng, s.next = make([][2]uint32, n), make([]int32, n)
 }
 
 // walk runs the C walk into s and returns the number of nodes (more than
 // s holds: grow and walk again).
 func (s *flatScratch) walk(root C.TSNode) int {
-	n := int(C.pallasify_flatten(root, &s.nodes[0], &s.syms[0], (*C.uint16_t)(unsafe.Pointer(&s.fields[0])),
+	n := int(C.pallasify_flatten(root, (*C.TSNode)(unsafe.Pointer(&s.nodes[0])), &s.syms[0], (*C.uint16_t)(unsafe.Pointer(&s.fields[0])),
 		(*C.uint32_t)(unsafe.Pointer(&s.rng[0])), (*C.int32_t)(unsafe.Pointer(&s.next[0])), C.int64_t(len(s.nodes))))
 	if n < 0 {
 		panic("ts: out of memory flattening a tree")
@@ -171,7 +178,7 @@ func flatten(root *Node, sizeHint int) *Flat {
 	var small [512]string
 	names := map[C.TSSymbol]string{}
 	for i := range n {
-		*(*nodeLayout)(unsafe.Pointer(&nodes[i])) = nodeLayout{c: s.nodes[i], t: r.t}
+		*(*nodeLayout)(unsafe.Pointer(&nodes[i])) = nodeLayout{c: *(*C.TSNode)(unsafe.Pointer(&s.nodes[i])), t: r.t}
 		f.Nodes[i] = &nodes[i]
 		sym := s.syms[i]
 		var typ string
