@@ -69,7 +69,11 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 			files = append(files, f.Path)
 		}
 	}
-	inv, probs := kernels.DiscoverScan(ctx, r.Root, files, func(rel string) bool { return byPath[rel].mayHoldKernels() })
+	inv, probs := kernels.DiscoverScanned(ctx, r.Root, files, func(rel string) bool { return byPath[rel].mayHoldKernels() },
+		func(rel string) *kernels.PythonScan { return byPath[rel].kernelScanned() })
+	for _, f := range r.Files {
+		f.kernelPy = nil
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("kernel discovery: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/draft"
+	"github.com/pallasify/pallasify/transforms/kernels"
 )
 
 // Stage names, in pipeline order.
@@ -71,6 +72,11 @@ type File struct {
 	// discovery's needles (kernels.PythonNeedles) in a Python file, so the
 	// kernel stage does not read the file again to find out.
 	kernelScan scanState
+	// kernelPy is the kernel scan of a Python file holding a needle, made
+	// by the analyze stage from the rules' parse (kernels.ScanPythonTree);
+	// nil when the analyze stage did not make it. The kernel stage takes it
+	// and drops it.
+	kernelPy *kernels.PythonScan
 }
 
 // scanState is a prefilter answer about one file: unknown (the analyze
@@ -93,6 +99,14 @@ func scanOf(hit bool) scanState {
 // analyze stage scanned it and found none of the needles.
 func (f *File) mayHoldKernels() bool {
 	return f == nil || f.kernelScan&scanKnown == 0 || f.kernelScan&scanHit != 0
+}
+
+// kernelScanned is the analyze stage's kernel scan of f, nil without one.
+func (f *File) kernelScanned() *kernels.PythonScan {
+	if f == nil {
+		return nil
+	}
+	return f.kernelPy
 }
 
 // Changed reports whether the run rewrites or creates the file.

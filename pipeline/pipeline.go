@@ -99,6 +99,7 @@ func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
 	if opts.Discover == nil {
 		opts.Discover = kernelStage(opts)
 	}
+	_, st.scanKernels = opts.Discover.(*KernelStage)
 	attachEmulator(opts)
 	attachCapture(opts)
 	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate} {
@@ -163,10 +164,14 @@ func (s funcStage) Run(ctx context.Context, r *Run) error { return s.fn(ctx, r) 
 type state struct {
 	opts    Options
 	rewrite bool
-	entries []entry
-	pending map[int][2][]byte        // file index -> original, updated
-	pkgs    map[string]bool          // directories holding an __init__.py
-	shared  map[string][]rule.Shared // helper module path -> definitions imported from it
+	// scanKernels: the kernel stage discovers (a *KernelStage), so a Python
+	// file holding a kernel needle is scanned for kernels from the rules'
+	// parse (File.kernelPy) rather than parsed again by discovery.
+	scanKernels bool
+	entries     []entry
+	pending     map[int][2][]byte        // file index -> original, updated
+	pkgs        map[string]bool          // directories holding an __init__.py
+	shared      map[string][]rule.Shared // helper module path -> definitions imported from it
 }
 
 func (st *state) acquire(ctx context.Context, r *Run) error {
@@ -291,6 +296,13 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	layout, _ := layoutOf(e.rel, st.pkgs)
 	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
 		Layout: layout}}
+	if sets[0] && st.scanKernels {
+		eng.Inspect = func(t *ts.Tree) {
+			if ps, ok := kernels.ScanPythonTree(ctx, st.opts.Root, f.Path, t); ok {
+				f.kernelPy = ps
+			}
+		}
+	}
 	parser := parsers.Get()
 	res, err := eng.Run(ctx, parser, f.Path, src)
 	parsers.Put(parser)

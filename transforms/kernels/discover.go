@@ -163,6 +163,14 @@ func Discover(ctx context.Context, root string, files []string) (*Inventory, []P
 // scan returns false is skipped unread (Discover reads it only to find that
 // out). A nil scan reads every Python file.
 func DiscoverScan(ctx context.Context, root string, files []string, scan func(rel string) bool) (*Inventory, []Problem) {
+	return DiscoverScanned(ctx, root, files, scan, nil)
+}
+
+// DiscoverScanned is DiscoverScan for a caller that has also scanned some
+// Python files itself, from its own parse (ScanPythonTree): where scanned
+// returns a result, discovery takes it instead of reading and parsing the
+// file again. A nil scanned, or a nil result, leaves the file to discovery.
+func DiscoverScanned(ctx context.Context, root string, files []string, scan func(rel string) bool, scanned func(rel string) *PythonScan) (*Inventory, []Problem) {
 	d := &discoverer{ctx: ctx, root: root, p: ts.NewParser(ts.Cpp), parsed: map[string]*cudaFile{}}
 	defer d.p.Close()
 	inv := &Inventory{Root: root}
@@ -185,7 +193,7 @@ func DiscoverScan(ctx context.Context, root string, files []string, scan func(re
 		}
 	}
 	refs := map[string]*pyRef{}
-	for _, res := range d.scanPython(pyFiles) {
+	for _, res := range d.scanPython(pyFiles, scanned) {
 		d.sources = append(d.sources, res.inline...)
 		inv.Extensions = append(inv.Extensions, res.exts...)
 		for _, r := range res.refs {
@@ -648,23 +656,34 @@ func (d *discoverer) safeKernel(u *unitFiles, it *item, sites []*launchSite) (k 
 // discoverer of its own (the scan reads only root and ctx and adds
 // problems), and returns their results in the order of files, with their
 // problems added to d's in that order: as a scan one file after another
-// would. Files after a cancellation give empty results.
-func (d *discoverer) scanPython(files []string) []pyResult {
+// would. Files after a cancellation give empty results. A file scanned
+// returns a result for keeps that result (the same scan, on the caller's
+// parse of the same text).
+func (d *discoverer) scanPython(files []string, scanned func(rel string) *PythonScan) []pyResult {
 	res := make([]pyResult, len(files))
 	probs := make([][]Problem, len(files))
+	var left []int // the files to read and scan here
+	for i, rel := range files {
+		if ps := scannedOf(scanned, rel); ps != nil {
+			res[i], probs[i] = ps.res, ps.probs
+			continue
+		}
+		left = append(left, i)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.NumCPU(), len(files)) {
+	for range min(runtime.NumCPU(), len(left)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			py := ts.NewParser(ts.Python)
 			defer py.Close()
 			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(files) || d.ctx.Err() != nil {
+				k := int(next.Add(1) - 1)
+				if k >= len(left) || d.ctx.Err() != nil {
 					return
 				}
+				i := left[k]
 				fd := &discoverer{ctx: d.ctx, root: d.root}
 				res[i] = fd.safePython(py, files[i])
 				probs[i] = fd.probs
@@ -678,7 +697,13 @@ func (d *discoverer) scanPython(files []string) []pyResult {
 	return res
 }
 
-func (d *discoverer) safePython(p *ts.Parser, rel string) (res pyResult) {
+func (d *discoverer) safePython(p *ts.Parser, rel string) pyResult {
+	return d.safeScan(rel, func() pyResult { return d.python(p, rel) })
+}
+
+// safeScan runs one Python file's scan; a panic becomes a problem of the
+// file and an empty result.
+func (d *discoverer) safeScan(rel string, scan func() pyResult) (res pyResult) {
 	defer func() {
 		if r := recover(); r != nil {
 			d.probs = append(d.probs, Problem{Code: CodeInternal, Severity: "error", Path: rel,
@@ -686,7 +711,15 @@ func (d *discoverer) safePython(p *ts.Parser, rel string) (res pyResult) {
 			res = pyResult{}
 		}
 	}()
-	return d.python(p, rel)
+	return scan()
+}
+
+// scannedOf is scanned's result for rel, nil without one.
+func scannedOf(scanned func(rel string) *PythonScan, rel string) *PythonScan {
+	if scanned == nil {
+		return nil
+	}
+	return scanned(rel)
 }
 
 func (d *discoverer) needsSpec(k *Kernel) {

@@ -2,8 +2,10 @@ package kernels
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -34,23 +36,62 @@ var PythonNeedles = []string{"load_inline", "cpp_extension", "CUDAExtension", "R
 
 // python scans one Python file for CUDA sources and Triton kernels.
 func (d *discoverer) python(p *ts.Parser, rel string) pyResult {
-	var res pyResult
 	text, err := d.read(rel)
-	if err != nil {
-		return res
-	}
-	hit := false
-	for _, n := range PythonNeedles {
-		hit = hit || bytes.Contains(text, []byte(n))
-	}
-	if !hit {
-		return res
+	if err != nil || !holdsNeedle(text) {
+		return pyResult{}
 	}
 	tree, err := p.Parse(d.ctx, text)
 	if err != nil {
-		return res
+		return pyResult{}
 	}
 	defer tree.Close()
+	return d.pythonTree(rel, tree)
+}
+
+// holdsNeedle reports whether text holds one of PythonNeedles.
+func holdsNeedle(text []byte) bool {
+	for _, n := range PythonNeedles {
+		if bytes.Contains(text, []byte(n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// PythonScan is what discovery finds in one Python file (CUDA sources,
+// extensions, the CUDA files it builds, Triton kernels, problems), scanned
+// by a caller from its own parse (ScanPythonTree) and handed to
+// DiscoverScanned.
+type PythonScan struct {
+	res   pyResult
+	probs []Problem
+}
+
+// ScanPythonTree scans the Python file rel under root as discovery does,
+// from tree, the caller's parse of the file's text (tree.Src, as read from
+// disk), so discovery need not read and parse it again; the scan reads
+// only the other files it names. It holds nothing of tree. false when
+// discovery would not take that text (over its size limit): leave the file
+// to discovery then.
+func ScanPythonTree(ctx context.Context, root, rel string, tree *ts.Tree) (*PythonScan, bool) {
+	if len(tree.Src) > maxSource {
+		return nil, false
+	}
+	d := &discoverer{ctx: ctx, root: root}
+	rel = filepath.ToSlash(rel)
+	res := d.safeScan(rel, func() pyResult {
+		if !holdsNeedle(tree.Src) {
+			return pyResult{}
+		}
+		return d.pythonTree(rel, tree)
+	})
+	return &PythonScan{res: res, probs: d.probs}, true
+}
+
+// pythonTree scans one parsed Python file.
+func (d *discoverer) pythonTree(rel string, tree *ts.Tree) pyResult {
+	var res pyResult
+	text := tree.Src
 	pf := &pyFile{d: d, rel: rel, src: text, assigns: map[string][]*ts.Node{}, root: tree.Root(),
 		kernVars: map[string]string{}, modVars: map[string]bool{}}
 	// Every node in source order, from the flattened tree (no calls into C

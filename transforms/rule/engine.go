@@ -32,6 +32,11 @@ type Options struct {
 type Engine struct {
 	Rules []*Rule
 	Opts  Options
+	// Inspect, when set, is called with the parse of the input before the
+	// rules run (a file with syntax errors included), so a caller that
+	// reads the same file gets its tree without parsing it again. It must
+	// not keep the tree, whose Flat and Index the rules then share.
+	Inspect func(*ts.Tree)
 }
 
 // Result is the outcome for one file.
@@ -59,6 +64,9 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 		return nil, err
 	}
 	defer tree.Close()
+	if e.Inspect != nil {
+		e.Inspect(tree)
+	}
 	res := &Result{InputErrors: tree.ErrorCount()}
 	if res.InputErrors > 0 {
 		n := tree.FirstError()
