@@ -290,18 +290,22 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	}
 	rules, sets := pf.selectPython(src)
 	f.kernelScan = scanKnown | scanOf(sets[0])
+	scanKernels := func(t *ts.Tree) {
+		if ps, ok := kernels.ScanPythonTree(ctx, st.opts.Root, f.Path, t); ok {
+			f.kernelPy = ps
+		}
+	}
 	if len(rules) == 0 {
+		if sets[0] && st.scanKernels {
+			st.kernelScanOnly(ctx, parsers, src, scanKernels)
+		}
 		return nil, nil, nil
 	}
 	layout, _ := layoutOf(e.rel, st.pkgs)
 	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
 		Layout: layout}}
 	if sets[0] && st.scanKernels {
-		eng.Inspect = func(t *ts.Tree) {
-			if ps, ok := kernels.ScanPythonTree(ctx, st.opts.Root, f.Path, t); ok {
-				f.kernelPy = ps
-			}
-		}
+		eng.Inspect = scanKernels
 	}
 	parser := parsers.Get()
 	res, err := eng.Run(ctx, parser, f.Path, src)
@@ -324,6 +328,20 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		return nil, nil, nil
 	}
 	return res.Output, src, res.Shared
+}
+
+// kernelScanOnly parses a file no rule needs, for its kernel scan only:
+// here, on the analyze stage's workers, rather than in the kernel stage
+// after them.
+func (st *state) kernelScanOnly(ctx context.Context, parsers *ts.Pool, src []byte, scan func(*ts.Tree)) {
+	parser := parsers.Get()
+	defer parsers.Put(parser)
+	t, err := parser.Parse(ctx, src)
+	if err != nil {
+		return
+	}
+	defer t.Close()
+	scan(t)
 }
 
 func findingDiag(path string, fd rule.Finding) Diagnostic {
