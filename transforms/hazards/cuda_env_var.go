@@ -71,11 +71,15 @@ func envAdvice(s string) []string {
 }
 
 func runCudaEnvVar(p *rule.Pass) {
-	ts.Walk(p.Tree.Root(), func(n *ts.Node) bool {
-		switch n.Type() {
+	// The walk reads the flattened tree (the same nodes in the same order
+	// as ts.Walk, without crossing into C per node).
+	f := p.Tree.Flat()
+	f.Walk(func(i int) bool {
+		switch f.Types[i] {
 		case "comment":
 			return false
 		case "string":
+			n := f.Nodes[i]
 			if par := n.Parent(); par != nil && par.Type() == "expression_statement" && par.NamedChildCount() == 1 {
 				return false // docstring or bare string statement
 			}
