@@ -54,6 +54,21 @@ func overlaps(spans []nonCodeSpan, start, end int) bool {
 	return false
 }
 
+// opensString reports whether the match [start, end) lies outside every
+// code string of strs (sorted, disjoint), or starts one's content and
+// rule.StringOpens.
+func opensString(src []byte, strs []codeString, start, end int) bool {
+	for _, cs := range strs {
+		if cs.start >= end {
+			return true
+		}
+		if cs.end > start {
+			return start == cs.content && rule.StringOpens(src, end)
+		}
+	}
+	return true
+}
+
 // hit is one part of a needle ending at a DFA state: which needle, which
 // part (a bit of the needle's mask), its length and its boundary anchors.
 type hit struct {
@@ -62,6 +77,7 @@ type hit struct {
 	n             int
 	before, after bool // needs a word boundary before / after the match
 	call          bool // needs a call's "(" after the match (rule.CallFollows)
+	opens         bool // inside a code string, must open its content (rule.StringStart)
 }
 
 // needleParts splits a needle into the strings that must all occur: parts
@@ -110,7 +126,8 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 				}
 				s = nx
 			}
-			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after, call: call})
+			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after, call: call,
+				opens: rule.StringStart(part)})
 		}
 		return true
 	}
@@ -205,23 +222,26 @@ func (pf *prefilter) selectRules(src []byte) []*rule.Rule {
 // nil when none can) and, for each extra needle set, whether src contains one
 // of its needles.
 func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
-	return pf.SelectCode(src, nil)
+	return pf.SelectCode(src, nil, nil)
 }
 
 // selectPython is Select for a Python source after the lexical pre-check
 // (prefilter_lex.go): a rule's needle counts only where it matches outside
-// the file's comments and bare string statements; the extra sets count
+// the file's comments and bare string statements, and a part marked `\q`
+// inside a code string only where it opens it; the extra sets count
 // everywhere, as their own readers search the whole file.
 func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
-	spans, _ := nonCodeSpans(src)
-	return pf.SelectCode(src, spans)
+	spans, strs, _ := lexPython(src)
+	return pf.SelectCode(src, spans, strs)
 }
 
 // SelectCode is Select where a rule's needle counts only if its match does
-// not overlap one of the skip spans (sorted, disjoint); the word boundaries
-// and the call check around a match read src as it is. The extra sets count
-// matches everywhere.
-func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan) ([]*rule.Rule, []bool) {
+// not overlap one of the skip spans (sorted, disjoint), and a part marked
+// `\q` (rule.StringStart) that lies inside one of the code strings strs
+// (sorted, disjoint) only if it starts the string's content and
+// rule.StringOpens; the word boundaries and the call check around a match
+// read src as it is. The extra sets count matches everywhere.
+func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan, strs []codeString) ([]*rule.Rule, []bool) {
 	owners := len(pf.rules) + pf.sets
 	found := make([]bool, owners)
 	copy(found, pf.always)
@@ -241,6 +261,7 @@ func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan) ([]*rule.Rule, [
 	s := int32(0)
 	delta, firstOut := pf.delta, pf.firstOut
 	k := 0 // skip spans before k end before any match that ends at pos can start
+	q := 0 // likewise for strs
 	for pos := 0; pos < len(src) && remaining > 0; pos++ {
 		if s = delta[int(s)<<8|int(src[pos])]; s < firstOut {
 			continue
@@ -256,6 +277,14 @@ func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan) ([]*rule.Rule, [
 				}
 				if overlaps(skip[k:], pos+1-h.n, pos+1) {
 					continue // the match overlaps a comment or a bare string
+				}
+			}
+			if h.opens && o < len(pf.rules) && len(strs) > 0 {
+				for q < len(strs) && strs[q].end <= pos+1-pf.longest {
+					q++
+				}
+				if !opensString(src, strs[q:], pos+1-h.n, pos+1) {
+					continue // inside a code string, not at its start
 				}
 			}
 			if h.before && pos+1-h.n > 0 && rule.WordByte(src[pos-h.n]) {

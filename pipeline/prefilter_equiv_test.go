@@ -28,7 +28,17 @@ import (
 // lexical pre-check, prefilter_lex.go), so that covers a file whose needles
 // all lie there.
 func TestPrefilterEquivalence(t *testing.T) {
-	trees := map[string]string{"examples+goldens": corpusTree(t)}
+	corpus := corpusTree(t)
+	trees := map[string]string{"examples+goldens": corpus,
+		// The `\q` needle parts (rule.StringStart) on strings that no longer
+		// open with their needle: "x cuda:0" and "cuda x:0".
+		"examples+goldens, strings led": stringsEdited(t, corpus, func(b []byte) []byte { return append([]byte("x "), b...) }),
+		"examples+goldens, strings continued": stringsEdited(t, corpus, func(b []byte) []byte {
+			if bytes.HasPrefix(b, []byte("cuda")) {
+				return append([]byte("cuda x"), b[4:]...)
+			}
+			return b
+		})}
 	projects, _ := filepath.Glob(filepath.Join("..", "fixtures", "projects", "*"))
 	e2e, _ := filepath.Glob(filepath.Join("..", "fixtures", "e2e", "*"))
 	for _, p := range append(projects, e2e...) {
@@ -129,6 +139,44 @@ func corpusTree(t *testing.T) string {
 		write(strings.NewReplacer("-", "_", ".", "_").Replace(filepath.Base(filepath.Dir(in))), src)
 	}
 	return dir
+}
+
+// stringsEdited copies the Python files of dir into a new temporary tree,
+// each code string (lexPython) whose content starts with "cuda" rewritten by
+// edit (its content up to the closing quote in, the new one out).
+func stringsEdited(t *testing.T, dir string, edit func([]byte) []byte) string {
+	out := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.py"))
+	edited := 0
+	for _, p := range files {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, strs, _ := lexPython(src)
+		var b []byte
+		last := 0
+		for _, cs := range strs {
+			end := cs.content
+			for end < cs.end && src[end] != src[cs.content-1] {
+				end++
+			}
+			if !bytes.HasPrefix(src[cs.content:end], []byte("cuda")) {
+				continue
+			}
+			b = append(append(b, src[last:cs.content]...), edit(append([]byte(nil), src[cs.content:end]...))...)
+			last = end
+			edited++
+		}
+		b = append(b, src[last:]...)
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(p)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if edited < 50 {
+		t.Fatalf("edited only %d strings; the goldens lost their device strings?", edited)
+	}
+	return out
 }
 
 // dropUnparsedSyntaxErrors removes, from a run without needles, the syntax

@@ -37,15 +37,33 @@ type nonCodeSpan struct {
 	kind       spanKind
 }
 
+// codeString is a string literal in code that is not an f-string (or a
+// t-string) and not a bare string statement: bytes start (its prefix) to end
+// (after its closing quote); its content starts at content, after the
+// opening quote(s). A needle part marked `\q` (rule.StringStart) counts
+// inside it only where the match starts the content and rule.StringOpens
+// (prefilter.SelectCode).
+type codeString struct {
+	start, content, end int
+}
+
 // nonCodeSpans lists, in order, the comments and bare string statements of a
 // Python source; ok is false when the lexer gives up (see the package note
 // above), and then spans is nil.
 func nonCodeSpans(src []byte) (spans []nonCodeSpan, ok bool) {
+	spans, _, ok = lexPython(src)
+	return spans, ok
+}
+
+// lexPython is nonCodeSpans that also lists, in order, the code strings
+// (codeString) outside f-strings' replacement fields; both are nil when the
+// lexer gives up.
+func lexPython(src []byte) (spans []nonCodeSpan, strs []codeString, ok bool) {
 	lx := &pyLexer{src: src}
 	if !lx.module() {
-		return nil, false
+		return nil, nil, false
 	}
-	return lx.spans, true
+	return lx.spans, lx.strs, true
 }
 
 // pyLexer is one pass over a Python source.
@@ -53,6 +71,7 @@ type pyLexer struct {
 	src   []byte
 	pos   int
 	spans []nonCodeSpan
+	strs  []codeString
 	open  [2]int // f-strings open around lx.pos, by quote (0: ", 1: ')
 }
 
@@ -139,11 +158,18 @@ func (lx *pyLexer) module() bool {
 				lineStart = false
 				continue
 			}
+			content := lx.pos + 1 // after the opening quote(s)
+			if lx.pos+2 < len(src) && src[lx.pos+1] == src[lx.pos] && src[lx.pos+2] == src[lx.pos] {
+				content = lx.pos + 3
+			}
 			if !lx.str(flags) {
 				return false
 			}
-			if lineStart && depth == 0 && flags&strFormat == 0 && lx.statementEnds() {
+			switch {
+			case lineStart && depth == 0 && flags&strFormat == 0 && lx.statementEnds():
 				lx.spans = append(lx.spans, nonCodeSpan{start, lx.pos, spanBareString})
+			case flags&strFormat == 0:
+				lx.strs = append(lx.strs, codeString{start, content, lx.pos})
 			}
 			lineStart = false
 		default:

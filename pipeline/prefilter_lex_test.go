@@ -75,6 +75,74 @@ func TestNonCodeSpans(t *testing.T) {
 	}
 }
 
+// TestCodeStrings: the string literals of code the lexer lists for `\q`
+// needle parts (not f-strings, not bare statements, not inside an
+// f-string's fields), each with where its content starts.
+func TestCodeStrings(t *testing.T) {
+	cases := []struct{ src, want string }{ // want: each string as prefix|content
+		{"d = 'cuda:0'\n", "'|cuda:0'"},
+		{"x = f('a', \"b\")\n", "'|a'  \"|b\""},
+		{"x = rb'a' + U\"b\"\n", "rb'|a'  U\"|b\""},
+		{"x = '''a\nb'''\n", "'''|a\nb'''"},
+		{"x = ''\n", "'|'"},
+		{"'bare'\nx = 'code'\n", "'|code'"},
+		{"x = f'{\"cuda\"}' + 'y'\n", "'|y'"},
+		{"x = 1; 'after semicolon'\n", "'|after semicolon'"},
+	}
+	for _, tc := range cases {
+		_, strs, ok := lexPython([]byte(tc.src))
+		if !ok {
+			t.Errorf("%q: the lexer gave up", tc.src)
+			continue
+		}
+		var got []string
+		for _, cs := range strs {
+			got = append(got, tc.src[cs.start:cs.content]+"|"+tc.src[cs.content:cs.end])
+		}
+		if strings.Join(got, "  ") != tc.want {
+			t.Errorf("%q: code strings %q; want %q", tc.src, strings.Join(got, "  "), tc.want)
+		}
+	}
+}
+
+// TestPrefilterStringStart: a `\q` part counts in code and in f-strings
+// anywhere, inside another string literal only where it opens the content
+// before a quote or ":"; a plain part counts in every string of code.
+func TestPrefilterStringStart(t *testing.T) {
+	q := &rule.Rule{Code: "Q", Needles: []string{`\qcuda`}}
+	plain := &rule.Rule{Code: "P", Needles: []string{"cuda"}}
+	pf := newPrefilter([]*rule.Rule{q, plain})
+	cases := []struct {
+		src  string
+		q, p bool
+	}{
+		{"x.cuda()\n", true, true},
+		{"ok = t.is_cuda\n", true, true},
+		{"d = 'cuda'\n", true, true},
+		{"d = r\"cuda:0\"\n", true, true},
+		{"d = '''cuda'''\n", true, true},
+		{"d = f'on cuda'\n", true, true},
+		{"d = f\"{'on cuda'}\"\n", true, true},
+		{"DOC = \"\"\"\n>>> pipe.to(\"cuda\")\n\"\"\"\n", false, true},
+		{"raise ValueError('cuda is not available')\n", false, true},
+		{"k = {'cuda_rng': 1}\n", false, true},
+		{"k = 'x' 'cuda'\n", true, true},
+		{"s = 'a\\'cuda'\n", false, true},
+		{"'''cuda'''\n# cuda\n", false, false},
+		{"x = 'abc\nprint('on cuda')\n", true, true}, // the lexer gives up: the file is scanned whole
+	}
+	for _, tc := range cases {
+		sel, _ := pf.selectPython([]byte(tc.src))
+		got := map[string]bool{}
+		for _, r := range sel {
+			got[r.Code] = true
+		}
+		if got["Q"] != tc.q || got["P"] != tc.p {
+			t.Errorf("selectPython(%q): Q %v, P %v; want Q %v, P %v", tc.src, got["Q"], got["P"], tc.q, tc.p)
+		}
+	}
+}
+
 // TestPrefilterSkipsNonCode: a rule's needle in a comment or a docstring
 // does not select the rule; in an ordinary string or in code it does; the
 // extra sets count it everywhere.
@@ -105,7 +173,9 @@ func TestPrefilterSkipsNonCode(t *testing.T) {
 // input and every rule example (and, with PALLASIFY_REALTREE=DIR, every
 // Python file under DIR) that tree-sitter parses without an error, each span
 // the pre-check skips is exactly a tree-sitter comment, or exactly a string
-// node that is the whole of an expression statement. The log says how many
+// node that is the whole of an expression statement. Each code string
+// (for `\q` needle parts) is exactly a tree-sitter string node whose
+// string_start ends where the lexer says its content starts. The log says how many
 // of those strings are docstrings (the first statement of a module, class or
 // function) and on how many files the lexer gave up.
 func TestNonCodeSpansAgreeWithTreeSitter(t *testing.T) {
@@ -141,7 +211,7 @@ func TestNonCodeSpansAgreeWithTreeSitter(t *testing.T) {
 	}
 	parser := ts.NewParser(ts.Python)
 	defer parser.Close()
-	var checked, gaveUp, comments, bare, docstrings int
+	var checked, gaveUp, comments, bare, docstrings, codeStrings int
 	for name, src := range files {
 		tree, err := parser.Parse(context.Background(), src)
 		if err != nil {
@@ -152,11 +222,19 @@ func TestNonCodeSpansAgreeWithTreeSitter(t *testing.T) {
 			continue
 		}
 		checked++
-		spans, ok := nonCodeSpans(src)
+		spans, strs, ok := lexPython(src)
 		if !ok {
 			gaveUp++
 		}
 		nodes := nodesByRange(tree)
+		for _, cs := range strs {
+			n := nodes[[2]int{cs.start, cs.end}]
+			if !n.str || n.content != cs.content { // (bare for tree-sitter after a ";": counting it is only more)
+				t.Errorf("%s: bytes %d-%d %.60q (content at %d) are not a tree-sitter string with its content there (%+v)", name, cs.start, cs.end, src[cs.start:cs.end], cs.content, n)
+				continue
+			}
+			codeStrings++
+		}
 		for _, s := range spans {
 			n := nodes[[2]int{s.start, s.end}]
 			switch {
@@ -173,17 +251,21 @@ func TestNonCodeSpansAgreeWithTreeSitter(t *testing.T) {
 		}
 		tree.Close()
 	}
-	t.Logf("%d files parsed without error (lexer gave up on %d): %d comments, %d bare string statements (%d docstrings) agree",
-		checked, gaveUp, comments, bare, docstrings)
+	t.Logf("%d files parsed without error (lexer gave up on %d): %d comments, %d bare string statements (%d docstrings), %d code strings agree",
+		checked, gaveUp, comments, bare, docstrings, codeStrings)
 }
 
-// spanNode is what tree-sitter has at one byte range.
+// spanNode is what tree-sitter has at one byte range: a comment, or a
+// string (one literal, not a concatenation), bare (the whole of an
+// expression statement) or not, with where its content starts (the end of
+// its string_start).
 type spanNode struct {
 	comment, bareString, docstring bool
+	str                            bool
+	content                        int
 }
 
-// nodesByRange lists the tree's comments and the strings that are a whole
-// expression statement, by byte range.
+// nodesByRange lists the tree's comments and strings by byte range.
 func nodesByRange(tree *ts.Tree) map[[2]int]spanNode {
 	out := map[[2]int]spanNode{}
 	flat := tree.Flat()
@@ -194,11 +276,14 @@ func nodesByRange(tree *ts.Tree) map[[2]int]spanNode {
 			out[[2]int{s, e}] = spanNode{comment: true}
 		case "string":
 			n := flat.Nodes[i]
-			par := n.Parent()
-			if par == nil || par.Type() != "expression_statement" || par.NamedChildCount() != 1 || par.ChildCount() != 1 {
-				continue
+			sn := spanNode{str: true, content: -1}
+			if c := n.Child(0); c != nil && c.Type() == "string_start" {
+				sn.content = int(c.EndByte())
 			}
-			out[[2]int{s, e}] = spanNode{bareString: true, docstring: isDocstring(par)}
+			if par := n.Parent(); par != nil && par.Type() == "expression_statement" && par.NamedChildCount() == 1 && par.ChildCount() == 1 {
+				sn.bareString, sn.docstring = true, isDocstring(par)
+			}
+			out[[2]int{s, e}] = sn
 		}
 	}
 	return out
@@ -300,32 +385,33 @@ func TestSelectCodeMatchesReference(t *testing.T) {
 		}
 		inputs = append(inputs, []byte(b.String()))
 	}
-	withSpans := 0
+	withSpans, withStrs := 0, 0
 	for _, in := range inputs {
-		spans, ok := nonCodeSpans(in)
-		if !ok {
-			spans = nil
-		}
+		spans, strs, _ := lexPython(in)
 		if len(spans) > 0 {
 			withSpans++
 		}
-		sel, _ := pf.SelectCode(in, spans)
+		if len(strs) > 0 {
+			withStrs++
+		}
+		sel, _ := pf.SelectCode(in, spans, strs)
 		got := map[string]bool{}
 		for _, r := range sel {
 			got[r.Code] = true
 		}
 		for _, r := range rules {
-			if want := mayReportOutside(r, in, spans); got[r.Code] != want {
-				t.Fatalf("%s on %q (spans %v): automaton %v, reference %v", r.Code, in, spans, got[r.Code], want)
+			if want := mayReportOutside(r, in, spans, strs); got[r.Code] != want {
+				t.Fatalf("%s on %q (spans %v, strings %v): automaton %v, reference %v", r.Code, in, spans, strs, got[r.Code], want)
 			}
 		}
 	}
-	t.Logf("%d inputs, %d with spans", len(inputs), withSpans)
+	t.Logf("%d inputs, %d with spans, %d with code strings", len(inputs), withSpans, withStrs)
 }
 
 // mayReportOutside is rule.Rule.MayReport counting only matches that
-// overlap none of spans.
-func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan) bool {
+// overlap none of spans, and, for a part marked `\q`, that overlap none of
+// strs or start one's content where rule.StringOpens.
+func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan, strs []codeString) bool {
 	if len(r.Needles) == 0 {
 		return true
 	}
@@ -337,7 +423,11 @@ func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan) bool {
 				continue
 			}
 			any = true
-			if !partOutside(src, text, before, after, call, spans) {
+			var opens []codeString
+			if rule.StringStart(part) {
+				opens = strs
+			}
+			if !partOutside(src, text, before, after, call, spans, opens) {
 				all = false
 			}
 		}
@@ -348,7 +438,7 @@ func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan) bool {
 	return false
 }
 
-func partOutside(src []byte, text string, before, after, call bool, spans []nonCodeSpan) bool {
+func partOutside(src []byte, text string, before, after, call bool, spans []nonCodeSpan, strs []codeString) bool {
 	for s := 0; s+len(text) <= len(src); s++ {
 		e := s + len(text)
 		if string(src[s:e]) != text {
@@ -361,6 +451,11 @@ func partOutside(src []byte, text string, before, after, call bool, spans []nonC
 		inside := false
 		for _, sp := range spans {
 			if sp.start < e && s < sp.end {
+				inside = true
+			}
+		}
+		for _, cs := range strs {
+			if cs.start < e && s < cs.end && (s != cs.content || !rule.StringOpens(src, e)) {
 				inside = true
 			}
 		}

@@ -15,6 +15,18 @@ import (
 // matches `torch.cuda` and `"cuda:0"`, not `is_cuda`; `\bpipeline\( &
 // \bdevice` needs a call of pipeline and a word starting with device.
 //
+// A part starting with `\q` (`\qcuda`) may count inside a string literal
+// only where it opens it: the pipeline's lexical pre-check counts a match
+// inside a string literal of code that is not an f-string only when the
+// match starts the literal's content (right after its opening quotes) and
+// a quote or ":" follows it (StringOpens). `\qcuda` counts `torch.cuda`,
+// `is_cuda`, `"cuda"`, `'cuda:0'` and any match in an f-string, not
+// `"on cuda"`, `"cuda is missing"` or `"cuda_rng"`. A rule may mark a part so only when every
+// string literal it reports on (or reads to decide a finding) holds the part
+// that way, and every other source of the part it reads is code; its
+// declaration says why. Here, as in the pre-check's other counts, the mark
+// is dropped: MayReport is the plain superset.
+//
 // MayReport is the plain reference implementation; the pipeline answers the
 // same question for every rule at once with one automaton (and its tests
 // compare the two).
@@ -45,10 +57,10 @@ func NeedleMatch(src []byte, needle string) bool {
 	return true
 }
 
-// NeedlePart splits the `\b` anchors and the `\(` call suffix off one part
-// of a needle.
+// NeedlePart splits the `\q` mark (see StringStart), the `\b` anchors and
+// the `\(` call suffix off one part of a needle.
 func NeedlePart(part string) (text string, before, after, call bool) {
-	text = part
+	text, _ = strings.CutPrefix(part, `\q`)
 	if t, ok := strings.CutPrefix(text, `\b`); ok {
 		text, before = t, true
 	}
@@ -58,6 +70,18 @@ func NeedlePart(part string) (text string, before, after, call bool) {
 		text, after = t, true
 	}
 	return text, before, after, call
+}
+
+// StringStart reports whether a part of a needle carries the `\q` mark: a
+// match inside a string literal counts only where it opens the literal's
+// content and StringOpens.
+func StringStart(part string) bool { return strings.HasPrefix(part, `\q`) }
+
+// StringOpens reports whether a `\q` part's match at the start of a string
+// literal's content, ending at at, counts: a quote (the literal's end, or a
+// quote inside a triple-quoted one) or ":" follows it ("cuda", "cuda:0").
+func StringOpens(src []byte, at int) bool {
+	return at < len(src) && (src[at] == '"' || src[at] == '\'' || src[at] == ':')
 }
 
 // CallFollows reports whether src[at:] starts, after blanks, newlines, line
