@@ -68,7 +68,7 @@ func CrossChecks(p *rule.Pass) []CrossCheck {
 					return true
 				}
 				body := p.Src[Start(n):End(n)]
-				if !bytes.Contains(body, []byte("cuda")) || !mentionsCPU(body) || skipsWithoutCUDA(p, n) {
+				if !mentionsCUDA(p, n) || !mentionsCPU(body) || skipsWithoutCUDA(p, n) {
 					return false
 				}
 				out = append(out, CrossCheck{Name: name, Start: Start(n), End: End(n)})
@@ -78,6 +78,46 @@ func CrossChecks(p *rule.Pass) []CrossCheck {
 		})
 		return out
 	}).([]CrossCheck)
+}
+
+// mentionsCUDA reports whether n's text names cuda where the pipeline's
+// pre-check counts the needle `\qcuda` (rule.StringStart): in code (a name,
+// an attribute, anywhere in an f-string), or opening the content of a
+// string literal that is not a whole statement, before a quote or ":"
+// (rule.StringOpens: "cuda", "cuda:0"). A "cuda" only in comments,
+// docstrings or other text ("runs on cuda") is not a mention: the test does not compute on CUDA
+// there, and the pre-check, which does not run the rule on such a file,
+// agrees with the rule.
+func mentionsCUDA(p *rule.Pass, n *ts.Node) bool {
+	if !bytes.Contains(p.Src[Start(n):End(n)], []byte("cuda")) {
+		return false
+	}
+	switch n.Type() {
+	case "comment":
+		return false
+	case "string":
+		if par := n.Parent(); par != nil && par.Type() == "expression_statement" && par.NamedChildCount() == 1 {
+			return false // a docstring or another bare string statement
+		}
+		kids := ts.Children(n)
+		if len(kids) == 0 || kids[0].Type() != "string_start" {
+			return false
+		}
+		if strings.ContainsAny(p.Text(kids[0]), "fFtT") {
+			return true // an f-string: the pre-check reads it as code
+		}
+		at := End(kids[0])
+		return bytes.HasPrefix(p.Src[at:End(n)], []byte("cuda")) && rule.StringOpens(p.Src, at+4)
+	}
+	if n.ChildCount() == 0 {
+		return true // a name or another token
+	}
+	for _, c := range ts.Children(n) {
+		if mentionsCUDA(p, c) {
+			return true
+		}
+	}
+	return false
 }
 
 func mentionsCPU(b []byte) bool {

@@ -24,3 +24,21 @@ def test_cuda_only():
 
 def helper_compare(x):
     return f(x.cuda()).cpu()
+
+
+def test_mentioned_in_text():
+    """Compares a run on cuda with the cpu."""
+    # cuda and cpu, in a comment
+    x = torch.randn(8)
+    print("cuda is not used here", "cuda_rng")
+    assert torch.allclose(f(x), f(x).cpu())
+
+
+def test_device_string():  # want "PDX012: `test_device_string` compares CUDA with the CPU"
+    x = torch.randn(8)
+    assert torch.allclose(f(x), f(x.to("cuda:0")).cpu())
+
+
+def test_fstring_device(rank):  # want "PDX012: `test_fstring_device` compares CUDA with the CPU"
+    x = torch.randn(8)
+    assert torch.allclose(f(x), f(x.to(f"cuda:{rank}")).cpu())
