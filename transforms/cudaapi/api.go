@@ -8,6 +8,16 @@ import (
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
+// apiNeedles are the cuda-api rules' Needles. The `\q` mark
+// (rule.StringStart: inside a string literal the match must open it) is
+// sound: every finding is a call cudaCalls accepts, whose callee qualifies
+// (kit.Callee: the callee's dotted text, through Imports an import's module
+// or name) to torch.cuda.<name>. Each part of that name is the text of a
+// name in code, in the callee's chain or an import statement, never of a
+// string literal, so `cuda` occurs in code. (rng_state reads a "cuda"
+// device argument too, but only inside such a call.)
+var apiNeedles = []string{`\qcuda`}
+
 // apiCall is one call of torch.cuda.<name>.
 type apiCall struct {
 	call *ts.Node

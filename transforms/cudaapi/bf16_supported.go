@@ -33,8 +33,8 @@ var Bf16Supported = &rule.Rule{
 	Name:   "cuda-bf16-supported",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: bf16SupportedExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.is_bf16_supported()` asks CUDA only",

@@ -26,8 +26,8 @@ var CurrentDevice = &rule.Rule{
 	Name:   "cuda-current-device",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: currentDeviceExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.current_device()` asks CUDA for the current index",

@@ -40,8 +40,8 @@ var DeviceContext = &rule.Rule{
 	Name:   "cuda-device-context",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: deviceContextExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`with torch.cuda.device(i):` selects a CUDA device for a block",

@@ -26,8 +26,8 @@ var DeviceCount = &rule.Rule{
 	Name:   "cuda-device-count",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: deviceCountExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.device_count()` counts CUDA devices only",

@@ -47,8 +47,8 @@ var DeviceInfo = &rule.Rule{
 	Name:   "cuda-device-info",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: deviceInfoExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.get_device_name/get_device_properties` describe CUDA devices only",

@@ -54,8 +54,8 @@ var IsAvailable = &rule.Rule{
 	Name:   "cuda-is-available",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: isAvailableExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.is_available()` probes for CUDA only",

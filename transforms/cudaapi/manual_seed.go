@@ -30,8 +30,8 @@ var ManualSeed = &rule.Rule{
 	Name:   "cuda-manual-seed",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: manualSeedExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.manual_seed(_all)(s)` seeds CUDA only",

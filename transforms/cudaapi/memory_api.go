@@ -145,8 +145,8 @@ var MemoryAPI = &rule.Rule{
 	Name:   "cuda-memory-api",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: memoryAPIExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "torch.cuda memory statistics and `empty_cache()`",

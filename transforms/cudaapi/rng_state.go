@@ -41,8 +41,8 @@ var RngState = &rule.Rule{
 	Name:   "cuda-rng-state",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: rngStateExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.get_rng_state/set_rng_state` save and restore the CUDA generator only",

@@ -43,8 +43,8 @@ var SetDevice = &rule.Rule{
 	Name:   "cuda-set-device",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: setDeviceExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.set_device(i)` selects a CUDA device",

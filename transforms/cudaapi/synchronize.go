@@ -42,8 +42,8 @@ var Synchronize = &rule.Rule{
 	Name:   "cuda-synchronize",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see apiNeedles.
+	Needles: apiNeedles,
 	Example: synchronizeExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.cuda.synchronize()` waits for CUDA only",

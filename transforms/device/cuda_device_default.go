@@ -52,8 +52,8 @@ var CudaDeviceDefault = &rule.Rule{
 	Name:   "cuda-device-default",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see siteNeedles.
+	Needles: siteNeedles,
 	Example: cudaDeviceDefaultExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA device as the default of a device setting",

@@ -53,8 +53,8 @@ var CudaDeviceString = &rule.Rule{
 	Name:   "cuda-device-string",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run); `\q`: see siteNeedles.
+	Needles: siteNeedles,
 	Example: cudaDeviceStringExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA device string passed to a torch API",

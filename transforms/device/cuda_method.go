@@ -49,8 +49,10 @@ var CudaMethod = &rule.Rule{
 	Name:   "cuda-method",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run). `\q`
+	// (rule.StringStart) is sound: every finding is a call of an attribute
+	// named cuda, a name in code.
+	Needles: []string{`\qcuda`},
 	Example: cudaMethodExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`x.cuda()` moves a tensor or module to CUDA",

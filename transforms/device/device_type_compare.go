@@ -41,8 +41,11 @@ var DeviceTypeCompare = &rule.Rule{
 	Name:   "device-type-compare",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `cuda` (see Run).
-	Needles: []string{"cuda"},
+	// The rule returns at once on a file without `cuda` (see Run). `\q`
+	// (rule.StringStart) is sound: each finding holds a kit.DeviceString
+	// operand or set element, whose content is `cuda` (or `cuda:N`, an
+	// f-string: never reported), so `cuda` opens a literal.
+	Needles: []string{`\qcuda`},
 	Example: deviceTypeCompareExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Device compared with \"cuda\"",

@@ -57,7 +57,10 @@ var LegacyTensorType = &rule.Rule{
 	Safety:  rule.Safe,
 	Example: legacyTensorTypeExample,
 	// The rule needs both "cuda" and "Tensor" (see Run); "cuda" is the rarer.
-	Needles: []string{"cuda"},
+	// `\q` (rule.StringStart) is sound: every finding is an attribute that
+	// qualifies to torch.cuda.<T>Tensor through kit.Dotted and Imports: its
+	// `cuda` is a name in code, in the attribute or an import statement.
+	Needles: []string{`\qcuda`},
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Legacy `torch.cuda.FloatTensor`-style tensor types",
 		What: "Finds the legacy CUDA tensor types `torch.cuda.FloatTensor`, `DoubleTensor`, `HalfTensor`, " +

@@ -38,6 +38,16 @@ var tensorMethods = map[string]bool{"to": true, "new_zeros": true, "new_ones": t
 var skipCallees = map[string]bool{"pipeline": true, "from_pretrained": true}
 
 // sites visits every device literal in a device-naming context.
+// siteNeedles are the Needles of the rules that report sites
+// (cuda-device-string, cuda-device-default). The `\q` mark (rule.StringStart:
+// inside a string literal the match must open it) is sound: a site's string
+// is a kit.DeviceString (one string_content matching ^cuda(:N)?$, or an
+// f-string, which the pre-check reads as code) or the literal of a
+// kit.FormattedDevice (a PlainString matching ^cuda:({}|{0}|%d|%s|%i)$ or
+// ^cuda:$): its content starts with `cuda`, followed by its closing quote
+// or ":". The sites are found by these literals alone.
+var siteNeedles = []string{`\qcuda`}
+
 func sites(p *rule.Pass, fn func(site)) {
 	kit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {
 		switch n.Type() {

@@ -35,8 +35,9 @@ var CudaGraphs = &rule.Rule{
 	Family: Family,
 	Safety: rule.DisplayOnly,
 	// Every reported call is a qualified torch.cuda.* name, whose "cuda"
-	// component is source text (an import alias spells it too).
-	Needles: []string{"cuda"},
+	// component is source text (an import alias spells it too): a name in
+	// code, never a string literal, so `\q` (rule.StringStart) is sound.
+	Needles: []string{`\qcuda`},
 	Example: cudaGraphsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA graph capture and replay",

@@ -30,11 +30,14 @@ var streamMethods = map[string]bool{"wait_stream": true, "wait_event": true, "re
 
 // CudaStreams reports CUDA streams, which are dummies on TPU.
 var CudaStreams = &rule.Rule{
-	Code:    "PDX003",
-	Name:    "cuda-streams",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{`\bcuda\b`, `\bwait_stream\b`, `\bwait_event\b`, `\brecord_stream\b`},
+	Code:   "PDX003",
+	Name:   "cuda-streams",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// `\q` (rule.StringStart) is sound: a streamCalls finding is a callee
+	// that qualifies to torch.cuda.* (kit.CallName: names in code or an
+	// import), and the methods have needles of their own.
+	Needles: []string{`\q\bcuda\b`, `\bwait_stream\b`, `\bwait_event\b`, `\brecord_stream\b`},
 	Example: cudaStreamsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA streams and stream synchronisation",
