@@ -972,6 +972,8 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		nm.add(l.name+"_ref", v+"_ref")
 		nm.add(l.name+"_in", v+"_in")
 		nm.add(l.name+"_offs", v+"_offs")
+		nm.add(l.name+"_plane", v+"_plane")
+		nm.add(l.name+"_held", v+"_held")
 	}
 	stored := map[string]int{}
 	for _, s := range m.stores {
@@ -1517,6 +1519,17 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	body = pruneDead(pruneTemps(pruneDead(body)))
 	kinds := m.classifyLoopLoads(t, flat)
 	body, offs := m.shiftReads(body, kinds)
+	pj := m.planeLoad(t, kinds, flat, size, dims)
+	if pj >= 0 {
+		var pk string
+		var ok bool
+		if body, pk, ok = m.planeReads(body, pj); ok {
+			offs = append(offs, pk)
+			refs = append(refs, "*scratch")
+		} else {
+			pj = -1
+		}
+	}
 	// a load that only a gather's index reads (idx in points[idx[i]]) is
 	// needed in the wrapper, not in the kernel
 	kernelLoad := func(i int) bool { return !m.gathers() || readsName(body, m.loads[i].name+"_ref") }
@@ -1525,6 +1538,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		return i >= 0 && !kernelLoad(i)
 	})
 	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), offs...))
+	def = strings.Replace(def, "*scratch, *, ", "*scratch, ", 1) // keyword-only already
 	kern = append([]string{def}, body...)
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
@@ -1540,6 +1554,9 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	outs := t.outputParams()
 	ww("    if D <= 0:")
 	ww("        return {%s}", t.emptyResult(outs))
+	if pj >= 0 {
+		m.writePlaneCall(t, ww, pj, dims, ext, kw)
+	}
 	ww("    LANES, BROWS, PROWS = _layout(D, %d)", t.sublanes())
 	ww("    DP = PROWS * LANES")
 	m.writeWindowAddresses(ww, kinds, dims, ext)

@@ -193,6 +193,13 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 		{"prior_content_dropped", "output_out_ref[...] = output_ref[...]", "output_out_ref[...] = jnp.zeros_like(output_ref[...])"},
 		{"shift_reversed", "v2 = i + shift", "v2 = i - shift"},
 	},
+	// maxpool_loop's plane form: the window columns read at stride 1 (c + x,
+	// not c + s * x), and the window rows of the first row offset kept for
+	// every iteration
+	"maxpool_loop": {
+		{"column_stride_dropped", "sx = ax[0] - a0[0] if ex > 1 else 1", "sx = 1"},
+		{"rows_staged_once", "    if held != r:", "    if held is None:"},
+	},
 	// an ignored label (-1) not zeroed: the select of the two branches
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",

@@ -231,6 +231,69 @@ var helpers = []helper{
     b = ref[pl.ds(q + 1, rows), :]
     lane = lax.broadcasted_iota(jnp.int32, shape, 1)
     return jnp.where(lane < lanes - r, pltpu.roll(a, lanes - r, 1), pltpu.roll(b, lanes - r, 1))`},
+	{"_plane", nil, `def _plane(shape, addrs, ext):
+    """How a window load reads its source from VMEM, (sy, sx, offsets), or None (it is then
+    gathered per iteration): addrs are its addresses at the domain's first element and one step
+    along x, y and z; the form applies when the address at iteration k is z * H * W + (sy * y +
+    r_k) * W + sx * x + c_k over the domain ext = (ez, ey, ex), (H, W) the array's last two dims,
+    every read inside its plane and the plane's buffers within the VMEM budget."""
+    if len(shape) < 2 or not addrs[0]:
+        return None
+    h, w = int(shape[-2]), int(shape[-1])
+    ez, ey, ex = ext
+    a0, ax, ay, az = ([int(a) for a in v] for v in addrs)
+    planes = 1
+    for s in shape[:-2]:
+        planes *= int(s)
+    sx = ax[0] - a0[0] if ex > 1 else 1
+    sy, ry = divmod(ay[0] - a0[0], w) if ey > 1 else (1, 0)
+    if ry or sx < 1 or sy < 1 or ez > planes or (ez > 1 and az[0] - a0[0] != h * w):
+        return None
+    offs = tuple(divmod(a, w) for a in a0)
+    if any(a < 0 or r + sy * (ey - 1) >= h or c + sx * (ex - 1) >= w for a, (r, c) in zip(a0, offs)):
+        return None
+    tile = pl.cdiv(h, 8) * 8 * pl.cdiv(w, 128) * 128
+    cols = pl.cdiv(ey, 128) * 128 * pl.cdiv(w, 8) * 8
+    if 4 * (3 * tile + cols + 2 * pl.cdiv(ey, 8) * 8 * pl.cdiv(ex, 128) * 128) > 8 * 2**20:
+        return None
+    return sy, sx, offs`},
+	{"_plane_scratch", nil, `def _plane_scratch(plane, ey, dt):
+    """_window_read's buffers: the plane's 128-lane chunks, the window rows' transpose's."""
+    h, w = (int(n) for n in plane)
+    return [pltpu.VMEM((pl.cdiv(w, 128), h, 128), dt), pltpu.VMEM((pl.cdiv(ey, 128), w, 128), dt)]`},
+	{"_lane_chunks", nil, `def _lane_chunks(buf, v):
+    """Stores v's 128-lane chunks into buf (chunks, rows, 128)."""
+    for j in range(buf.shape[0]):
+        w = min(128, v.shape[1] - j * 128)
+        buf[j, : v.shape[0], :w] = v[:, j * 128 : j * 128 + w]`},
+	{"_strided_rows", nil, `def _strided_rows(buf, start, n, stride, width):
+    """Rows start, start + stride, ... (n of them) of the (rows, width) value whose 128-lane chunks
+    buf holds (a strided load needs a buffer whose last dim is 128)."""
+    parts = []
+    for j in range(buf.shape[0]):
+        w = min(128, width - j * 128)
+        parts.append(buf.at[j][pl.ds(start, n, stride=stride), :][:, :w])
+    return parts[0] if len(parts) == 1 else jnp.concatenate(parts, axis=1)`},
+	{"_plane_stage", []string{"_lane_chunks"}, `def _plane_stage(ref, scratch, plane):
+    """Copies a window load's plane into 128-lane chunks (plane not None); no rows held yet."""
+    if plane is not None:
+        _lane_chunks(scratch[0], ref[...])
+    return None`},
+	{"_window_read", []string{"_lane_chunks", "_strided_rows"}, `def _window_read(ref, scratch, plane, it, shape, held):
+    """A window load's values at iteration it and the row offset whose window rows scratch[1]
+    now holds: its block of the per-iteration gather (plane None), else rows r + sy * y and
+    columns c + sx * x of its plane in VMEM. The window rows of a row offset are loaded from the
+    plane's chunks (a sublane-strided load) and their transpose stored once; an iteration's
+    columns are a strided load of the transpose's rows. The kernel's loops are unrolled when
+    traced, so held is the last row offset read."""
+    if plane is None:
+        return ref[it], held
+    sy, sx, offs = plane
+    r, c = offs[it]
+    ey, ex = shape
+    if held != r:
+        _lane_chunks(scratch[1], _strided_rows(scratch[0], r, ey, sy, ref.shape[-1]).T)
+    return _strided_rows(scratch[1], c, ex, sx, ey).T, r`},
 	{"_h2f", nil, `def _h2f(h):
     """The float32 value of float16 bits h (int16, as a kernel loads a float16 array), decoded
     exactly with integer ops: sign, exponent, mantissa, subnormals, inf and NaN."""
