@@ -250,7 +250,7 @@ var helpers = []helper{
     if ry or sx < 1 or sy < 1 or ez > planes or (ez > 1 and az[0] - a0[0] != h * w):
         return None
     offs = tuple(divmod(a, w) for a in a0)
-    if any(a < 0 or r + sy * (ey - 1) >= h or c + sx * (ex - 1) >= w for a, (r, c) in zip(a0, offs)):
+    if any(a < 0 or r + sy * (ey - 1) >= h or c + sx * (ex - 1) >= w for a, (r, c) in zip(a0, offs, strict=True)):
         return None
     tile = pl.cdiv(h, 8) * 8 * pl.cdiv(w, 128) * 128
     cols = pl.cdiv(ey, 128) * 128 * pl.cdiv(w, 8) * 8

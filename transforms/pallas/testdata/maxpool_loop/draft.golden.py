@@ -257,7 +257,8 @@ def _plane(shape, addrs, ext):
         return None
     offs = tuple(divmod(a, w) for a in a0)
     if any(
-        a < 0 or r + sy * (ey - 1) >= h or c + sx * (ex - 1) >= w for a, (r, c) in zip(a0, offs)
+        a < 0 or r + sy * (ey - 1) >= h or c + sx * (ex - 1) >= w
+        for a, (r, c) in zip(a0, offs, strict=True)
     ):
         return None
     tile = pl.cdiv(h, 8) * 8 * pl.cdiv(w, 128) * 128
