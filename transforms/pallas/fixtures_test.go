@@ -200,6 +200,12 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 		{"column_stride_dropped", "sx = ax[0] - a0[0] if ex > 1 else 1", "sx = 1"},
 		{"rows_staged_once", "    if held != r:", "    if held is None:"},
 	},
+	// a box's x2 column read for its x1 (the strided views are the arrays'
+	// columns, boxes1[:, k])
+	"box_iou": {{"column_swapped", "boxes1[:, 0].reshape(1, rows)", "boxes1[:, 2].reshape(1, rows)"}},
+	// over the transposes (the float16 (n1, n2) result kept column-major):
+	// the second box's y1 read for its x1
+	"half_intrinsics": {{"column_swapped", "_f16_bits(bbox2[:, 0].reshape(1, cols))", "_f16_bits(bbox2[:, 1].reshape(1, cols))"}},
 	// an ignored label (-1) not zeroed: the select of the two branches
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",

@@ -107,8 +107,8 @@ def _cast(x, dt):
 
 
 def _column_major(rows, cols):
-    """Whether XLA keeps a (rows, cols) array of 32-bit values column-major on a TPU: the
-    (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
     TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
     by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
     by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
