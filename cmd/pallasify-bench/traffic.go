@@ -61,11 +61,22 @@ func xlaMoves(module string) []string {
 			code.WriteString(line + "\n")
 		}
 	}
+	// a draft that tries the plane form (_plane) gathers per iteration and
+	// unblocks its output only where _plane refuses it; where it takes it,
+	// what XLA moves is the arrays' relayout between the HBM layouts it
+	// picks for them and the kernel's row-major planes
+	plane := strings.Contains(code.String(), "_plane(")
 	var out []string
 	for _, c := range trafficCauses {
+		if plane && (c.helper == "_gather_loop(" || c.helper == "_unblock(") {
+			continue
+		}
 		if strings.Contains(code.String(), c.helper) {
 			out = append(out, c.what)
 		}
+	}
+	if plane {
+		out = append(out, "the window's plane in VMEM where _plane takes it (else a gather per iteration): XLA's relayout of the plane and the output")
 	}
 	return out
 }

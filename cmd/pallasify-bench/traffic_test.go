@@ -2,6 +2,7 @@ package main
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,11 @@ def _gather_loop(a, idxs, dp, lanes):
 	want := []string{"an XLA gather per loop iteration", "a relayout copy of the output"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("xlaMoves = %q, want %q", got, want)
+	}
+	// the plane form: its gathers and _unblock are the fallback's
+	plane := strings.Replace(module, "    ins = [", "    x_plane = _plane(args[\"x\"].shape, addrs, ext)\n    ins = [", 1)
+	if got := xlaMoves(plane); len(got) != 1 || !strings.HasPrefix(got[0], "the window's plane in VMEM") {
+		t.Fatalf("a plane draft: xlaMoves = %q, want the plane form's relayout only", got)
 	}
 	if got := xlaMoves("def run(args, *, interpret):\n    return {\"o\": outs[0]}\n"); len(got) != 0 {
 		t.Fatalf("an in-place draft: xlaMoves = %q, want none", got)
