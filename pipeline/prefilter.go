@@ -229,10 +229,107 @@ func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
 // (prefilter_lex.go): a rule's needle counts only where it matches outside
 // the file's comments and bare string statements, and a part marked `\q`
 // inside a code string only where it opens it; the extra sets count
-// everywhere, as their own readers search the whole file.
+// everywhere, as their own readers search the whole file. It answers as
+// SelectCode with the lexer's spans does.
+//
+// The file is scanned once, as it is: the sets are decided there, and each
+// match of a rule's needle part whose anchors hold is kept. The pre-check
+// only takes matches away, so when the kept matches complete no rule's
+// needle (most files), the lexer is not run; otherwise the kept matches are
+// checked against its spans.
 func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
-	spans, strs, _ := lexPython(src)
-	return pf.SelectCode(src, spans, strs)
+	found := make([]bool, len(pf.rules)+pf.sets)
+	copy(found, pf.always)
+	if !pf.any {
+		for i := range pf.rules {
+			found[i] = true
+		}
+	}
+	mask := make([]uint64, len(pf.owner))
+	var kept []match
+	s := int32(0)
+	delta, firstOut := pf.delta, pf.firstOut
+	for pos := 0; pos < len(src); pos++ {
+		if s = delta[int(s)<<8|int(src[pos])]; s < firstOut {
+			continue
+		}
+		for i := range pf.out[s] {
+			h := &pf.out[s][i]
+			o := pf.owner[h.needle]
+			if found[o] || o >= len(pf.rules) && mask[h.needle]&h.bit != 0 || !h.anchored(src, pos+1) {
+				continue
+			}
+			mask[h.needle] |= h.bit
+			if o < len(pf.rules) {
+				kept = append(kept, match{pos + 1, h})
+			} else if mask[h.needle] == pf.full[h.needle] {
+				found[o] = true
+			}
+		}
+	}
+	complete := false // some rule's needle has all its parts among the kept matches
+	for nd, m := range mask {
+		if pf.owner[nd] < len(pf.rules) {
+			complete = complete || m == pf.full[nd]
+			mask[nd] = 0 // from here on, the matches the pre-check counts
+		}
+	}
+	if complete {
+		spans, strs, _ := lexPython(src)
+		k, q := 0, 0 // as in SelectCode
+		for _, m := range kept {
+			h, start := m.h, m.end-m.h.n
+			o := pf.owner[h.needle]
+			if found[o] || mask[h.needle]&h.bit != 0 {
+				continue
+			}
+			if len(spans) > 0 {
+				for k < len(spans) && spans[k].end <= m.end-pf.longest {
+					k++
+				}
+				if overlaps(spans[k:], start, m.end) {
+					continue
+				}
+			}
+			if h.opens && len(strs) > 0 {
+				for q < len(strs) && strs[q].end <= m.end-pf.longest {
+					q++
+				}
+				if !opensString(src, strs[q:], start, m.end) {
+					continue
+				}
+			}
+			if mask[h.needle] |= h.bit; mask[h.needle] == pf.full[h.needle] {
+				found[o] = true
+			}
+		}
+	}
+	var sel []*rule.Rule
+	for i, r := range pf.rules {
+		if found[i] {
+			sel = append(sel, r)
+		}
+	}
+	return sel, found[len(pf.rules):]
+}
+
+// match is a match of a rule's needle part whose anchors hold, ending at
+// end (selectPython).
+type match struct {
+	end int
+	h   *hit
+}
+
+// anchored reports whether a match of h ending at end has its word
+// boundaries and, if it needs one, a call's "(" after it.
+func (h *hit) anchored(src []byte, end int) bool {
+	if h.before && end-h.n > 0 && rule.WordByte(src[end-h.n-1]) {
+		return false
+	}
+	if h.after && end < len(src) && rule.WordByte(src[end]) {
+		return false
+	}
+	return !h.call || rule.CallFollows(src, end)
 }
 
 // SelectCode is Select where a rule's needle counts only if its match does

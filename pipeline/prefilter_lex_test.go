@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -317,7 +318,8 @@ func isDocstring(stmt *ts.Node) bool {
 }
 
 // TestSelectCodeMatchesReference checks the automaton's span masking against
-// a plain reference: a rule is selected when one of its needles has, for
+// a plain reference (and selectPython against SelectCode with the lexer's
+// spans): a rule is selected when one of its needles has, for
 // every part, a match (its anchors and call check read the file as it is)
 // that overlaps no span. Inputs: every rule example, every golden input,
 // random texts spliced from the needles, comments, quotes and line ends, and
@@ -394,10 +396,15 @@ func TestSelectCodeMatchesReference(t *testing.T) {
 		if len(strs) > 0 {
 			withStrs++
 		}
-		sel, _ := pf.SelectCode(in, spans, strs)
+		sel, sets := pf.SelectCode(in, spans, strs)
 		got := map[string]bool{}
 		for _, r := range sel {
 			got[r.Code] = true
+		}
+		// selectPython skips the lexer where the plain scan selects nothing
+		// more than the rules that always run: the same answer.
+		if sel2, sets2 := pf.selectPython(in); fmt.Sprint(sel2, sets2) != fmt.Sprint(sel, sets) {
+			t.Fatalf("selectPython(%q) = %v %v; SelectCode with the lexer's spans %v %v", in, sel2, sets2, sel, sets)
 		}
 		for _, r := range rules {
 			if want := mayReportOutside(r, in, spans, strs); got[r.Code] != want {
