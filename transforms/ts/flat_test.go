@@ -164,6 +164,38 @@ func TestFlatChildMatchesChildByFieldName(t *testing.T) {
 	}
 }
 
+// TestFlatParentMatchesParent checks Flat.Parent against Node.Parent for
+// every node of the repository's Python sources and the hand-written cases
+// (a broken file included).
+func TestFlatParentMatchesParent(t *testing.T) {
+	srcs := append(handIndexSources(), "def f(:\n    x = [1, 2\nprint('a')\n")
+	srcs = append(srcs, repoPythonSources(t, 150)...)
+	p := NewParser(Python)
+	defer p.Close()
+	checked := 0
+	for k, src := range srcs {
+		tree, err := p.Parse(context.Background(), []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := tree.Flat()
+		for i, n := range f.Nodes {
+			want, got := n.Parent(), f.Parent(i)
+			switch {
+			case want == nil && got >= 0:
+				t.Fatalf("source %d: node %d (%s): flat parent %d, Parent none", k, i, f.Types[i], got)
+			case want != nil && (got < 0 || !f.Nodes[got].Equal(want)):
+				t.Fatalf("source %d: node %d (%s): flat parent %d, Parent %s", k, i, f.Types[i], got, want.Type())
+			}
+			checked++
+		}
+		tree.Close()
+	}
+	if checked < 50000 {
+		t.Fatalf("only %d parents checked", checked)
+	}
+}
+
 // handIndexSources are a few hand-written cases: f-string calls, nested
 // calls, decorators, comments.
 func handIndexSources() []string {

@@ -38,8 +38,9 @@ uint16_t ts_tree_cursor_current_field_id(const TSTreeCursor *);
 // walk visits them) into the arrays, at most cap of them, and returns how
 // many there are (more than cap: call again with bigger arrays), or -1 when
 // it runs out of memory. next[i] is the index of the first node after i's
-// subtree, fields[i] the id of the field node i is in its parent (0: none).
-static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uint16_t *fields, uint32_t *rng, int32_t *next, int64_t cap) {
+// subtree, fields[i] the id of the field node i is in its parent (0: none),
+// parent[i] the index of i's parent (-1 for root).
+static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uint16_t *fields, uint32_t *rng, int32_t *next, int32_t *parent, int64_t cap) {
 	TSTreeCursor c = ts_tree_cursor_new(root);
 	int64_t n = 0, depth = 0, ocap = 64;
 	int64_t *open = malloc(ocap * sizeof(int64_t));
@@ -56,6 +57,7 @@ static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uin
 			rng[2*n] = ts_node_start_byte(x);
 			rng[2*n+1] = ts_node_end_byte(x);
 			next[n] = (int32_t)(n + 1);
+			parent[n] = depth == 0 ? -1 : (int32_t)open[depth-1];
 		}
 		int64_t i = n++;
 		if (ts_tree_cursor_goto_first_child(&c)) {
@@ -124,6 +126,7 @@ type flatScratch struct {
 	fields []uint16
 	rng    [][2]uint32
 	next   []int32
+	parent []int32
 }
 
 // cNode is a C.TSNode's bytes (four uint32 of context, two C pointers).
@@ -137,14 +140,15 @@ func (s *flatScratch) grow(n int) {
 		return
 	}
 	s.nodes, s.syms, s.fields = make([]cNode, n), make([]C.TSSymbol, n), make([]uint16, n)
-	s.rng, s.next = make([][2]uint32, n), make([]int32, n)
+	s.rng, s.next, s.parent = make([][2]uint32, n), make([]int32, n), make([]int32, n)
 }
 
 // walk runs the C walk into s and returns the number of nodes (more than
 // s holds: grow and walk again).
 func (s *flatScratch) walk(root C.TSNode) int {
 	n := int(C.pallasify_flatten(root, (*C.TSNode)(unsafe.Pointer(&s.nodes[0])), &s.syms[0], (*C.uint16_t)(unsafe.Pointer(&s.fields[0])),
-		(*C.uint32_t)(unsafe.Pointer(&s.rng[0])), (*C.int32_t)(unsafe.Pointer(&s.next[0])), C.int64_t(len(s.nodes))))
+		(*C.uint32_t)(unsafe.Pointer(&s.rng[0])), (*C.int32_t)(unsafe.Pointer(&s.next[0])), (*C.int32_t)(unsafe.Pointer(&s.parent[0])),
+		C.int64_t(len(s.nodes))))
 	if n < 0 {
 		panic("ts: out of memory flattening a tree")
 	}
@@ -167,6 +171,7 @@ func flatten(root *Node, sizeHint int) *Flat {
 		n = s.walk(r.c)
 	}
 	f.Next = append([]int32(nil), s.next[:n]...)
+	f.parent = append([]int32(nil), s.parent[:n]...)
 	f.rng = append([][2]uint32(nil), s.rng[:n]...)
 	f.fields = append([]uint16(nil), s.fields[:n]...)
 	// One allocation holds every node; Nodes points into it. A node's type

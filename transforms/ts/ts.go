@@ -191,6 +191,7 @@ type Flat struct {
 
 	rng     [][2]uint32 // rng[i] is node i's byte range
 	fields  []uint16    // fields[i] is the id of the field node i is in its parent (0: none)
+	parent  []int32     // parent[i] is the index of node i's parent (-1: the root)
 	backing []Node      // the nodes Nodes points into
 	lang    Lang
 }
@@ -209,6 +210,10 @@ func (f *Flat) Child(i int, field string) int {
 	}
 	return -1
 }
+
+// Parent returns the index of node i's parent (as Node.Parent finds it:
+// the nearest visible ancestor), or -1 for the root.
+func (f *Flat) Parent(i int) int { return int(f.parent[i]) }
 
 // fieldIDs are each grammar's field ids by name, read once.
 var fieldIDs = [...]func() map[string]uint16{
