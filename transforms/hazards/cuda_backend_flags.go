@@ -62,7 +62,7 @@ func backendFlagAdvice(q string, target rule.Target) string {
 
 func runCudaBackendFlags(p *rule.Pass) {
 	kit.Nodes(p, "attribute", func(n *ts.Node) {
-		if par := n.Parent(); par != nil && par.Type() == "attribute" && par.ChildByFieldName("object").Equal(n) {
+		if par := p.Parent(n); par != nil && par.Type() == "attribute" && p.Field(par, "object").Equal(n) {
 			return // report the longest chain only
 		}
 		q := kit.Qualified(p, n)

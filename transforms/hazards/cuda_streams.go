@@ -62,10 +62,10 @@ func runCudaStreams(p *rule.Pass) {
 				"keep the code sequential and drop the stream", nil))
 			return
 		}
-		fn := call.ChildByFieldName("function")
-		if fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(fn.ChildByFieldName("attribute"))] &&
+		fn := p.Field(call, "function")
+		if fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(p.Field(fn, "attribute"))] &&
 			len(kit.Positional(kit.Args(call))) == 1 {
-			p.Report(kit.Finding(call, "`"+p.Text(fn.ChildByFieldName("attribute"))+"`: stream synchronisation is a no-op on TPU "+
+			p.Report(kit.Finding(call, "`"+p.Text(p.Field(fn, "attribute"))+"`: stream synchronisation is a no-op on TPU "+
 				"(XLA orders execution); drop it together with the stream", nil))
 		}
 	})
@@ -74,13 +74,13 @@ func runCudaStreams(p *rule.Pass) {
 // inStreamMethod reports whether call is the receiver or an argument of a
 // wait_stream/wait_event/record_stream call.
 func inStreamMethod(p *rule.Pass, call *ts.Node) bool {
-	for n := call.Parent(); n != nil; n = n.Parent() {
+	for n := p.Parent(call); n != nil; n = p.Parent(n) {
 		switch n.Type() {
 		case "attribute", "argument_list":
 			continue
 		case "call":
-			fn := n.ChildByFieldName("function")
-			return fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(fn.ChildByFieldName("attribute"))]
+			fn := p.Field(n, "function")
+			return fn != nil && fn.Type() == "attribute" && streamMethods[p.Text(p.Field(fn, "attribute"))]
 		}
 		return false
 	}

@@ -284,6 +284,21 @@ func (p *Pass) Field(n *ts.Node, field string) *ts.Node {
 	return n.ChildByFieldName(field)
 }
 
+// Parent is n.Parent(), read from the tree's flattened copy when n is one
+// of its nodes (an Equal node, not the same pointer as Parent's): no walk
+// down from the root in C.
+func (p *Pass) Parent(n *ts.Node) *ts.Node {
+	if f := p.flat(); f != nil {
+		if i := f.IndexOf(n); i >= 0 {
+			if par := f.Parent(i); par >= 0 {
+				return f.Nodes[par]
+			}
+			return nil
+		}
+	}
+	return n.Parent()
+}
+
 // flat is the tree's flattened copy, nil without a tree.
 func (p *Pass) flat() *ts.Flat {
 	if p.Tree == nil {
