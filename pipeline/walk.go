@@ -8,8 +8,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -94,7 +96,7 @@ func walkTree(ctx context.Context, root string, include, exclude []string) ([]en
 		base = enclosingIgnores(top, nil)
 	}
 	w.tracked = readTracked(top)
-	if err := w.dir(ctx, root, nil, base); err != nil {
+	if err := w.dirs(ctx, root, base); err != nil {
 		return nil, err
 	}
 	sort.Slice(w.out, func(i, j int) bool { return w.out[i].rel < w.out[j].rel })
@@ -157,9 +159,52 @@ func (w *walker) repoParts(parts []string) []string {
 	return append(append(make([]string, 0, len(w.prefix)+len(parts)), w.prefix...), parts...)
 }
 
-func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns []gitignore.Pattern) error {
+// subdir is a directory the walk goes into, with the patterns that apply
+// in it.
+type subdir struct {
+	abs      string
+	parts    []string
+	patterns []gitignore.Pattern
+}
+
+// dirs walks the directories under root on every core: a goroutine per
+// directory, at most one per CPU reading at a time. The entries land in
+// w.out in no set order; walkTree sorts them.
+func (w *walker) dirs(ctx context.Context, root string, base []gitignore.Pattern) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	sem := make(chan struct{}, runtime.NumCPU())
+	var spawn func(d subdir)
+	spawn = func(d subdir) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			out, subs, err := w.dir(ctx, d.abs, d.parts, d.patterns)
+			<-sem
+			mu.Lock()
+			w.out = append(w.out, out...)
+			if err != nil && first == nil {
+				first = err
+			}
+			mu.Unlock()
+			for _, s := range subs {
+				spawn(s)
+			}
+		}()
+	}
+	spawn(subdir{abs: root, patterns: base})
+	wg.Wait()
+	return first
+}
+
+// dir reads one directory: its entries, and the subdirectories to walk.
+func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns []gitignore.Pattern) (out []entry, subs []subdir, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if ps, err := readIgnore(filepath.Join(abs, ".gitignore"), w.repoParts(parts)); err == nil && len(ps) > 0 {
 		patterns = append(append([]gitignore.Pattern(nil), patterns...), ps...)
@@ -167,9 +212,9 @@ func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns [
 	ents, err := os.ReadDir(abs)
 	if err != nil {
 		rel := strings.Join(parts, "/")
-		w.out = append(w.out, entry{rel: rel, abs: abs, diag: &Diagnostic{Code: CodeUnreadable, Severity: SevError,
+		out = append(out, entry{rel: rel, abs: abs, diag: &Diagnostic{Code: CodeUnreadable, Severity: SevError,
 			Path: rel, Message: "directory could not be read: " + err.Error()}})
-		return nil
+		return out, nil, nil
 	}
 	m := gitignore.NewMatcher(patterns)
 	for _, de := range ents {
@@ -189,9 +234,7 @@ func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns [
 			if _, err := os.Lstat(filepath.Join(cabs, "pyvenv.cfg")); err == nil {
 				continue
 			}
-			if err := w.dir(ctx, cabs, childParts, patterns); err != nil {
-				return err
-			}
+			subs = append(subs, subdir{abs: cabs, parts: childParts, patterns: patterns})
 			continue
 		}
 		if matchAny(w.exclude, rel) || (len(w.include) > 0 && !matchAny(w.include, rel)) {
@@ -204,20 +247,20 @@ func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns [
 				e.diag = &Diagnostic{Code: CodeSymlinkOut, Severity: SevWarning, Path: rel,
 					Message: "symlink points outside the tree (or nowhere); not followed, left untouched"}
 			}
-			w.out = append(w.out, e)
+			out = append(out, e)
 		case typ.IsRegular():
 			info, err := de.Info()
 			if err != nil {
-				w.out = append(w.out, entry{rel: rel, abs: cabs, diag: &Diagnostic{Code: CodeUnreadable,
+				out = append(out, entry{rel: rel, abs: cabs, diag: &Diagnostic{Code: CodeUnreadable,
 					Severity: SevError, Path: rel, Message: "file could not be read: " + err.Error()}})
 				continue
 			}
-			w.out = append(w.out, entry{rel: rel, abs: cabs, size: info.Size(), mode: info.Mode()})
+			out = append(out, entry{rel: rel, abs: cabs, size: info.Size(), mode: info.Mode()})
 		default:
 			// sockets, devices, pipes: not source.
 		}
 	}
-	return nil
+	return out, subs, nil
 }
 
 // insideTree reports whether the symlink at p resolves, lexically and without
