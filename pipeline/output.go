@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	udiff "github.com/aymanbagabas/go-udiff"
@@ -35,6 +36,38 @@ func (r *Run) WritePatch(w io.Writer) error {
 		b.Reset()
 		writeFileDiff(&b, f)
 		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EachFileDiff calls fn with each of files and its FileDiff, in the order
+// of files, one call at a time. The diffs are made on every core, at most
+// two per core ahead of fn, so a large run never holds the whole diff. The
+// first error fn returns stops the calls and is returned.
+func EachFileDiff(files []*File, fn func(f *File, diff string) error) error {
+	diffs := make([]chan string, len(files))
+	for i := range diffs {
+		diffs[i] = make(chan string, 1)
+	}
+	ahead := make(chan struct{}, 2*runtime.NumCPU())
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i, f := range files {
+			select {
+			case ahead <- struct{}{}:
+			case <-stop:
+				return
+			}
+			go func() { diffs[i] <- FileDiff(f) }()
+		}
+	}()
+	for i, f := range files {
+		d := <-diffs[i]
+		<-ahead
+		if err := fn(f, d); err != nil {
 			return err
 		}
 	}

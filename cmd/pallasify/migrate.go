@@ -264,13 +264,14 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	}
 	rep.Output = strings.Join(outputs, ", ")
 	if format == report.Text && dry && rep.FilesChanged > 0 {
-		// One file at a time: a large run never holds the whole diff.
+		// One file at a time (made a few files ahead on every core): a large
+		// run never holds the whole diff.
 		out := bufio.NewWriterSize(o.IO.Out, 64<<10)
 		colour := o.colour()
-		for _, f := range run.ChangedFiles() {
-			if err := report.ColorDiff(out, []byte(pipeline.FileDiff(f)), colour); err != nil {
-				return usageErr(err)
-			}
+		if err := pipeline.EachFileDiff(run.ChangedFiles(), func(_ *pipeline.File, diff string) error {
+			return report.ColorDiff(out, []byte(diff), colour)
+		}); err != nil {
+			return usageErr(err)
 		}
 		fmt.Fprintln(out)
 		if err := out.Flush(); err != nil {
