@@ -248,6 +248,26 @@ func specFrom(k *Kernel, mine []CapturedLaunch, half bool) (*Spec, *Capture, err
 	if sp := splitShaper(k, first, sh, sameInstance(mine, first)); sp != nil {
 		sh = sp
 	}
+	spec, cp, widened, err := specWith(k, mine, half, first, sh, nil)
+	if err != nil || widened {
+		return spec, cp, err
+	}
+	// the launches show one shape only: the host function may say which
+	// sizes are which (launcherSizes)
+	if hs, free := hostShaper(k, first, sh, sameInstance(mine, first)); hs != nil {
+		if hspec, hcp, _, herr := specWith(k, mine, half, first, hs, free); herr == nil {
+			return hspec, hcp, nil
+		}
+	}
+	return spec, cp, nil
+}
+
+// specWith is specFrom's spec from shaper sh read off launch first, its
+// sweep widened over free (the symbols the host function frees) when free
+// is given, else where the launches show the sizes apart; widened says
+// whether it was.
+func specWith(k *Kernel, mine []CapturedLaunch, half bool, first CapturedLaunch, sh *shaper, free []string) (*Spec, *Capture, bool, error) {
+	cp := &Capture{Launches: len(mine)}
 	spec := sh.spec()
 	seen := map[string]bool{}
 	var bytesUsed int64
@@ -290,14 +310,21 @@ func specFrom(k *Kernel, mine []CapturedLaunch, half bool) (*Spec, *Capture, err
 		}
 	}
 	if cp.Used == 0 {
-		return nil, cp, fmt.Errorf("no launch of %s could be read back (buffers missing or unreadable)", k.Name)
+		return nil, cp, false, fmt.Errorf("no launch of %s could be read back (buffers missing or unreadable)", k.Name)
 	}
-	if len(spec.Symbols) == 1 && !varies && !sh.tiedToHidden(hidden) {
+	widened := true
+	switch {
+	case len(free) > 0 && !varies && misfits == 0:
+		spec.Domain.Sweep = hostSweep(spec.Domain.Sweep, free, hasIntInput(spec))
+	case len(free) > 0:
+		return nil, cp, false, fmt.Errorf("the launches of %s do not all follow the host function's sizes", k.Name)
+	case len(spec.Symbols) == 1 && !varies && !sh.tiedToHidden(hidden):
 		spec.Domain.Sweep = around(spec.Domain.Sweep, spec.Symbols[0])
-	}
-	if len(spec.Symbols) > 1 && !varies && misfits == 0 && shownApart(spec.Domain.Sweep, spec.Symbols) &&
-		!related(spec.Domain.Sweep, spec.Symbols) && !sh.tiedToHidden(hidden) {
+	case len(spec.Symbols) > 1 && !varies && misfits == 0 && shownApart(spec.Domain.Sweep, spec.Symbols) &&
+		!related(spec.Domain.Sweep, spec.Symbols) && !sh.tiedToHidden(hidden):
 		spec.Domain.Sweep = aroundEach(spec.Domain.Sweep, spec.Symbols, hasIntInput(spec))
+	default:
+		widened = false
 	}
 	for _, s := range spec.Symbols {
 		if m, ok := sh.oneBlock[s]; ok {
@@ -308,14 +335,14 @@ func specFrom(k *Kernel, mine []CapturedLaunch, half bool) (*Spec, *Capture, err
 	sh.boundProducts(spec)
 	if half {
 		if err := deriveHalf(k, spec, cp); err != nil {
-			return nil, cp, err
+			return nil, cp, false, err
 		}
 	}
 	capturedIntRanges(spec, cp.Cases)
 	if probs := ValidateSpec(spec, k); len(probs) > 0 {
-		return nil, cp, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
+		return nil, cp, false, fmt.Errorf("captured spec does not fit the kernel: %s", probs[0])
 	}
-	return spec, cp, nil
+	return spec, cp, widened, nil
 }
 
 // capturedIntRanges bounds the random data of every integer input to the
@@ -494,6 +521,9 @@ type shaper struct {
 	// sizeExpr are integer scalars no dim names that are a product of two
 	// sizes in every launch (nthreads = rows · num_classes)
 	sizeExpr map[int]*Expr
+	// hostDims are the dims (argument, dim) the host function names
+	// (shapeWith with host)
+	hostDims map[[2]int]bool
 	// oneBlock bounds symbols whose captured value fits one block of a grid
 	// dimension captured as 1: a constant grid of 1 and ceil(sym / block)
 	// agree there, nowhere else, so the sweep stays where the launch is known.
@@ -584,12 +614,20 @@ func newShaper(k *Kernel, l CapturedLaunch, others []CapturedLaunch) (*shaper, e
 	return shape(k, l, others, false)
 }
 
+// shape is shapeWith, the dims named by the launch's values only.
+func shape(k *Kernel, l CapturedLaunch, others []CapturedLaunch, split bool) (*shaper, error) {
+	return shapeWith(k, l, others, split, false)
+}
+
 // shape reads the relations off launch l (others: the instance's other
 // launches). With split, a dim that equals one scalar at l but not in
 // another launch, and varies, is a size of its own (dimSym), and an
 // integer scalar no dim names is the product of two sizes where every
 // launch shows it (sizeExpr).
-func shape(k *Kernel, l CapturedLaunch, others []CapturedLaunch, split bool) (*shaper, error) {
+// With host, a dim the host function states (launcherSizes) is named by
+// the integer argument the host passes as it, whatever other argument has
+// the same value at l.
+func shapeWith(k *Kernel, l CapturedLaunch, others []CapturedLaunch, split, host bool) (*shaper, error) {
 	if k.sig != nil && len(k.sig) != len(l.Args) {
 		return nil, fmt.Errorf("launch of %s has %d arguments, the kernel takes %d", k.Name, len(l.Args), len(k.sig))
 	}
@@ -665,7 +703,15 @@ func shape(k *Kernel, l CapturedLaunch, others []CapturedLaunch, split bool) (*s
 			return nil, fmt.Errorf("argument %s: extent of %d bytes is not a whole number of %s elements", argName(k, a, i), a.ExtentBytes, a.DType)
 		}
 		var ds []*Expr
+		hinted := len(a.ShapeHint) == len(shape)
 		for j, d := range shape {
+			if host {
+				if e, c := sh.hostDim(i, j, len(shape), hinted, d); e != nil {
+					used[c] = true
+					ds = append(ds, e)
+					continue
+				}
+			}
 			jj := j
 			if len(shape) == 1 {
 				jj = -1 // named <buffer>_size
@@ -699,6 +745,12 @@ func shape(k *Kernel, l CapturedLaunch, others []CapturedLaunch, split bool) (*s
 	bx := l.Block[0] * l.Block[1] * l.Block[2]
 	for d := range 3 {
 		sh.grid[d] = Lit(l.Grid[d])
+		if host {
+			if e := sh.hostGrid(l, d); e != nil {
+				sh.grid[d] = e
+				continue
+			}
+		}
 		if l.Grid[d] == 1 && bx > 1 {
 			sh.boundOneBlock(l, d)
 		}

@@ -92,6 +92,9 @@ type Kernel struct {
 	Captured *Capture `json:"-"`
 
 	sig []kparam // the kernel's parameters, for validating user specs
+	// launcher is what the host function at the first launch site that
+	// passes every argument states about them (nil when none does).
+	launcher *launcherSizes
 }
 
 // Inventory is every kernel found under a root, sorted by path then line.
@@ -484,6 +487,11 @@ func (d *discoverer) kernel(u *unitFiles, it *item, sites []*launchSite) *Kernel
 	}
 	k.Launches = len(mine)
 	k.sig = kernelParams(f, it.node)
+	for _, s := range mine {
+		if k.launcher = launcherSizesAt(d.ctx, d.p, it, s); k.launcher != nil {
+			break
+		}
+	}
 	k.Specializes = specializationArgs(f, it)
 	var targs []string
 	reason := ""
