@@ -315,7 +315,7 @@ func specWith(k *Kernel, mine []CapturedLaunch, half bool, first CapturedLaunch,
 	widened := true
 	switch {
 	case len(free) > 0 && !varies && misfits == 0:
-		spec.Domain.Sweep = hostSweep(spec.Domain.Sweep, free, hasIntInput(spec))
+		spec.Domain.Sweep = hostSweep(spec.Domain.Sweep, free)
 	case len(free) > 0:
 		return nil, cp, false, fmt.Errorf("the launches of %s do not all follow the host function's sizes", k.Name)
 	case len(spec.Symbols) == 1 && !varies && !sh.tiedToHidden(hidden):

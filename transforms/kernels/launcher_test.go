@@ -114,13 +114,10 @@ func TestSpecFromLaunchesSizesFromTheLauncher(t *testing.T) {
 	if len(spec.Domain.Constraints) != 0 {
 		t.Errorf("constraints = %v, want none (the grid is the host's, not one block)", spec.Domain.Constraints)
 	}
-	apart, wider := false, false
-	for _, a := range spec.Domain.Sweep {
-		apart = apart || a["rows"] != a["cols"]
-		wider = wider || a["rows"] > 4 && a["cols"] > 4
-	}
-	if !apart || !wider || len(spec.Domain.Sweep) < 5 {
-		t.Errorf("sweep = %v, want sizes where rows and cols differ, and both past the launch's", spec.Domain.Sweep)
+	// the launch, then every size doubled plus one, apart
+	wantSweep := []map[string]int64{{"rows": 4, "cols": 4}, {"rows": 9, "cols": 11}}
+	if !reflect.DeepEqual(spec.Domain.Sweep, wantSweep) {
+		t.Errorf("sweep = %v, want %v", spec.Domain.Sweep, wantSweep)
 	}
 	if cp.Used != 1 || !reflect.DeepEqual(cp.Cases[0].Sizes, map[string]int64{"rows": 4, "cols": 4}) {
 		t.Errorf("captured cases = %+v, want the one launch at rows = cols = 4", cp.Cases)
