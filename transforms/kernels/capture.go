@@ -164,6 +164,29 @@ type Capture struct {
 	Used     int            // of which fit the spec (same instance, consistent sizes)
 	Cases    []CapturedCase // the used launches as validator cases
 	Entries  []string       // the test entries that launched it
+	// Narrow is the spec and capture the launches alone give, where the
+	// host function's sizes widened them (launcherSizes); nil otherwise.
+	Narrow *Narrow
+}
+
+// Narrow is a captured spec as the launches' values alone give it: sizes
+// equal at the launch fixed, swept at the captured shapes only.
+type Narrow struct {
+	Spec    *Spec
+	Capture *Capture
+}
+
+// UseNarrow makes the narrow captured spec the kernel's (the validator
+// falls back to it where the host-widened one is not proven, so the op
+// keeps the guard of the shapes the tests launched); false when there is
+// none.
+func (k *Kernel) UseNarrow() bool {
+	if k.Captured == nil || k.Captured.Narrow == nil {
+		return false
+	}
+	n := k.Captured.Narrow
+	k.Spec, k.Captured = n.Spec, n.Capture
+	return true
 }
 
 var dtypeSize = map[string]int64{"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int32": 4, "int64": 8,
@@ -256,6 +279,7 @@ func specFrom(k *Kernel, mine []CapturedLaunch, half bool) (*Spec, *Capture, err
 	// sizes are which (launcherSizes)
 	if hs, free := hostShaper(k, first, sh, sameInstance(mine, first)); hs != nil {
 		if hspec, hcp, _, herr := specWith(k, mine, half, first, hs, free); herr == nil {
+			hcp.Narrow = &Narrow{Spec: spec, Capture: cp}
 			return hspec, hcp, nil
 		}
 	}

@@ -184,3 +184,24 @@ void gather(int b, int n, torch::Tensor x, torch::Tensor out) {
 		t.Errorf("free = %v, want none (total = out.numel() is fixed while out is [b, n])", free)
 	}
 }
+
+// Where the host's sizes widened the spec, the launches' own spec stays at
+// hand: UseNarrow makes it the kernel's (the one shape, no symbols), for the
+// validator to fall back to where the wider proof fails.
+func TestUseNarrowRestoresTheLaunchesSpec(t *testing.T) {
+	k := rowScaleKernel(t)
+	spec, cp, err := SpecFromLaunches(k, rowScaleLaunch(t, 4, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.UseCapture(spec, cp)
+	if !k.UseNarrow() {
+		t.Fatal("no narrow spec kept for a host-widened capture")
+	}
+	if len(k.Spec.Symbols) != 0 || len(k.Captured.Cases) != 1 || len(k.Captured.Cases[0].Sizes) != 0 {
+		t.Errorf("narrow spec symbols %v, cases %+v: want the launch's one shape", k.Spec.Symbols, k.Captured.Cases)
+	}
+	if k.UseNarrow() {
+		t.Error("a second UseNarrow found another spec")
+	}
+}
