@@ -1578,7 +1578,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	ww("    if D <= 0:")
 	ww("        return {%s}", t.emptyResult(outs))
 	if pj >= 0 {
-		m.writePlaneCall(t, ww, pj, dims, ext, kw)
+		m.writePlaneCall(t, ww, pj, dims, ext, size, kw)
 	}
 	ww("    LANES, BROWS, PROWS = _layout(D, %d)", t.sublanes())
 	ww("    DP = PROWS * LANES")

@@ -27,7 +27,9 @@ import (
 // planeLoad is the index of the one load that reads its source plane
 // from VMEM, or -1: the draft's only load, inside runtime loops, of a
 // float32 array, at an address affine in the x, y (and z) coordinates;
-// every store the thread's own position of a float32 output, once.
+// every store the thread's own position of a float32 output, once (an
+// output whose size is not the domain's by its spec's shape is checked
+// when traced: writePlaneCall).
 func (m *ewMode) planeLoad(t *tr, kinds []loopAddress, flat, size poly, dims []string) int {
 	if len(m.loads) != 1 || kinds[0] != loopGathered || len(m.loads[0].loops) == 0 || m.gathers() || m.anyLoopStore() {
 		return -1
@@ -45,7 +47,7 @@ func (m *ewMode) planeLoad(t *tr, kinds []loopAddress, flat, size poly, dims []s
 	}
 	for _, s := range m.stores {
 		prm := t.params[s.param]
-		if prm == nil || prm.DType != "float32" || count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) || !paramSize(prm).equal(size) {
+		if prm == nil || prm.DType != "float32" || count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) {
 			return -1
 		}
 	}
@@ -132,9 +134,10 @@ func (m *ewMode) planeReads(body []string, j int) ([]string, string, bool) {
 // writePlaneCall writes the wrapper's plane form of load j: the load's
 // addresses at the domain's first element and one step along x, y and z
 // (_plane derives the strides and offsets from them), and, where _plane
-// finds the form applies, the kernel over one plane per grid step, its
-// outputs the domain's (z, y, x) blocks.
-func (m *ewMode) writePlaneCall(t *tr, ww func(string, ...any), j int, dims []string, ext map[string]val, kw []string) {
+// finds the form applies (and each output has the domain's size), the
+// kernel over one plane per grid step, its outputs the domain's (z, y, x)
+// blocks.
+func (m *ewMode) writePlaneCall(t *tr, ww func(string, ...any), j int, dims []string, ext map[string]val, size poly, kw []string) {
 	l := m.loads[j]
 	ez := "1"
 	if containsStr(dims, "z") {
@@ -146,7 +149,15 @@ func (m *ewMode) writePlaneCall(t *tr, ww func(string, ...any), j int, dims []st
 	ww("        return [%s %s]", l.idx.py, loopComprehension(l.loops))
 	ww("")
 	ww("    %s_plane = _plane(p_%s.shape, [_plane_addresses(v) for v in (0, 1, E_x, E_x * E_y)], (%s, E_y, E_x))", l.name, l.param, ez)
-	ww("    if %s_plane is not None:", l.name)
+	// an output the spec sizes apart from the domain: the form writes
+	// only the domain, so it runs where the two are equal
+	cond := l.name + "_plane is not None"
+	for _, s := range m.stores {
+		if prm := t.params[s.param]; !paramSize(prm).equal(size) {
+			cond += fmt.Sprintf(" and D == _numel(%s)", t.shapePy(prm))
+		}
+	}
+	ww("    if %s:", cond)
 	var oshapes []string
 	for _, s := range m.stores {
 		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((%s, E_y, E_x), %s)", ez, t.blockType(t.params[s.param])))

@@ -257,6 +257,11 @@ var helpers = []helper{
     if 4 * (3 * tile + cols + 2 * pl.cdiv(ey, 8) * 8 * pl.cdiv(ex, 128) * 128) > 8 * 2**20:
         return None
     return sy, sx, offs`},
+	{"_numel", nil, `def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n`},
 	{"_plane_scratch", nil, `def _plane_scratch(plane, ey, dt):
     """_window_read's buffers: the plane's 128-lane chunks, the window rows' transpose's."""
     h, w = (int(n) for n in plane)
