@@ -958,7 +958,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		{"BCOLS", "block_cols", "block_cols"}, {"LANES", "lanes", "lanes"}, {"PROWS", "padded_rows", "padded_rows"},
 		{"DP", "size", "padded_size"}, {"ADDR", "addresses", "window_addresses"}, {"TRANSP", "transposed", "view_transposed"},
 		{"KROWS", "kernel_rows", "kernel_view_rows"}, {"KCOLS", "kernel_cols", "kernel_view_cols"}, {"PERROW", "per_row", "per_row_spec"},
-		{"PERCOL", "per_col", "per_col_spec"}, {"MULT", "rows_mult", "block_rows_mult"}} {
+		{"PERCOL", "per_col", "per_col_spec"}, {"MULT", "rows_mult", "block_rows_mult"}, {"OWN", "own_rows", "view_own_rows"}} {
 		nm.addOr(p[0], p[1], p[2])
 	}
 	loaded := map[string]int{}
@@ -1466,7 +1466,7 @@ func fusionFlag(in string) string {
 		return "False"
 	}
 	switch {
-	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows(") || strings.HasPrefix(in, "_halo("):
+	case strings.HasPrefix(in, "_blocked(") || strings.HasPrefix(in, "_rows(") || strings.HasPrefix(in, "_halo(") || strings.HasPrefix(in, "_row_halo("):
 		return "True"
 	case reLaneRows.MatchString(in):
 		m := reLaneRows.FindStringSubmatch(in)
@@ -1580,9 +1580,25 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	if pj >= 0 {
 		m.writePlaneCall(t, ww, pj, dims, ext, size, kw)
 	}
-	ww("    LANES, BROWS, PROWS = _layout(D, %d)", t.sublanes())
+	lanes, shape, rows := m.rowView(t, kinds, flat, size)
+	rows = rows && pj < 0 // a plane load has its own layout
+	sub := t.sublanes()
+	if rows {
+		// the array's own rows when XLA keeps it so (OWN), else the flat blocks
+		ww("    OWN = _own_rows(%s, %d)", shape, sub)
+		ww("    if OWN:")
+		ww("        LANES = %s", lanes)
+		ww("        VROWS = D // LANES")
+		ww("        BROWS = min(_round_up(VROWS, %d), max(%d, 65536 // LANES // %d * %d))", sub, sub, sub, sub)
+		ww("        PROWS = _round_up(VROWS, BROWS)")
+		ww("    else:")
+		ww("        LANES, BROWS, PROWS = _layout(D, %d)", sub)
+		ww("        VROWS = PROWS")
+	} else {
+		ww("    LANES, BROWS, PROWS = _layout(D, %d)", sub)
+	}
 	ww("    DP = PROWS * LANES")
-	m.writeWindowAddresses(ww, kinds, dims, ext)
+	m.writeWindowAddresses(ww, kinds, dims, ext, rows, sub)
 	idxFrom := len(wrap)
 	m.wrapperIndex(t, ww, dims, ext)
 	idxTo := len(wrap)
@@ -1592,7 +1608,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	for i, l := range m.loads {
 		switch {
 		case kinds[i] != loopGathered:
-			in, spec := windowIn(l, kinds[i], window, len(ins))
+			in, spec := windowIn(l, kinds[i], window, len(ins), rows, sub)
 			window++
 			ins = append(ins, in)
 			inSpecs = append(inSpecs, spec)
@@ -1606,6 +1622,8 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 			continue
 		case l.gather:
 			ins = append(ins, fmt.Sprintf("_take(p_%s, %s, DP, LANES)", l.param, m.flatLoads(t, l.at)))
+		case rows:
+			ins = append(ins, fmt.Sprintf("_blocked(p_%s, DP, LANES) if not OWN else p_%s.reshape(VROWS, LANES)", l.param, l.param))
 		case l.idx.poly.equal(flat) && paramSize(t.params[l.param]).equal(size):
 			ins = append(ins, fmt.Sprintf("_blocked(p_%s, DP, LANES)", l.param))
 		default:
@@ -1643,7 +1661,12 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 			ospecs = append(ospecs, fmt.Sprintf("pl.BlockSpec((dst_%d.shape[0], BROWS, LANES), lambda i: (0, i, 0))", i))
 			continue
 		}
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", t.blockType(t.params[s.param])))
+		if rows {
+			// the array's own rows (OWN): the last block's rows past them are dropped
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((VROWS, LANES), %s)", t.blockType(t.params[s.param])))
+		} else {
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", t.blockType(t.params[s.param])))
+		}
 		ospecs = append(ospecs, "spec")
 	}
 	ww("    outs = pl.pallas_call(")

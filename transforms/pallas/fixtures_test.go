@@ -206,6 +206,10 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	// over the transposes (the float16 (n1, n2) result kept column-major):
 	// the second box's y1 read for its x1
 	"half_intrinsics": {{"column_swapped", "_f16_bits(bbox2[:, 0].reshape(1, cols))", "_f16_bits(bbox2[:, 1].reshape(1, cols))"}},
+	// over the input's own rows (2, 40, 129): the shifted reads' offsets
+	// without the halo's whole tile of low rows (one row, as the flat
+	// blocks' halo has it)
+	"window_clamp": {{"row_halo_offsets_flat", "_row_halo_offsets(addresses[0], lanes, 8)", "_halo_offsets(addresses[0], lanes)"}},
 	// an ignored label (-1) not zeroed: the select of the two branches
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",

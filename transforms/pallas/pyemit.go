@@ -205,10 +205,13 @@ var helpers = []helper{
         return jnp.zeros((1, dp // lanes, lanes), a.dtype)
     return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])`},
 	{"_take_each", nil, `def _take_each(a, idxs):
-    """a's element at each iteration's address (the same for every element): (iterations,)."""
+    """a's element at each iteration's address (the same for every element): (iterations,);
+    static slices, each address clipped into a as jnp.take's "clip" mode does (an XLA gather of
+    them moves more bytes than the kernel)."""
     if not idxs:
         return jnp.zeros((1,), a.dtype)
-    return jnp.take(a.reshape(-1), jnp.asarray([int(i) for i in idxs], jnp.int32), mode="clip")`},
+    flat = a.reshape(-1)
+    return jnp.stack([flat[min(max(int(i), 0), flat.shape[0] - 1)] for i in idxs])`},
 	{"_halo_offsets", nil, `def _halo_offsets(offs, lanes):
     """Each iteration's offset into a block of _halo's rows (its low halo rows added)."""
     lo = pl.cdiv(max(0, -min(offs, default=0)), lanes) * lanes
@@ -221,6 +224,33 @@ var helpers = []helper{
     hi = (max(0, max(offs, default=0)) // lanes + 1) * lanes
     flat = a.reshape(-1)[: dp + hi]
     return jnp.pad(flat, (lo, dp + hi - flat.shape[0])).reshape(-1, lanes)`},
+	{"_own_rows", []string{"_column_major"}, `def _own_rows(shape, sub):
+    """Whether a kernel may run over rows of the array's last dimension (128 to 8192 lanes,
+    blocks of whole rows that fit VMEM) that XLA keeps as they are, so that viewing it as (rows,
+    last) is a bitcast: a 2-D array row-major, a larger one in whole tiles of sub rows (libtpu
+    0.0.52). Only the traffic depends on it."""
+    if not 128 <= shape[-1] <= 8192:
+        return False
+    if len(shape) == 2:
+        return not _column_major(*shape)
+    return shape[-2] % sub == 0`},
+	{"_row_halo_rows", []string{"_round_up"}, `def _row_halo_rows(offs, lanes, sub):
+    """The zero rows (low, high) _row_halo puts around rows of lanes elements so that every
+    element's reads at the offsets from its own position stay inside: whole tiles of sub rows."""
+    lo = _round_up(pl.cdiv(max(0, -min(offs, default=0)), lanes), sub)
+    hi = _round_up(max(0, max(offs, default=0)) // lanes + 1, sub)
+    return lo, hi`},
+	{"_row_halo_offsets", []string{"_row_halo_rows"}, `def _row_halo_offsets(offs, lanes, sub):
+    """Each iteration's offset into a block of _row_halo's rows (its low halo rows added)."""
+    lo, _ = _row_halo_rows(offs, lanes, sub)
+    return tuple(int(o) + lo * lanes for o in offs)`},
+	{"_row_halo", []string{"_row_halo_rows"}, `def _row_halo(a, offs, prows, lanes, sub):
+    """a in rows of lanes elements (a bitcast of its own layout when sub divides the rows of
+    its last two dimensions), padded with zero rows to prows rows and _row_halo_rows's halo, the
+    low halo rows first (_row_halo_offsets), a block of them per grid step."""
+    lo, hi = _row_halo_rows(offs, lanes, sub)
+    a = a.reshape(-1, lanes)
+    return jnp.pad(a, ((lo, prows - a.shape[0] + hi), (0, 0)))`},
 	{"_shifted", nil, `def _shifted(ref, off, shape):
     """The block's elements off places on in the halo block ref (a row offset, a lane rotation)."""
     rows, lanes = shape

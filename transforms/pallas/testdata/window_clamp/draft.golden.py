@@ -70,7 +70,15 @@ def run(args, *, interpret):
     D = extent_x
     if D <= 0:
         return {"output": jnp.zeros((n, height, width), jnp.float32)}
-    lanes, block_rows, padded_rows = _layout(D, 8)
+    own_rows = _own_rows((n, height, width), 8)
+    if own_rows:
+        lanes = width
+        rows = D // lanes
+        block_rows = min(_round_up(rows, 8), max(8, 65536 // lanes // 8 * 8))
+        padded_rows = _round_up(rows, block_rows)
+    else:
+        lanes, block_rows, padded_rows = _layout(D, 8)
+        rows = padded_rows
     size = padded_rows * lanes
 
     def _window_addresses(d):
@@ -119,9 +127,15 @@ def run(args, *, interpret):
         ]
 
     addresses = _window_addresses(0)
-    input_offs = _halo_offsets(addresses[0], lanes)
+    input_offs = (
+        _row_halo_offsets(addresses[0], lanes, 8)
+        if own_rows
+        else _halo_offsets(addresses[0], lanes)
+    )
     ins = [
-        _halo(input, addresses[0], size, lanes),
+        _row_halo(input, addresses[0], padded_rows, lanes, 8)
+        if own_rows
+        else _halo(input, addresses[0], size, lanes),
         _take_each(weight, addresses[1]),
     ]
     spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
@@ -144,7 +158,7 @@ def run(args, *, interpret):
             pl.BlockSpec(memory_space=pltpu.SMEM),
         ],
         out_specs=[spec] * 1,
-        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
+        out_shape=[jax.ShapeDtypeStruct((rows, lanes), jnp.float32)],
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel",), allow_input_fusion=[True, False]
         ),
@@ -179,6 +193,15 @@ def _cast(x, dt):
     return jnp.asarray(x).astype(dt)
 
 
+def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows
+
+
 def _layout(n, sub):
     """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
     lanes = 512 if n >= 512 * 64 else 128
@@ -189,10 +212,13 @@ def _layout(n, sub):
 
 
 def _take_each(a, idxs):
-    """a's element at each iteration's address (the same for every element): (iterations,)."""
+    """a's element at each iteration's address (the same for every element): (iterations,);
+    static slices, each address clipped into a as jnp.take's "clip" mode does (an XLA gather of
+    them moves more bytes than the kernel)."""
     if not idxs:
         return jnp.zeros((1,), a.dtype)
-    return jnp.take(a.reshape(-1), jnp.asarray([int(i) for i in idxs], jnp.int32), mode="clip")
+    flat = a.reshape(-1)
+    return jnp.stack([flat[min(max(int(i), 0), flat.shape[0] - 1)] for i in idxs])
 
 
 def _halo_offsets(offs, lanes):
@@ -209,6 +235,41 @@ def _halo(a, offs, dp, lanes):
     hi = (max(0, max(offs, default=0)) // lanes + 1) * lanes
     flat = a.reshape(-1)[: dp + hi]
     return jnp.pad(flat, (lo, dp + hi - flat.shape[0])).reshape(-1, lanes)
+
+
+def _own_rows(shape, sub):
+    """Whether a kernel may run over rows of the array's last dimension (128 to 8192 lanes,
+    blocks of whole rows that fit VMEM) that XLA keeps as they are, so that viewing it as (rows,
+    last) is a bitcast: a 2-D array row-major, a larger one in whole tiles of sub rows (libtpu
+    0.0.52). Only the traffic depends on it."""
+    if not 128 <= shape[-1] <= 8192:
+        return False
+    if len(shape) == 2:
+        return not _column_major(*shape)
+    return shape[-2] % sub == 0
+
+
+def _row_halo_rows(offs, lanes, sub):
+    """The zero rows (low, high) _row_halo puts around rows of lanes elements so that every
+    element's reads at the offsets from its own position stay inside: whole tiles of sub rows."""
+    lo = _round_up(pl.cdiv(max(0, -min(offs, default=0)), lanes), sub)
+    hi = _round_up(max(0, max(offs, default=0)) // lanes + 1, sub)
+    return lo, hi
+
+
+def _row_halo_offsets(offs, lanes, sub):
+    """Each iteration's offset into a block of _row_halo's rows (its low halo rows added)."""
+    lo, _ = _row_halo_rows(offs, lanes, sub)
+    return tuple(int(o) + lo * lanes for o in offs)
+
+
+def _row_halo(a, offs, prows, lanes, sub):
+    """a in rows of lanes elements (a bitcast of its own layout when sub divides the rows of
+    its last two dimensions), padded with zero rows to prows rows and _row_halo_rows's halo, the
+    low halo rows first (_row_halo_offsets), a block of them per grid step."""
+    lo, hi = _row_halo_rows(offs, lanes, sub)
+    a = a.reshape(-1, lanes)
+    return jnp.pad(a, ((lo, prows - a.shape[0] + hi), (0, 0)))
 
 
 def _shifted(ref, off, shape):
