@@ -196,6 +196,53 @@ func TestFlatParentMatchesParent(t *testing.T) {
 	}
 }
 
+// TestFlatTypesFromSymbols checks the types the flattened copy takes from
+// its symbol tables against Node.Type, for both grammars: the repository's
+// Python sources, its CUDA fixtures (read as C++), and broken files (whose
+// ERROR nodes have a symbol past the table).
+func TestFlatTypesFromSymbols(t *testing.T) {
+	srcs := map[Lang][]string{
+		Python: append(repoPythonSources(t, 150), "def f(:\n    x = [1, 2\nprint('a')\n"),
+		Cpp:    {"__global__ void k(float *x) { x[threadIdx.x] = ; }\n", "template <typename T> struct S { T a; };\n"},
+	}
+	filepath.Walk(filepath.Join("..", "..", "fixtures"), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && (strings.HasSuffix(p, ".cu") || strings.HasSuffix(p, ".cuh")) {
+			if b, err := os.ReadFile(p); err == nil {
+				srcs[Cpp] = append(srcs[Cpp], string(b))
+			}
+		}
+		return nil
+	})
+	if len(srcs[Cpp]) < 20 {
+		t.Fatalf("only %d CUDA sources found", len(srcs[Cpp]))
+	}
+	for lang, list := range srcs {
+		p := NewParser(lang)
+		checked, errors := 0, 0
+		for k, src := range list {
+			tree, err := p.Parse(context.Background(), []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := tree.Flat()
+			for i, n := range f.Nodes {
+				if typ := n.Type(); f.Types[i] != typ {
+					t.Fatalf("%s source %d: node %d: flat type %q, Type %q", lang, k, i, f.Types[i], typ)
+				}
+				if n.IsError() {
+					errors++
+				}
+				checked++
+			}
+			tree.Close()
+		}
+		p.Close()
+		if checked < 10000 || errors == 0 {
+			t.Fatalf("%s: only %d nodes checked, %d of them errors", lang, checked, errors)
+		}
+	}
+}
+
 // handIndexSources are a few hand-written cases: f-string calls, nested
 // calls, decorators, comments.
 func handIndexSources() []string {

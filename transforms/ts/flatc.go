@@ -155,8 +155,25 @@ func (s *flatScratch) walk(root C.TSNode) int {
 	return n
 }
 
+// symbolNames are each grammar's symbol names by symbol, read once: a
+// node's type is the name of its symbol (ts_node_type and ts_node_symbol
+// both resolve the node's alias; the public symbol shares its name).
+var symbolNames = [...]func() []string{
+	Python: sync.OnceValue(func() []string { return symbolTable(Python) }),
+	Cpp:    sync.OnceValue(func() []string { return symbolTable(Cpp) }),
+}
+
+func symbolTable(l Lang) []string {
+	lang := l.language()
+	names := make([]string, lang.SymbolCount())
+	for i := range names {
+		names[i] = lang.SymbolName(sitter.Symbol(i))
+	}
+	return names
+}
+
 // flatten builds the Flat of the tree under root in one call into C.
-func flatten(root *Node, sizeHint int) *Flat {
+func flatten(root *Node, lang Lang, sizeHint int) *Flat {
 	f := &Flat{}
 	if root == nil {
 		return f
@@ -180,26 +197,15 @@ func flatten(root *Node, sizeHint int) *Flat {
 	f.backing = nodes
 	f.Nodes = make([]*Node, n)
 	f.Types = make([]string, n)
-	var small [512]string
-	names := map[C.TSSymbol]string{}
+	table := symbolNames[lang]()
 	for i := range n {
 		*(*nodeLayout)(unsafe.Pointer(&nodes[i])) = nodeLayout{c: *(*C.TSNode)(unsafe.Pointer(&s.nodes[i])), t: r.t}
 		f.Nodes[i] = &nodes[i]
-		sym := s.syms[i]
-		var typ string
-		if int(sym) < len(small) {
-			if typ = small[sym]; typ == "" {
-				typ = nodes[i].Type()
-				small[sym] = typ
-			}
+		if sym := int(s.syms[i]); sym < len(table) {
+			f.Types[i] = table[sym]
 		} else {
-			var ok bool
-			if typ, ok = names[sym]; !ok {
-				typ = nodes[i].Type()
-				names[sym] = typ
-			}
+			f.Types[i] = nodes[i].Type() // ERROR: a built-in symbol past the table
 		}
-		f.Types[i] = typ
 	}
 	return f
 }

@@ -250,7 +250,7 @@ func (f *Flat) Range(i int) (start, end int) {
 // tree, it is not safe for concurrent first use; do not modify it.
 func (t *Tree) Flat() *Flat {
 	if t.flat == nil {
-		t.flat = flatten(t.Root(), len(t.Src)/4+16)
+		t.flat = flatten(t.Root(), t.lang, len(t.Src)/4+16)
 		t.flat.lang = t.lang
 	}
 	return t.flat
