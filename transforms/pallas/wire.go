@@ -784,7 +784,8 @@ func (p *plan) needsDispatch() bool {
 
 // dispatch is the rewritten call: a conditional expression choosing the
 // Pallas op for tpu tensors (in parentheses unless the call stood alone),
-// split over lines inside parentheses when it would pass maxLine in src.
+// inside parentheses on lines of its own (ConditionalLines, as ruff format
+// writes it) when it would pass maxLine in src.
 func (p *plan) dispatch(cs callSite, src string) string {
 	torch := "torch"
 	if !reImportTorch.MatchString(src) {
@@ -811,10 +812,7 @@ func (p *plan) dispatch(cs callSite, src string) string {
 	if !strings.Contains(one, "\n") && cs.start-lineStart+len(one)+lineEnd <= maxLine {
 		return one
 	}
-	line := src[lineStart:]
-	indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
-	in := indent + "    "
-	return "(\n" + in + tpu + "\n" + in + "if " + cond + "\n" + in + "else " + cs.text + "\n" + indent + ")"
+	return "(\n" + ConditionalLines(indentOf(src[lineStart:]), tpu, cond, cs.text) + "\n" + indentOf(src[lineStart:]) + ")"
 }
 
 // isInstance reports a plan of a dtype instance (spec.LaunchedDType): its
@@ -887,7 +885,8 @@ func (p *plan) statementDispatch(cs callSite, src, cond string) (string, bool) {
 // also in a namespace package (a folder without __init__.py).
 var reRelativeImport = regexp.MustCompile(`(?m)^[ \t]*from[ \t]+\.`)
 
-// addImport imports the generated module after the file's last top-level import.
+// addImport imports the generated module after the file's last top-level
+// import (an empty line after it where code follows, as ruff format wants).
 func addImport(s, mod, file string, read func(string) ([]byte, bool)) string {
 	dir := path.Dir(file)
 	line := "import " + mod
@@ -913,10 +912,8 @@ func addImport(s, mod, file string, read func(string) ([]byte, bool)) string {
 		}
 	}
 	ins := line + "  # pallasify: proven Pallas kernel for tpu tensors\n"
-	if last < 0 {
-		return ins + s
-	}
-	return strings.Join(lines[:last+1], "") + ins + strings.Join(lines[last+1:], "")
+	before := strings.Join(lines[:last+1], "")
+	return before + ins + BlankAfter(s, len(before), "") + s[len(before):]
 }
 
 var (
@@ -964,24 +961,24 @@ func guardExtension(s string, lazy bool) (string, bool) {
 	if m := reLoadAssign.FindStringSubmatchIndex(s); m != nil {
 		start := m[0]
 		open := m[5] - 1
-		_, end, ok := splitArgs(s, open)
+		args, end, ok := splitArgs(s, open)
 		if ok {
 			name := s[m[2]:m[3]]
 			call := s[m[4]:end]
 			var g string
 			if lazy {
-				g = fmt.Sprintf("%s = %s.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n"+
-					"    lambda: %s\n)", name, opsName, strings.ReplaceAll(call, "\n", "\n    "))
+				g = "# pallasify: guarded (built when the CUDA path first uses it)\n" +
+					lazyLoad(name, s[m[4]:open], call, args)
 				lazied = true
 			} else {
 				torch := "torch"
 				if !regexp.MustCompile(`(?m)^import torch\s*$`).MatchString(s) {
 					torch = `__import__("torch")`
 				}
-				g = fmt.Sprintf("%s = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\n"+
+				g = fmt.Sprintf("# pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\n%s = None\n"+
 					"if %s.cuda.is_available():\n    %s", name, torch, strings.ReplaceAll(s[start:end], "\n", "\n    "))
 			}
-			s = s[:start] + g + s[end:]
+			s = s[:start] + BlankBefore(s, start, g) + g + s[end:]
 		}
 	}
 	if m := reExtImport.FindStringSubmatchIndex(s); m != nil {
@@ -992,28 +989,51 @@ func guardExtension(s string, lazy bool) (string, bool) {
 		} else if m[6] >= 0 {
 			name = s[m[6]:m[7]]
 		}
-		g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    %s = None", stmt, name)
+		g := importGuard(stmt, name+" = None")
 		if strings.HasPrefix(stmt, "import ") {
-			g = fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass", stmt)
+			g = importGuard(stmt, "pass")
 		}
-		s = s[:m[0]] + g + s[m[1]:]
+		s = s[:m[0]] + BlankBefore(s, m[0], g) + g + s[m[1]:]
 	}
 	if m := reLoaderAssign.FindStringSubmatchIndex(s); m != nil {
 		if _, end, ok := splitArgs(s, m[1]-1); ok {
 			name := s[m[2]:m[3]]
-			g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    %s = None",
-				strings.ReplaceAll(s[m[0]:end], "\n", "\n    "), name)
-			s = s[:m[0]] + g + s[end:]
+			g := importGuard(strings.ReplaceAll(s[m[0]:end], "\n", "\n    "), name+" = None")
+			s = s[:m[0]] + BlankBefore(s, m[0], g) + g + s[end:]
 		}
 	}
 	if m := reExtFromImport.FindStringSubmatchIndex(s); m != nil {
 		stmt := s[m[0]:m[1]]
 		bound := sortedKeys(extFunctions(stmt))
-		g := fmt.Sprintf("try:\n    %s\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    %s = None",
-			stmt, strings.Join(bound, " = "))
-		s = s[:m[0]] + g + s[m[1]:]
+		g := importGuard(stmt, strings.Join(bound, " = ")+" = None")
+		s = s[:m[0]] + BlankBefore(s, m[0], g) + g + s[m[1]:]
 	}
 	return s, lazied
+}
+
+// importGuard is stmt (a module-level import or load of the CUDA
+// extension) under try, with fallback (what binds its names) where it
+// raises ImportError.
+func importGuard(stmt, fallback string) string {
+	return "try:\n    " + stmt + "\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    " + fallback
+}
+
+// lazyLoad is `name = _pallas_ops.lazy_extension(lambda: call)` as ruff
+// format writes it: on one line where that fits, else the lambda on a line
+// of its own, call re-indented (a one-line call too long there has its
+// arguments args wrapped, pyCall). callee is the call up to its opening
+// parenthesis.
+func lazyLoad(name, callee, call string, args []string) string {
+	head := name + " = " + opsName + ".lazy_extension("
+	if one := head + "lambda: " + call + ")"; !strings.Contains(call, "\n") && len(one) <= maxLine {
+		return one
+	}
+	body := "    lambda: " + strings.ReplaceAll(call, "\n", "\n    ")
+	magic := len(args) > 0 && args[len(args)-1] == ""
+	if !strings.Contains(call, "\n") && len(body) > maxLine && !magic {
+		body = pyCall("    ", "lambda: "+callee, args)
+	}
+	return head + "\n" + body + "\n)"
 }
 
 // reRegistration is a torch.library registration that looks up an existing

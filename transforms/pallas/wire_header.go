@@ -268,12 +268,17 @@ func pyDef(name string, params []string, ret string) string {
 	return fmt.Sprintf("def %s(\n    %s\n) -> %s:", name, strings.Join(params, ", "), ret)
 }
 
-// pyCall is `prefix(args)` at indent, its arguments wrapped onto one indented
-// line when the whole would pass maxLine.
+// pyCall is `prefix(args)` at indent as ruff format writes it: its
+// arguments wrapped onto one indented line when the whole would pass
+// maxLine, one a line (with a trailing comma) when that line would too.
 func pyCall(indent, prefix string, args []string) string {
 	one := fmt.Sprintf("%s%s(%s)", indent, prefix, strings.Join(args, ", "))
 	if len(one) <= maxLine {
 		return one
 	}
-	return fmt.Sprintf("%s%s(\n%s    %s\n%s)", indent, prefix, indent, strings.Join(args, ", "), indent)
+	in := indent + "    "
+	if inner := in + strings.Join(args, ", "); len(inner) <= maxLine || len(args) < 2 {
+		return fmt.Sprintf("%s%s(\n%s\n%s)", indent, prefix, inner, indent)
+	}
+	return fmt.Sprintf("%s%s(\n%s%s,\n%s)", indent, prefix, in, strings.Join(args, ",\n"+in), indent)
 }

@@ -18,17 +18,17 @@ func TestGuardExtension(t *testing.T) {
 		want     string
 	}{
 		{"load_inline, lazy", "import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = load_inline(\n    name=\"x\",\n    functions=[\"f\"],\n)\n", true,
-			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n_ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n)\n"},
+			"import torch\nfrom torch.utils.cpp_extension import load_inline\n\n# pallasify: guarded (built when the CUDA path first uses it)\n_ext = _pallas_ops.lazy_extension(\n    lambda: load_inline(\n        name=\"x\",\n        functions=[\"f\"],\n    )\n)\n"},
 		{"load, no ops module", "import torch\nfrom torch.utils.cpp_extension import load\n\n_ext = load(\n    name=\"x\",\n    sources=[\"a.cu\"],\n)\n", false,
-			"import torch\nfrom torch.utils.cpp_extension import load\n\n_ext = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif torch.cuda.is_available():\n    _ext = load(\n        name=\"x\",\n        sources=[\"a.cu\"],\n    )\n"},
+			"import torch\nfrom torch.utils.cpp_extension import load\n\n# pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\n_ext = None\nif torch.cuda.is_available():\n    _ext = load(\n        name=\"x\",\n        sources=[\"a.cu\"],\n    )\n"},
 		{"no torch import", "from torch.utils.cpp_extension import load\next = load(name=\"e\", sources=[\"a.cu\"])\n", false,
-			"from torch.utils.cpp_extension import load\next = None  # pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\nif __import__(\"torch\").cuda.is_available():\n    ext = load(name=\"e\", sources=[\"a.cu\"])\n"},
+			"from torch.utils.cpp_extension import load\n\n# pallasify: guarded (built only where CUDA is; tpu tensors use Pallas)\next = None\nif __import__(\"torch\").cuda.is_available():\n    ext = load(name=\"e\", sources=[\"a.cu\"])\n"},
 		{"relative _C", "import torch\nfrom . import _C  # noqa\n", true,
-			"import torch\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _C = None\n"},
+			"import torch\n\ntry:\n    from . import _C  # noqa\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _C = None\n"},
 		{"dotted import", "import pkg._C\n", true,
 			"try:\n    import pkg._C\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    pass\n"},
 		{"functions from _C", "import torch\nfrom ._C import nms, roi_align as _ra  # ops\n", true,
-			"import torch\ntry:\n    from ._C import nms, roi_align as _ra  # ops\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _ra = nms = None\n"},
+			"import torch\n\ntry:\n    from ._C import nms, roi_align as _ra  # ops\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    _ra = nms = None\n"},
 		{"loader registry", "from ..utils import ext_loader\n\next_module = ext_loader.load_ext(\n    \"_ext\", [\"a\", \"b\"])\n", true,
 			"from ..utils import ext_loader\n\ntry:\n    ext_module = ext_loader.load_ext(\n        \"_ext\", [\"a\", \"b\"])\nexcept ImportError:  # pallasify: guarded (CUDA extension not built; tpu tensors use Pallas)\n    ext_module = None\n"},
 		{"nothing to guard", "import torch\nx = 1\n", true, "import torch\nx = 1\n"},
@@ -55,7 +55,7 @@ func TestAddImport(t *testing.T) {
 	cases := []struct{ name, file, in, want string }{
 		{"package", "pkg/ops.py", "\"\"\"doc\nimport x\n\"\"\"\nimport torch\n\n\ndef f():\n    import os\n",
 			"\"\"\"doc\nimport x\n\"\"\"\nimport torch\nfrom . import _pallas_ops  # pallasify: proven Pallas kernel for tpu tensors\n\n\ndef f():\n    import os\n"},
-		{"script", "run.py", "x = 1\n", "import _pallas_ops  # pallasify: proven Pallas kernel for tpu tensors\nx = 1\n"},
+		{"script", "run.py", "x = 1\n", "import _pallas_ops  # pallasify: proven Pallas kernel for tpu tensors\n\nx = 1\n"},
 	}
 	for _, c := range cases {
 		got := addImport(c.in, "_pallas_ops", c.file, read)
@@ -166,7 +166,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 		name, py, wantCall, wantGuard string
 	}{
 		{"load", "import torch\nfrom torch.utils.cpp_extension import load\n\next = load(name=\"tw\", sources=[\"k.cu\"])\n\n\ndef twice(x):\n    return ext.twice(x)\n",
-			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else ext.twice(x)\n", "ext = _pallas_ops.lazy_extension(  # pallasify: guarded (built when the CUDA path first uses it)\n    lambda: load("},
+			"    return _pallas_ops.twice(x) if x.device.type == \"tpu\" else ext.twice(x)\n", "# pallasify: guarded (built when the CUDA path first uses it)\next = _pallas_ops.lazy_extension(lambda: load(name=\"tw\", sources=[\"k.cu\"]))\n"},
 		// a handle on the extension's function: reading it must not build the extension
 		{"load, function handle", "import torch\nfrom torch.utils.cpp_extension import load\n\next = load(name=\"tw\", sources=[\"k.cu\"])\n" +
 			"fn = ext.twice\n\n\ndef twice(x):\n    return fn(x)\n",
@@ -729,7 +729,14 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
     )
 `},
 		{"no torch name", loader + "def scale(x, w, y):\n    return ext_module.scale(x, w, y)\n",
-			`if x.device.type == "tpu" and str(x.dtype) == "torch.float32" and str(w.dtype) == "torch.float32"`},
+			`    return (
+        _pallas_ops.scale(x, w, y)
+        if x.device.type == "tpu"
+        and str(x.dtype) == "torch.float32"
+        and str(w.dtype) == "torch.float32"
+        else ext_module.scale(x, w, y)
+    )
+`},
 		{"statement", "import torch\n" + loader + "def scale(input_features, weights, output):\n" +
 			"    ext_module.scale(input_features, weights, output)\n    return output\n",
 			`    if (

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/pallas"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -65,13 +66,14 @@ func lazyTriton(ctx context.Context, src string, pkg bool) string {
 			t.WriteString("    " + line + "\n")
 		}
 		t.WriteString("except ImportError:  # no Triton here (a TPU host): tensors on \"tpu\" take the Pallas kernels\n")
-		t.WriteString("    " + from + "\n")
+		t.WriteString("    " + from + "\n\n") // ruff format: an empty line after the import
 		for _, im := range r {
 			for _, bd := range im.binds {
 				fmt.Fprintf(&t, "    %s = _missing_triton(%q)\n", bd[0], bd[1])
 			}
 		}
-		out = out[:start] + strings.TrimSuffix(t.String(), "\n") + out[end:]
+		g := strings.TrimSuffix(t.String(), "\n")
+		out = out[:start] + pallas.BlankBefore(out, start, g) + g + out[end:]
 	}
 	return out
 }

@@ -27,12 +27,14 @@ def k(x):
 `
 	want := `"""Doc."""
 import torch
+
 try:
     import triton
     import triton.language as tl
     from triton.language.extra import libdevice as ld, cuda
 except ImportError:  # no Triton here (a TPU host): tensors on "tpu" take the Pallas kernels
     from ._pallas_triton_ops import missing_triton as _missing_triton
+
     triton = _missing_triton("triton")
     tl = _missing_triton("triton.language")
     ld = _missing_triton("triton.language.extra.libdevice")
@@ -56,7 +58,7 @@ from . import _pallas_triton_ops
 		}
 	}
 	two := "import triton\nimport torch\nimport triton.language as tl\n"
-	if got := lazyTriton(ctx, two, true); strings.Count(got, "try:\n") != 2 || !strings.Contains(got, "\nimport torch\ntry:\n    import triton.language as tl\n") {
+	if got := lazyTriton(ctx, two, true); strings.Count(got, "try:\n") != 2 || !strings.Contains(got, "\nimport torch\n\ntry:\n    import triton.language as tl\n") {
 		t.Errorf("two runs of triton imports:\n%s", got)
 	}
 }

@@ -409,9 +409,18 @@ func addOpsImport(ctx context.Context, src string, pkg bool) string {
 	defer parser.Close()
 	tree, err := parser.Parse(ctx, []byte(src))
 	if err != nil {
-		return imp + "\n" + src
+		return imp + "\n" + pallas.BlankAfter(src, 0, "") + src
 	}
 	defer tree.Close()
+	// after is src with imp after its import ending at end (an empty line
+	// after imp where code follows, as ruff format wants)
+	after := func(end int) string {
+		nl := ""
+		if strings.HasPrefix(src[end:], "\n") {
+			nl = pallas.BlankAfter(src, end+1, "")
+		}
+		return src[:end] + "\n" + imp + nl + src[end:]
+	}
 	end := -1
 	for _, c := range ts.Children(tree.Root()) {
 		switch c.Type() {
@@ -423,20 +432,20 @@ func addOpsImport(ctx context.Context, src string, pkg bool) string {
 				continue
 			}
 			if end >= 0 {
-				return src[:end] + "\n" + imp + src[end:]
+				return after(end)
 			}
-			return imp + "\n" + src
+			return imp + "\n" + pallas.BlankAfter(src, 0, "") + src
 		default:
 			if end >= 0 {
-				return src[:end] + "\n" + imp + src[end:]
+				return after(end)
 			}
-			return imp + "\n" + src
+			return imp + "\n" + pallas.BlankAfter(src, 0, "") + src
 		}
 	}
 	if end >= 0 {
-		return src[:end] + "\n" + imp + src[end:]
+		return after(end)
 	}
-	return imp + "\n" + src
+	return imp + "\n" + pallas.BlankAfter(src, 0, "") + src
 }
 
 // symbols says how the launch-side ops function gets each size symbol of
