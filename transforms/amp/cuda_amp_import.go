@@ -16,10 +16,12 @@ with autocast():
 	Portable: `from torch.amp import GradScaler, autocast
 import torch
 
-# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
 DEVICE = torch.device(
     torch.accelerator.current_accelerator().type
-    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
     else "cpu"
 )
 

@@ -17,10 +17,12 @@ model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16, d
 	Portable: `import torch
 from transformers import AutoModelForCausalLM
 
-# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
 DEVICE = torch.device(
     torch.accelerator.current_accelerator().type
-    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
     else "cpu"
 )
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -375,7 +376,8 @@ func headerBlock(src []byte, im *Imports, anchor int, imports []string, preludes
 	var blocks []string
 	for _, k := range keys {
 		pr := preludes[k]
-		if bytes.Contains(src, []byte(strings.TrimSpace(pr.Text))) || (pr.Marker != "" && hasLinePrefix(src, pr.Marker)) {
+		if bytes.Contains(src, []byte(strings.TrimSpace(pr.Text))) || (pr.Marker != "" && hasLinePrefix(src, pr.Marker)) ||
+			slices.ContainsFunc(pr.Also, func(a string) bool { return bytes.Contains(src, []byte(a)) }) {
 			continue
 		}
 		blocks = append(blocks, strings.TrimRight(pr.Text, "\n")+"\n")

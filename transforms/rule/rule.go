@@ -112,9 +112,12 @@ type Edit struct {
 // it (or a line starting with Marker), nothing is inserted. Imports are import
 // lines ("import torch") the block relies on, added when missing.
 type Prelude struct {
-	Key     string // dedupe key, also the sort key among preludes
-	Text    string // the lines to insert, newline-terminated
-	Marker  string // a prefix that proves the prelude is already there
+	Key    string // dedupe key, also the sort key among preludes
+	Text   string // the lines to insert, newline-terminated
+	Marker string // a prefix that proves the prelude is already there
+	// Also are other texts that prove it is there: what earlier versions
+	// inserted for it.
+	Also    []string
 	Imports []string
 	// Share, when set, is the one name Text defines, and Text may be shared:
 	// in a file of a package (Layout.Package set) it goes to the package's

@@ -17,7 +17,18 @@ import (
 // rewrite keeps that path rather than widening a CUDA-only one to it. So
 // DEVICE.type is "cuda", "tpu" or "cpu", and DEVICE.type != "cpu" is True
 // exactly where the original's CUDA probe was, plus on a TPU.
+// It is written as ruff format writes it (line length 100).
 const DeviceExpr = "torch.device(\n" +
+	"    torch.accelerator.current_accelerator().type\n" +
+	"    if torch.accelerator.is_available()\n" +
+	"    and torch.accelerator.current_accelerator().type in (\"cuda\", \"tpu\")\n" +
+	"    else \"cpu\"\n" +
+	")"
+
+// PrevDeviceExpr is DeviceExpr as the previous version wrote it, its
+// condition on one line of 104 columns. A module holding it counts as
+// migrated, as with LegacyDeviceExpr.
+const PrevDeviceExpr = "torch.device(\n" +
 	"    torch.accelerator.current_accelerator().type\n" +
 	"    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in (\"cuda\", \"tpu\")\n" +
 	"    else \"cpu\"\n" +
@@ -79,9 +90,11 @@ func DeviceType(p *rule.Pass) string { return Device(p) + ".type" }
 func DevicePrelude(name string) rule.Prelude {
 	return rule.Prelude{
 		Key: "00-device",
-		Text: "# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).\n" +
+		Text: "# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep\n" +
+			"# the CPU path).\n" +
 			name + " = " + DeviceExpr + "\n",
 		Marker:  name + " = torch.accelerator.",
+		Also:    []string{name + " = " + PrevDeviceExpr},
 		Imports: []string{"import torch"},
 	}
 }
@@ -259,7 +272,7 @@ func Bindings(p *rule.Pass, needle string) map[string]int {
 			left := n.ChildByFieldName("left")
 			right := n.ChildByFieldName("right")
 			own := left != nil && left.Type() == "identifier" && right != nil &&
-				(p.Text(right) == DeviceExpr || p.Text(right) == LegacyDeviceExpr)
+				(p.Text(right) == DeviceExpr || p.Text(right) == PrevDeviceExpr || p.Text(right) == LegacyDeviceExpr)
 			targets(left, own)
 		case "augmented_assignment", "for_statement", "for_in_clause":
 			targets(n.ChildByFieldName("left"), false)

@@ -89,6 +89,7 @@ func TestDeviceName(t *testing.T) {
 	cases := []struct{ name, src, want string }{
 		{"free", "import torch\nx = 1\n", "DEVICE"},
 		{"ours", "import torch\n" + own, "DEVICE"},
+		{"ours, as the previous version wrote it", "import torch\nDEVICE = " + kit.PrevDeviceExpr + "\n", "DEVICE"},
 		{"user binds DEVICE", "DEVICE = 'cuda'\n", "ACCEL_DEVICE"},
 		{"parameter", "def f(DEVICE):\n    pass\n", "ACCEL_DEVICE"},
 		{"import alias", "from cfg import dev as DEVICE\n", "ACCEL_DEVICE"},

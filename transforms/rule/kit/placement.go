@@ -53,7 +53,7 @@ func LazyDevicePrelude() rule.Prelude {
 			"    Other accelerators keep the CPU path. Found on the first call, so importing the module does\n" +
 			"    not initialise the accelerator.\n" +
 			"    \"\"\"\n" +
-			"    return " + strings.ReplaceAll(strings.Replace(DeviceExpr, " and ", "\n    and ", 1), "\n", "\n    ") + "\n",
+			"    return " + strings.ReplaceAll(DeviceExpr, "\n", "\n    ") + "\n",
 		Marker:  "def " + lazyDeviceFn + "(",
 		Imports: []string{"import functools", "import torch"},
 		Share:   lazyDeviceFn,

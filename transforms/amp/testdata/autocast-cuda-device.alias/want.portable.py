@@ -3,10 +3,12 @@ from torch import autocast as ac
 from torch.amp import autocast_mode
 import torch
 
-# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep the CPU path).
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
 DEVICE = torch.device(
     torch.accelerator.current_accelerator().type
-    if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
     else "cpu"
 )
 
