@@ -861,7 +861,8 @@ func (p *plan) asStatement(cs callSite) bool {
 // statementDispatch is the rewritten call of an op that writes its outputs
 // in place and stands alone as a statement (mmcv: ext_module.op(input, ...,
 // output, gamma=gamma)): an if statement, the Pallas op on tpu and the
-// original call, re-indented, on every other device. ok is false where the
+// original call, re-indented, on every other device (where the call is
+// already another kernel's dispatch, an elif of it). ok is false where the
 // call does not start its line or holds a multi-line string.
 func (p *plan) statementDispatch(cs callSite, src, cond string) (string, bool) {
 	if !p.asStatement(cs) {
@@ -876,6 +877,13 @@ func (p *plan) statementDispatch(cs callSite, src, cond string) (string, bool) {
 	}
 	b.WriteString("if " + cond + ":\n")
 	b.WriteString(pyCall(in, opsName+"."+p.entry, cs.args) + "\n")
+	if strings.HasPrefix(cs.text, "if ") && strings.Contains(cs.text, opsName+".") {
+		// the call is already another kernel's dispatch (a template's primary
+		// beside its float16 specialisation): its if becomes an elif, so its
+		// lines keep the indentation they were laid out for
+		b.WriteString(indent + "el" + cs.text)
+		return b.String(), true
+	}
 	b.WriteString(indent + "else:\n")
 	b.WriteString(in + strings.ReplaceAll(cs.text, "\n", "\n    "))
 	return b.String(), true

@@ -896,11 +896,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
 	hid, pid := sanitize(half.ID), sanitize(primary.ID)
 	want := `    if x.device.type == "tpu" and x.dtype == torch.float16 and w.dtype == torch.float16:
         _pallas_ops.scale_` + hid + `(x, w, y)
+    elif x.device.type == "tpu":
+        _pallas_ops.scale_` + pid + `(x, w, y)
     else:
-        if x.device.type == "tpu":
-            _pallas_ops.scale_` + pid + `(x, w, y)
-        else:
-            ext_module.scale(x, w, y)
+        ext_module.scale(x, w, y)
 `
 	if !strings.Contains(got, want) {
 		t.Errorf("ops.py lacks\n%s\n%s", want, got)
