@@ -795,21 +795,30 @@ func (p *plan) dispatch(cs callSite, src string) string {
 	if st, ok := p.statementDispatch(cs, src, cond); ok {
 		return st
 	}
+	lineStart := strings.LastIndex(src[:cs.start], "\n") + 1
+	lineEnd := strings.Index(src[cs.end:], "\n")
+	if lineEnd < 0 {
+		lineEnd = len(src) - cs.end
+	}
+	fits := func(one string) bool {
+		return !strings.Contains(one, "\n") && cs.start-lineStart+len(one)+lineEnd <= maxLine
+	}
 	if !simpleArgs(cs) {
 		// arguments with effects would run twice: bind them once
-		return fmt.Sprintf("%s.%s_dispatch(%s, lambda: %s)", opsName, p.entry, strings.Join(cs.args, ", "), cs.text)
+		callee := opsName + "." + p.entry + "_dispatch"
+		args := append(slices.Clone(cs.args), "lambda: "+cs.text)
+		if one := callee + "(" + strings.Join(args, ", ") + ")"; fits(one) || strings.Contains(cs.text, "\n") {
+			return one
+		}
+		indent := indentOf(src[lineStart:])
+		return strings.TrimPrefix(wrapCall(indent, callee, args), indent)
 	}
 	tpu := fmt.Sprintf("%s.%s(%s)", opsName, p.entry, strings.Join(cs.args, ", "))
 	one := tpu + " if " + cond + " else " + cs.text
 	if !cs.bare {
 		one = "(" + one + ")"
 	}
-	lineStart := strings.LastIndex(src[:cs.start], "\n") + 1
-	lineEnd := strings.Index(src[cs.end:], "\n")
-	if lineEnd < 0 {
-		lineEnd = len(src) - cs.end
-	}
-	if !strings.Contains(one, "\n") && cs.start-lineStart+len(one)+lineEnd <= maxLine {
+	if fits(one) {
 		return one
 	}
 	return "(\n" + ConditionalLines(indentOf(src[lineStart:]), tpu, cond, cs.text) + "\n" + indentOf(src[lineStart:]) + ")"

@@ -276,6 +276,12 @@ func pyCall(indent, prefix string, args []string) string {
 	if len(one) <= maxLine {
 		return one
 	}
+	return wrapCall(indent, prefix, args)
+}
+
+// wrapCall is pyCall's layout of a call that does not fit its line: the
+// arguments on one indented line, or one a line where that is too long.
+func wrapCall(indent, prefix string, args []string) string {
 	in := indent + "    "
 	if inner := in + strings.Join(args, ", "); len(inner) <= maxLine || len(args) < 2 {
 		return fmt.Sprintf("%s%s(\n%s\n%s)", indent, prefix, inner, indent)

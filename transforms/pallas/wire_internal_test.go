@@ -181,6 +181,11 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 		// inside an expression the conditional keeps its parentheses
 		{"compiled _C", "import torch\nfrom . import _C\n\n\ndef twice(x):\n    return 2 * _C.twice(x)\n",
 			`return 2 * (_pallas_ops.twice(x) if x.device.type == "tpu" else _C.twice(x))`, "except ImportError:"},
+		// an argument with effects is evaluated once (the dispatch helper), its
+		// call wrapped as ruff format wraps it where the line would pass 100
+		{"dispatch helper, wrapped", "import torch\nfrom . import _C\n\n\ndef twice(layer, x):\n    return _C.twice(torch.nn.functional.relu(layer(x)))\n",
+			"    return _pallas_ops.twice_dispatch(\n        torch.nn.functional.relu(layer(x)), lambda: _C.twice(torch.nn.functional.relu(layer(x)))\n    )\n",
+			"except ImportError:"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -236,7 +241,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("twice", &twice, "2x"); }
 			}
 			if !strings.Contains(opsMod, `return jax_op("pallasify_pkg::twice", kernel.twice_jax)`) ||
 				!strings.Contains(opsMod, "    from . import _pallas_twice_kernel as kernel\n") ||
-				strings.Contains(opsMod, "_dispatch") {
+				strings.Contains(opsMod, "def twice_dispatch(") != strings.Contains(ops, "twice_dispatch(") {
 				t.Errorf("ops module:\n%s", opsMod)
 			}
 			if strings.Contains(ops, "lazy_extension(") != strings.Contains(opsMod, "def lazy_extension(build):") {
