@@ -16,7 +16,9 @@ import (
 // e2eCheck is how an end-to-end test holds a migration with kernels to its
 // fixture: the patch equals the golden, the migrated tree migrated again
 // changes nothing (and, unless changesOnly, reports nothing new), every
-// file the migration generated is ruff clean (pipeline.RuffClean), and the
+// file the migration generated is ruff clean (pipeline.RuffClean), what it
+// wrote into the user's own files is as ruff format writes it
+// (pipeline.InsertionsFormatted), and the
 // fixture's checker script accepts the migrated tree under the real stack.
 type e2eCheck struct {
 	golden      string                                       // the want.patch file
@@ -62,6 +64,7 @@ func checkE2E(t *testing.T, run *pipeline.Run, c e2eCheck) string {
 		}
 	}
 	pipeline.RuffClean(t, py, pipeline.GeneratedPaths(run, dir))
+	pipeline.InsertionsFormatted(t, py, run, dir)
 	out, err := exec.Command(py, c.checker, dir, c.name).CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 3 {
