@@ -258,6 +258,7 @@ func hostShaper(k *Kernel, first CapturedLaunch, sh *shaper, others []CapturedLa
 	if err != nil {
 		return nil, nil
 	}
+	hs.hostSizeExprs()
 	free := hs.hostFree()
 	if len(free) == 0 {
 		return nil, nil
@@ -267,11 +268,102 @@ func hostShaper(k *Kernel, first CapturedLaunch, sh *shaper, others []CapturedLa
 		if o.Instance != first.Instance {
 			continue
 		}
-		if _, ok := hs.fit(o); !ok || !sameScalars(o, first, hidden) {
+		env, ok := hs.fit(o)
+		if !ok || !sameScalars(o, first, hidden) {
 			return nil, nil
+		}
+		for c, e := range hs.sizeExpr {
+			v, err := e.Eval(env)
+			if x, okX := scalarInt(o.Args[c]); err != nil || !okX || v != x {
+				return nil, nil
+			}
 		}
 	}
 	return hs, free
+}
+
+// hostSizeExprs makes each integer argument the spec would fix, which the
+// host computes from sizes the spec names (total = x.numel(), group_channel
+// = channels / group_size), a size of the spec: the host's expression over
+// them, where it gives the launch's value.
+func (sh *shaper) hostSizeExprs() {
+	ls := sh.k.launcher
+	env := sh.env(sh.first)
+	for _, c := range sh.hiddenScalars() {
+		e := ls.value[c]
+		if e == nil || len(e.Symbols()) == 0 {
+			continue
+		}
+		sub := map[string]*Expr{}
+		for _, s := range e.Symbols() {
+			if x := sh.hostSymbol(s); x != nil {
+				sub[s] = x
+			}
+		}
+		if len(sub) != len(e.Symbols()) {
+			continue
+		}
+		se := substitute(e, sub)
+		v, err := se.Eval(env)
+		if want, ok := scalarInt(sh.first.Args[c]); err != nil || !ok || v != want {
+			continue
+		}
+		if sh.sizeExpr == nil {
+			sh.sizeExpr = map[int]*Expr{}
+		}
+		sh.sizeExpr[c] = se
+	}
+}
+
+// hostSymbol is host size s over the spec's sizes: the symbol of the
+// integer argument the host passes as s, the dim of a buffer the host names
+// s (hostDims), or, for a tensor's element count, the product of its
+// buffer's dims; nil otherwise.
+func (sh *shaper) hostSymbol(s string) *Expr {
+	ls := sh.k.launcher
+	for c, a := range sh.first.Args {
+		if _, name, ok := ls.atom(c); ok && name == s && contains(sh.syms, argName(sh.k, a, c)) {
+			return Sym(argName(sh.k, a, c))
+		}
+	}
+	for _, hs := range ls.sizes[s] {
+		for i, ds := range sh.dims {
+			if i >= len(ls.tensor) || ls.tensor[i] != hs.tensor || hs.tensor == "" {
+				continue
+			}
+			if hs.numel {
+				return product(ds)
+			}
+			for j, d := range ds {
+				if sh.hostDims[[2]int{i, j}] && (hs.dim == j || hs.dim == j-len(ds)) {
+					return d
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// substitute is e with each symbol of m replaced by its expression.
+func substitute(e *Expr, m map[string]*Expr) *Expr {
+	if e == nil {
+		return nil
+	}
+	if e.Op == "sym" {
+		if x, ok := m[e.Name]; ok {
+			return x
+		}
+		return e
+	}
+	if e.L == nil && e.R == nil {
+		return e
+	}
+	if e.R == nil {
+		c := *e
+		c.L = substitute(e.L, m)
+		return &c
+	}
+	return Bin(e.Op, substitute(e.L, m), substitute(e.R, m))
 }
 
 // hostSweep widens the captured assignments over the free symbols with

@@ -205,3 +205,43 @@ func TestUseNarrowRestoresTheLaunchesSpec(t *testing.T) {
 		t.Error("a second UseNarrow found another spec")
 	}
 }
+
+// An integer the launcher computes from the sizes it names (half = cols /
+// 2) is a size of the spec, not a number it fixes: rows and cols stay free,
+// and half follows cols in the sweep.
+func TestSpecFromLaunchesSizeTheLauncherComputes(t *testing.T) {
+	src := strings.NewReplacer("int rows, int cols)", "int rows, int cols, int half)",
+		"out[i] = x[i] * s[i / cols];", "out[i] = x[i] * s[i / cols] + (i % cols < half ? 1.0f : 0.0f);",
+		"const int rows = x.size(0), cols = x.size(1);", "const int rows = x.size(0), cols = x.size(1);\n  const int half = cols / 2;",
+		"out.data_ptr<float>(), rows, cols);", "out.data_ptr<float>(), rows, cols, half);").Replace(rowScaleRepo)
+	root := writeRepo(t, map[string]string{"csrc/row_scale.cu": src})
+	inv, _ := Discover(context.Background(), root, nil)
+	var k *Kernel
+	for _, x := range inv.Kernels {
+		if x.Name == "row_scale_kernel" {
+			k = x
+		}
+	}
+	if k == nil {
+		t.Fatal("row_scale_kernel not discovered")
+	}
+	ls := rowScaleLaunch(t, 4, 4)
+	half := LaunchArg{Index: 5, Name: "half", Kind: "scalar", CType: "int", DType: "int32", Value: json.RawMessage("2")}
+	ls[0].Args = append(ls[0].Args, half)
+	spec, _, err := SpecFromLaunches(k, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, p := range spec.Params {
+		if p.Name == "half" {
+			got = p.Role + " " + p.Expr
+		}
+	}
+	if got != "size cols / 2" {
+		t.Errorf("half = %q, want size cols / 2", got)
+	}
+	if want := []map[string]int64{{"rows": 4, "cols": 4}, {"rows": 9, "cols": 11}}; !reflect.DeepEqual(spec.Domain.Sweep, want) {
+		t.Errorf("sweep = %v, want %v", spec.Domain.Sweep, want)
+	}
+}
