@@ -231,11 +231,15 @@ func (sh *shaper) blockFrom(hs hostSize, s string, symArg map[string]int, blocke
 }
 
 // namedByHost reports whether every buffer dim the spec names by symbol s
-// is one the host states as s (for a tensor's dim), or whether s is an
-// integer parameter of the host (hss), which names no tensor's dim there.
+// is one the host states as s (for a tensor's dim), or, for an integer
+// parameter of the host (hss), which names no tensor's dim there, whether
+// no dim it names by value is in a tensor the host reads sizes from: the
+// host would read that dim from it too were it that size (mmcv's carafe:
+// scale_factor 2 equals the batch of the output whose other dims the host
+// reads), so the equality is a coincidence as likely as a relation.
 func (sh *shaper) namedByHost(s string, hss []hostSize) bool {
 	if slices.ContainsFunc(hss, func(hs hostSize) bool { return hs.tensor == "" }) {
-		return true
+		return !sh.inReadTensor(s)
 	}
 	for i, ds := range sh.dims {
 		for j, d := range ds {
@@ -427,4 +431,27 @@ func (sh *shaper) hostGrid(l CapturedLaunch, d int) *Expr {
 		return nil
 	}
 	return e
+}
+
+// inReadTensor reports whether symbol s names a dim of a buffer whose
+// tensor the host function reads a size of (a dim or its element count).
+func (sh *shaper) inReadTensor(s string) bool {
+	ls := sh.k.launcher
+	read := map[string]bool{}
+	for _, hss := range ls.sizes {
+		for _, hs := range hss {
+			read[hs.tensor] = read[hs.tensor] || hs.tensor != ""
+		}
+	}
+	for i, ds := range sh.dims {
+		if i >= len(ls.tensor) || !read[ls.tensor[i]] {
+			continue
+		}
+		for _, d := range ds {
+			if slices.Contains(d.Symbols(), s) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -243,5 +244,52 @@ func TestSpecFromLaunchesSizeTheLauncherComputes(t *testing.T) {
 	}
 	if want := []map[string]int64{{"rows": 4, "cols": 4}, {"rows": 9, "cols": 11}}; !reflect.DeepEqual(spec.Domain.Sweep, want) {
 		t.Errorf("sweep = %v, want %v", spec.Domain.Sweep, want)
+	}
+}
+
+// An integer parameter of the host equal by value to a dim of a tensor the
+// host reads its other sizes from (mmcv's carafe: scale_factor 2, the
+// output's batch 2, channels = output.size(1)) is not freed: the equality
+// is as likely a coincidence as a relation.
+func TestHostFreeKeepsAParameterEqualToADimOfAReadTensor(t *testing.T) {
+	root := writeRepo(t, map[string]string{"csrc/k.cu": `#include <torch/extension.h>
+__global__ void up_kernel(const float* x, float* out, int scale, int channels) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = x[i / scale] * channels;
+}
+void up(torch::Tensor x, torch::Tensor out, int scale) {
+  int channels = out.size(1);
+  up_kernel<<<1, 256>>>(x.data_ptr<float>(), out.data_ptr<float>(), scale, channels);
+}
+`})
+	inv, _ := Discover(context.Background(), root, nil)
+	var k *Kernel
+	for _, x := range inv.Kernels {
+		if x.Name == "up_kernel" {
+			k = x
+		}
+	}
+	if k == nil || k.launcher == nil {
+		t.Fatalf("up_kernel not discovered with its launcher: %+v", k)
+	}
+	sc := func(v int64) LaunchArg {
+		return LaunchArg{Kind: "scalar", DType: "int32", Value: json.RawMessage(fmt.Sprint(v))}
+	}
+	buf := func(shape ...int64) LaunchArg {
+		n := int64(1)
+		for _, d := range shape {
+			n *= d
+		}
+		return LaunchArg{Kind: "pointer", DType: "float32", ExtentBytes: 4 * n, ShapeHint: shape, Alloc: &LaunchAlloc{}}
+	}
+	// out is [2, 5]: its batch 2 equals scale, its channels the host reads
+	l := CapturedLaunch{Kernel: "up_kernel", Grid: [3]int64{1, 1, 1}, Block: [3]int64{256, 1, 1},
+		Args: []LaunchArg{buf(3), buf(2, 5), sc(2), sc(5)}}
+	sh, err := shapeWith(k, l, nil, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free := sh.hostFree(); slices.Contains(free, "scale") {
+		t.Errorf("free = %v: scale names out's batch by value only", free)
 	}
 }
