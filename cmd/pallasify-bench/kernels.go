@@ -30,7 +30,7 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 				k = kk
 			}
 		}
-		if k == nil {
+		if k == nil || !e.wanted(f.Name) {
 			continue
 		}
 		spec := *f.Spec
@@ -71,7 +71,7 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 		}
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
 	}
-	prows, pts, err := draftPatterns(ctx)
+	prows, pts, err := draftPatterns(ctx, e)
 	if err != nil {
 		return nil, err
 	}

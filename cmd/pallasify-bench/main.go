@@ -15,9 +15,9 @@
 // Last, per fixture and pattern kernel the rules draft: draft and validate
 // times, and a table of the v6e bytes accessed against the minimum and the
 // layout minimum, naming the drafts above 1.25x (traffic.go); -drafts runs
-// only that part.
+// only that part, -only a,b only those fixture and pattern kernels.
 //
-//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR] [-drafts]
+//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR] [-drafts [-only a,b]]
 package main
 
 import (
@@ -30,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -53,7 +54,26 @@ type env struct {
 	full      string // the every-file-rewritten tree
 	fullStats treeStats
 	runs      int
-	traffic   []traffic // bytes accessed per fixture draft (draftValidate)
+	traffic   []traffic       // bytes accessed per fixture draft (draftValidate)
+	only      map[string]bool // -only: the fixture and pattern kernels measured (nil: all)
+}
+
+// wanted reports whether the fixture or pattern kernel named name is
+// measured under -only.
+func (e *env) wanted(name string) bool { return e.only == nil || e.only[name] }
+
+// onlySet parses -only (comma-separated kernel names); nil when empty.
+func onlySet(s string) map[string]bool {
+	var set map[string]bool
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			if set == nil {
+				set = map[string]bool{}
+			}
+			set[n] = true
+		}
+	}
+	return set
 }
 
 // benchCase produces rows; add new measurements to cases in run.
@@ -72,10 +92,11 @@ func main() {
 	python := flag.String("python", ".venv/bin/python", "the Python whose pip downloads the real tree's wheels")
 	wheels := flag.String("wheels", "", "a folder already holding the real tree's wheels (else pip downloads them)")
 	drafts := flag.Bool("drafts", false, "only draft and validate the fixture kernels and print bytes accessed per draft")
+	only := flag.String("only", "", "with -drafts: the fixture and pattern kernels to measure, comma-separated (gelu,gather_points)")
 	flag.Parse()
 	ctx := context.Background()
 	if *drafts {
-		if err := draftsOnly(ctx); err != nil {
+		if err := draftsOnly(ctx, onlySet(*only)); err != nil {
 			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
 			os.Exit(2)
 		}
@@ -171,8 +192,8 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 
 // draftsOnly drafts and validates the fixture and pattern kernels and prints
 // their rows and the bytes-accessed table (-drafts).
-func draftsOnly(ctx context.Context) error {
-	e := &env{}
+func draftsOnly(ctx context.Context, only map[string]bool) error {
+	e := &env{only: only}
 	rows, err := draftValidate(ctx, e)
 	if err != nil {
 		return err

@@ -160,7 +160,7 @@ const patternDir = "transforms/pallas/testdata"
 // draftPatterns drafts and validates every pattern kernel of patternDir
 // (a kernel.cu whose one kernel has a spec), its reference built from the
 // CUDA source, and returns a row and a traffic record for each.
-func draftPatterns(ctx context.Context) ([]row, []traffic, error) {
+func draftPatterns(ctx context.Context, e *env) ([]row, []traffic, error) {
 	ents, err := os.ReadDir(patternDir)
 	if err != nil {
 		return nil, nil, err
@@ -169,7 +169,7 @@ func draftPatterns(ctx context.Context) ([]row, []traffic, error) {
 	var ts []traffic
 	for _, ent := range ents {
 		dir := filepath.Join(patternDir, ent.Name())
-		if !ent.IsDir() {
+		if !ent.IsDir() || !e.wanted(ent.Name()) {
 			continue
 		}
 		k, err := patterns.Load(ctx, dir)
