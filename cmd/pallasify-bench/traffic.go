@@ -46,16 +46,20 @@ var trafficCauses = []struct{ helper, what string }{
 	{"_scatter_loop(", "an XLA scatter per loop iteration"},
 	{"_scatter(", "an XLA scatter"},
 	{"_unblock(", "a relayout copy of the output"},
+	{"_run_xla(", "the XLA form where the gathered arrays exceed the VMEM budget"},
 }
 
 // xlaMoves lists the trafficCauses a draft module's kernels and run()
-// call (the helpers' own bodies, which call one another, are not read).
+// call (the helpers' own bodies, which call one another, are not read, nor
+// the XLA form a gather draft keeps for arrays past its VMEM budget,
+// _kernel_xla and _run_xla: run() calling it is the cause named).
 func xlaMoves(module string) []string {
 	var code strings.Builder
 	keep := false
 	for _, line := range strings.Split(module, "\n") {
 		if name, ok := strings.CutPrefix(line, "def "); ok {
-			keep = strings.HasPrefix(name, "_kernel") || strings.HasPrefix(name, "_run") || strings.HasPrefix(name, "run(")
+			keep = (strings.HasPrefix(name, "_kernel") || strings.HasPrefix(name, "_run") || strings.HasPrefix(name, "run(")) &&
+				!strings.Contains(name, "_xla")
 		}
 		if keep {
 			code.WriteString(line + "\n")

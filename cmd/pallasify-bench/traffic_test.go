@@ -35,6 +35,26 @@ def _gather_loop(a, idxs, dp, lanes):
 	if got := xlaMoves(plane); len(got) != 1 || !strings.HasPrefix(got[0], "the window's plane in VMEM") {
 		t.Fatalf("a plane draft: xlaMoves = %q, want the plane form's relayout only", got)
 	}
+	gather := `def _kernel(x_ref, o_ref):
+    o_ref[...] = _vtake(x_ref, x_meta, i)
+
+
+def run(args, *, interpret):
+    if not _vfits(x_in):
+        return _run_xla(args, interpret=interpret)
+    return {"o": outs[0]}
+
+
+def _kernel_xla(x_ref, o_ref):
+    o_ref[...] = x_ref[...]
+
+
+def _run_xla(args, *, interpret):
+    ins = [_take(args["x"], d, DP, LANES)]
+`
+	if got, want := xlaMoves(gather), []string{"the XLA form where the gathered arrays exceed the VMEM budget"}; !slices.Equal(got, want) {
+		t.Fatalf("an in-kernel gather: xlaMoves = %q, want %q", got, want)
+	}
 	if got := xlaMoves("def run(args, *, interpret):\n    return {\"o\": outs[0]}\n"); len(got) != 0 {
 		t.Fatalf("an in-place draft: xlaMoves = %q, want none", got)
 	}

@@ -233,7 +233,7 @@ func splitDraft(k *kernels.Kernel, u *unit, class, p string) (string, *tr, bool)
 		if !v {
 			suffix = "_not_" + p
 		}
-		body = reKernelName.ReplaceAllString(body, "_kernel"+suffix)
+		body = reKernelName.ReplaceAllString(renameXLAForm(body, suffix), "_kernel"+suffix)
 		body = strings.Replace(body, "\ndef run(args, *, interpret):", "\ndef _run"+suffix+"(args, *, interpret):", 1)
 		parts = append(parts, strings.TrimRight(body, "\n"))
 		last = t

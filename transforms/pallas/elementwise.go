@@ -722,6 +722,12 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if vm, out, ok := m.gatherLoads(t, flat, size); ok {
+			// gathered in the kernel, the padded form kept for arrays too large for VMEM
+			vk, vw := m.gatherInPlace(t, dims, ext, vm, out)
+			xla := renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard))
+			return withXLAFallback(renderDraft(t, nm, vk, insertBeforeDomain(vw, guard)), xla), nil
+		}
 	}
 	return renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard)), nil
 }
@@ -958,7 +964,8 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		{"BCOLS", "block_cols", "block_cols"}, {"LANES", "lanes", "lanes"}, {"PROWS", "padded_rows", "padded_rows"},
 		{"DP", "size", "padded_size"}, {"ADDR", "addresses", "window_addresses"}, {"TRANSP", "transposed", "view_transposed"},
 		{"KROWS", "kernel_rows", "kernel_view_rows"}, {"KCOLS", "kernel_cols", "kernel_view_cols"}, {"PERROW", "per_row", "per_row_spec"},
-		{"PERCOL", "per_col", "per_col_spec"}, {"MULT", "rows_mult", "block_rows_mult"}, {"OWN", "own_rows", "view_own_rows"}} {
+		{"PERCOL", "per_col", "per_col_spec"}, {"MULT", "rows_mult", "block_rows_mult"}, {"OWN", "own_rows", "view_own_rows"},
+		{"VLEAD", "lead", "view_lead"}, {"OMETA", "out_meta", "output_view_meta"}} {
 		nm.addOr(p[0], p[1], p[2])
 	}
 	loaded := map[string]int{}
@@ -974,6 +981,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		nm.add(l.name+"_offs", v+"_offs")
 		nm.add(l.name+"_plane", v+"_plane")
 		nm.add(l.name+"_held", v+"_held")
+		nm.add(l.name+"_meta", v+"_meta")
 	}
 	stored := map[string]int{}
 	for _, s := range m.stores {

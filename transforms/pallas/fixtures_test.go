@@ -181,7 +181,7 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	// the gather without its batch and channel offsets (points[idx] of
 	// plane 0 for every plane)
 	"gather_points": {{"gather_without_plane_offset",
-		"((0 + (((i_z * c) * n) + (i_y * n))) + idx_in.reshape(-1).astype(jnp.int32))", "idx_in.reshape(-1).astype(jnp.int32)"}},
+		"_vtake(points_ref, points_meta, ((0 + (((i_z * c) * n) + (i_y * n))) + idx), ", "_vtake(points_ref, points_meta, idx, "}},
 	// the weighted sum in float32, rounded once at the store (the original
 	// rounds each product and sum to float16)
 	"half_interp": {{"float32_sum", `_f2h(

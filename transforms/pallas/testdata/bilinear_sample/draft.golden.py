@@ -14,6 +14,433 @@ from jax.experimental.pallas import tpu as pltpu
 def _kernel(
     anchors_ref,
     offsets_ref,
+    input_ref,
+    out_ref,
+    *,
+    channels,
+    height,
+    width,
+    out_meta,
+    anchors_meta,
+    offsets_meta,
+    input_meta,
+):
+    shape = out_ref.shape
+    row = pl.program_id(1) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
+    col = pl.program_id(2) * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
+    d = _vpos(out_meta, pl.program_id(0), row, col)
+    i_x = d
+    anchors = _vtake(anchors_ref, anchors_meta, (0 + (2 * _c_div(i_x, channels, jnp.int32))))
+    offsets = _vtake(offsets_ref, offsets_meta, (0 + (2 * _c_div(i_x, channels, jnp.int32))))
+    anchors_1 = _vtake(
+        anchors_ref, anchors_meta, (0 + ((2 * _c_div(i_x, channels, jnp.int32)) + 1))
+    )
+    offsets_1 = _vtake(
+        offsets_ref, offsets_meta, (0 + ((2 * _c_div(i_x, channels, jnp.int32)) + 1))
+    )
+    input = _vtake(
+        input_ref,
+        input_meta,
+        (
+            (0 + ((_c_rem(i_x, channels, jnp.int32) * height) * width))
+            + (
+                (
+                    (
+                        jnp.where(
+                            (
+                                (
+                                    _cast(
+                                        (
+                                            jnp.where(
+                                                ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                                _cast(0, jnp.float32),
+                                                (anchors + offsets),
+                                            )
+                                        ),
+                                        jnp.int32,
+                                    )
+                                )
+                                >= (height - 1)
+                            ),
+                            (height - 1),
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors + offsets),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            ),
+                        )
+                    )
+                    * width
+                )
+                + (
+                    jnp.where(
+                        (
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors_1 + offsets_1),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            )
+                            >= (width - 1)
+                        ),
+                        (width - 1),
+                        (
+                            _cast(
+                                (
+                                    jnp.where(
+                                        ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                        _cast(0, jnp.float32),
+                                        (anchors_1 + offsets_1),
+                                    )
+                                ),
+                                jnp.int32,
+                            )
+                        ),
+                    )
+                )
+            )
+        ),
+        jnp.nan,
+    )
+    input_1 = _vtake(
+        input_ref,
+        input_meta,
+        (
+            (0 + ((_c_rem(i_x, channels, jnp.int32) * height) * width))
+            + (
+                (
+                    (
+                        jnp.where(
+                            (
+                                (
+                                    _cast(
+                                        (
+                                            jnp.where(
+                                                ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                                _cast(0, jnp.float32),
+                                                (anchors + offsets),
+                                            )
+                                        ),
+                                        jnp.int32,
+                                    )
+                                )
+                                >= (height - 1)
+                            ),
+                            (height - 1),
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors + offsets),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            ),
+                        )
+                    )
+                    * width
+                )
+                + (
+                    jnp.where(
+                        (
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors_1 + offsets_1),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            )
+                            >= (width - 1)
+                        ),
+                        (width - 1),
+                        (
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors_1 + offsets_1),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            )
+                            + 1
+                        ),
+                    )
+                )
+            )
+        ),
+        jnp.nan,
+    )
+    input_2 = _vtake(
+        input_ref,
+        input_meta,
+        (
+            (0 + ((_c_rem(i_x, channels, jnp.int32) * height) * width))
+            + (
+                (
+                    (
+                        jnp.where(
+                            (
+                                (
+                                    _cast(
+                                        (
+                                            jnp.where(
+                                                ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                                _cast(0, jnp.float32),
+                                                (anchors + offsets),
+                                            )
+                                        ),
+                                        jnp.int32,
+                                    )
+                                )
+                                >= (height - 1)
+                            ),
+                            (height - 1),
+                            (
+                                (
+                                    _cast(
+                                        (
+                                            jnp.where(
+                                                ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                                _cast(0, jnp.float32),
+                                                (anchors + offsets),
+                                            )
+                                        ),
+                                        jnp.int32,
+                                    )
+                                )
+                                + 1
+                            ),
+                        )
+                    )
+                    * width
+                )
+                + (
+                    jnp.where(
+                        (
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors_1 + offsets_1),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            )
+                            >= (width - 1)
+                        ),
+                        (width - 1),
+                        (
+                            _cast(
+                                (
+                                    jnp.where(
+                                        ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                        _cast(0, jnp.float32),
+                                        (anchors_1 + offsets_1),
+                                    )
+                                ),
+                                jnp.int32,
+                            )
+                        ),
+                    )
+                )
+            )
+        ),
+        jnp.nan,
+    )
+    input_3 = _vtake(
+        input_ref,
+        input_meta,
+        (
+            (0 + ((_c_rem(i_x, channels, jnp.int32) * height) * width))
+            + (
+                (
+                    (
+                        jnp.where(
+                            (
+                                (
+                                    _cast(
+                                        (
+                                            jnp.where(
+                                                ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                                _cast(0, jnp.float32),
+                                                (anchors + offsets),
+                                            )
+                                        ),
+                                        jnp.int32,
+                                    )
+                                )
+                                >= (height - 1)
+                            ),
+                            (height - 1),
+                            (
+                                (
+                                    _cast(
+                                        (
+                                            jnp.where(
+                                                ((anchors + offsets) <= _cast(0, jnp.float32)),
+                                                _cast(0, jnp.float32),
+                                                (anchors + offsets),
+                                            )
+                                        ),
+                                        jnp.int32,
+                                    )
+                                )
+                                + 1
+                            ),
+                        )
+                    )
+                    * width
+                )
+                + (
+                    jnp.where(
+                        (
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors_1 + offsets_1),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            )
+                            >= (width - 1)
+                        ),
+                        (width - 1),
+                        (
+                            (
+                                _cast(
+                                    (
+                                        jnp.where(
+                                            ((anchors_1 + offsets_1) <= _cast(0, jnp.float32)),
+                                            _cast(0, jnp.float32),
+                                            (anchors_1 + offsets_1),
+                                        )
+                                    ),
+                                    jnp.int32,
+                                )
+                            )
+                            + 1
+                        ),
+                    )
+                )
+            )
+        ),
+        jnp.nan,
+    )
+    v1 = anchors + offsets
+    v2 = anchors_1 + offsets_1
+    c3 = jnp.logical_or(
+        jnp.logical_or(
+            jnp.logical_or((v1 < jnp.float32(-1.0)), (v1 > _cast(height, jnp.float32))),
+            (v2 < jnp.float32(-1.0)),
+        ),
+        (v2 > _cast(width, jnp.float32)),
+    )
+    c4 = v1 <= _cast(0, jnp.float32)
+    v5 = jnp.where(c4, _cast(0, jnp.float32), v1)
+    c6 = v2 <= _cast(0, jnp.float32)
+    v7 = jnp.where(c6, _cast(0, jnp.float32), v2)
+    v8 = _cast(v5, jnp.int32)
+    v9 = _cast(v7, jnp.int32)
+    c10 = v8 >= (height - 1)
+    v12 = jnp.where(c10, _cast((height - 1), jnp.float32), v5)
+    v14 = jnp.where(c10, (height - 1), v8)
+    c15 = v9 >= (width - 1)
+    v17 = jnp.where(c15, _cast((width - 1), jnp.float32), v7)
+    v19 = jnp.where(c15, (width - 1), v9)
+    v20 = v12 - _cast(v14, jnp.float32)
+    v21 = v17 - _cast(v19, jnp.float32)
+    v22 = jnp.float32(1.0) - v20
+    v23 = jnp.float32(1.0) - v21
+    r24 = jnp.where(
+        c3,
+        _cast(0, jnp.float32),
+        (
+            ((((v22 * v23) * input) + ((v22 * v21) * input_1)) + ((v20 * v23) * input_2))
+            + ((v20 * v21) * input_3)
+        ),
+    )
+    out_ref[...] = r24
+
+
+def run(args, *, interpret):
+    n = args["n"]
+    input = args["input"]
+    anchors = args["anchors"]
+    offsets = args["offsets"]
+    channels = args["channels"]
+    height = args["height"]
+    width = args["width"]
+    np_ = anchors.shape[0]
+    c = int(channels)
+    extent_x = n
+    D = extent_x
+    if D <= 0:
+        return {"out": jnp.zeros((np_, c), jnp.float32)}
+    anchors_in, anchors_meta = _vsrc(anchors)
+    offsets_in, offsets_meta = _vsrc(offsets)
+    input_in, input_meta = _vsrc(input)
+    if not _vfits(anchors_in, offsets_in, input_in):
+        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM
+    (lead, kernel_rows, kernel_cols), out_meta = _vview((np_, c))
+    block_cols = min(_round_up(kernel_cols, 128), 512)
+    block_rows = min(_round_up(kernel_rows, 8), max(8, 4096 // block_cols // 8 * 8))
+    spec = pl.BlockSpec((None, block_rows, block_cols), lambda lead, i, j: (lead, i, j))
+    outs = pl.pallas_call(
+        functools.partial(
+            _kernel,
+            channels=channels,
+            height=height,
+            width=width,
+            out_meta=out_meta,
+            anchors_meta=anchors_meta,
+            offsets_meta=offsets_meta,
+            input_meta=input_meta,
+        ),
+        grid=(lead, pl.cdiv(kernel_rows, block_rows), pl.cdiv(kernel_cols, block_cols)),
+        in_specs=[_vwhole(anchors_in), _vwhole(offsets_in), _vwhole(input_in)],
+        out_specs=[spec],
+        out_shape=[jax.ShapeDtypeStruct((lead, kernel_rows, kernel_cols), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",) * 3),
+        interpret=interpret,
+    )(anchors_in, offsets_in, input_in)
+    return {"out": _vback(outs[0], out_meta)}
+
+
+def _kernel_xla(
+    anchors_ref,
+    offsets_ref,
     anchors_1_ref,
     offsets_1_ref,
     input_ref,
@@ -69,7 +496,7 @@ def _kernel(
     out_ref[...] = r24
 
 
-def run(args, *, interpret):
+def _run_xla(args, *, interpret):
     n = args["n"]
     input = args["input"]
     anchors = args["anchors"]
@@ -567,7 +994,7 @@ def run(args, *, interpret):
     ]
     spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
     outs = pl.pallas_call(
-        functools.partial(_kernel, height=height, width=width),
+        functools.partial(_kernel_xla, height=height, width=width),
         grid=(padded_rows // block_rows,),
         in_specs=[spec] * len(ins),
         out_specs=[spec] * 1,
@@ -604,6 +1031,15 @@ def _cast(x, dt):
     return jnp.asarray(x).astype(dt)
 
 
+def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows
+
+
 def _layout(n, sub):
     """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
     lanes = 512 if n >= 512 * 64 else 128
@@ -628,6 +1064,145 @@ def _take(a, idx, dp, lanes):
     inside = jnp.logical_and(idx >= 0, idx < flat.shape[0])
     got = jnp.take(flat, jnp.where(inside, idx, 0), mode="clip")  # in bounds: inside
     return jnp.where(inside, got, jnp.nan).astype(flat.dtype).reshape(dp // lanes, lanes)
+
+
+def _vperm(shape):
+    """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
+    elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
+    dimensions that pads the array least in (8, 128) tiles, fewer rows for a short one, on a
+    tie the later dimensions, the rest in order; 20 shapes of 3 dimensions measured on v6e)."""
+    if len(shape) == 2:
+        return (1, 0) if _column_major(*shape) else (0, 1)
+    best = None
+    for minor in range(len(shape)):
+        for second in range(len(shape)):
+            if second == minor:
+                continue
+            rows = min(8, 1 << (shape[second] - 1).bit_length())
+            size = _round_up(shape[second], rows) * _round_up(shape[minor], 128)
+            for i, s in enumerate(shape):
+                size *= 1 if i in (minor, second) else s
+            if best is None or size <= best[0]:
+                best = (size, minor, second)
+    _, minor, second = best
+    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+
+
+def _vview(shape):
+    """The 3-D view (lead, rows, cols) a gather draft reads an array of shape in: a bitcast of
+    its HBM layout, the dimensions in the order XLA keeps them (_vperm), the leading ones
+    merged; a 1-D array in 128-lane rows (padded to whole rows). Also its meta for _vtake,
+    _vpos and _vback: (shape, order)."""
+    if len(shape) == 1:
+        return (1, pl.cdiv(shape[0], 128), 128), (tuple(shape), (0,))
+    perm = _vperm(shape)
+    rows, cols = shape[perm[-2]], shape[perm[-1]]
+    lead = 1
+    for i in perm[:-2]:
+        lead *= shape[i]
+    return (lead, rows, cols), (tuple(shape), perm)
+
+
+def _vsrc(a):
+    """a in its _vview, and the meta of that view."""
+    view, meta = _vview(a.shape)
+    if a.ndim == 1:
+        return jnp.pad(a, (0, view[1] * 128 - a.shape[0])).reshape(view), meta
+    return a.transpose(meta[1]).reshape(view), meta
+
+
+def _vwhole(view):
+    """The block spec of a whole _vsrc view in VMEM, the same block at every grid step (read
+    from HBM once); its last two dimensions padded to whole tiles."""
+    sub = 32 // view.dtype.itemsize
+    lead, rows, cols = view.shape
+    return pl.BlockSpec((lead, _round_up(rows, sub), _round_up(cols, 128)), lambda *_: (0, 0, 0))
+
+
+def _vfits(*views):
+    """Whether _vtake may gather from these _vsrc views in VMEM: none empty, at most 512 KiB of
+    32-bit words in all (1 MiB of VMEM in the two buffers Pallas keeps; _vtake visits every source
+    row of 128 lanes per index block) and at most 4096 columns each (its unrolled lanes)."""
+    words = 0
+    for v in views:
+        lead, rows, cols = v.shape
+        words += lead * _round_up(rows, 32 // v.dtype.itemsize) * _round_up(cols, 128)
+    return all(v.size > 0 and v.shape[2] <= 4096 for v in views) and words * 4 <= 512 * 1024
+
+
+def _vpos(meta, lead, row, col):
+    """The flat (row-major) index in the array of the element at (lead, row, col) of its
+    _vview."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return row * 128 + col
+    at = {perm[-2]: row, perm[-1]: col}
+    for i in reversed(perm[:-2]):
+        at[i] = lead % shape[i]
+        lead = lead // shape[i]
+    flat = 0
+    for i, s in enumerate(shape):
+        flat = flat * s + at[i]
+    return flat
+
+
+def _vtake(src_ref, meta, idx, fill=None):
+    """The flat elements of the source at idx (an int32 block, its lanes a multiple of 128),
+    gathered in the kernel from its whole _vsrc view in VMEM: per source row of 128 lanes a
+    lane gather inside one vreg and a select, so every value is copied exactly (16-bit ones
+    widened to int32). Where idx is outside the array: fill (NaN: a CUDA read there is
+    undefined), or idx clipped into it when fill is None."""
+    shape, perm = meta
+    n = 1
+    for s in shape:
+        n *= s
+    idx = jnp.asarray(idx, jnp.int32)
+    inside = jnp.logical_and(idx >= 0, idx < n)
+    idx = jnp.clip(idx, 0, n - 1)
+    if len(shape) == 1:
+        rows, cols = pl.cdiv(n, 128), 128
+    else:
+        rows, cols = shape[perm[-2]], shape[perm[-1]]
+    if perm != tuple(range(len(shape))):  # the index in the view
+        at, rest = {}, idx
+        for i in reversed(range(len(shape))):
+            at[i], rest = rest % shape[i], rest // shape[i]
+        idx = 0
+        for i in perm:
+            idx = idx * shape[i] + at[i]
+    per_row = pl.cdiv(cols, 128)
+    col = idx % cols
+    key = idx // cols * per_row + (col >> 7)  # (view row, 128-lane part) of each element
+    lane = col & 127
+    sub = 32 // src_ref.dtype.itemsize
+    wide = jnp.int32 if sub == 16 else src_ref.dtype
+    parts = pl.cdiv(rows, sub)
+
+    def rows_of(g, got):
+        lead, r0 = g // parts, g % parts * sub
+        for c in range(per_row):
+            src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            src = src.astype(wide)
+            for s in range(min(sub, rows)):
+                k = jnp.where(r0 + s < rows, (lead * rows + r0 + s) * per_row + c, -1)
+                v = jnp.broadcast_to(src[s : s + 1, :], (idx.shape[0], 128))
+                v = jnp.take_along_axis(v, lane, axis=1, mode="promise_in_bounds")
+                got = jnp.where(key == k, v, got)
+        return got
+
+    got = lax.fori_loop(0, src_ref.shape[0] * parts, rows_of, jnp.zeros(idx.shape, wide))
+    return got if fill is None else jnp.where(inside, got, jnp.asarray(fill, wide))
+
+
+def _vback(o, meta):
+    """An output written in its _vview, in its own shape."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return o.reshape(-1)[: shape[0]]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return o.reshape([shape[p] for p in perm]).transpose(inv)
 
 
 def _unblock(o, n, shape, dt):

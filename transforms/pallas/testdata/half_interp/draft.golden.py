@@ -2,6 +2,8 @@
 (elementwise).
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -10,6 +12,103 @@ from jax.experimental.pallas import tpu as pltpu
 
 
 def _kernel(
+    weight_ref,
+    idx_ref,
+    points_ref,
+    out_ref,
+    *,
+    c,
+    m,
+    n,
+    extent_y,
+    extent_x,
+    out_meta,
+    weight_meta,
+    idx_meta,
+    points_meta,
+):
+    shape = out_ref.shape
+    row = pl.program_id(1) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
+    col = pl.program_id(2) * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
+    d = _vpos(out_meta, pl.program_id(0), row, col)
+    i_x = _c_rem(d, extent_x, jnp.int32)
+    q_x = _c_div(d, extent_x, jnp.int32)
+    i_y = _c_rem(q_x, extent_y, jnp.int32)
+    q_y = _c_div(q_x, extent_y, jnp.int32)
+    i_z = q_y
+    weight = _h2f(_vtake(weight_ref, weight_meta, ((0 + (((i_z * n) * 3) + (i_x * 3))) + 0)))
+    idx = _vtake(idx_ref, idx_meta, ((0 + (((i_z * n) * 3) + (i_x * 3))) + 0))
+    points = _h2f(
+        _vtake(points_ref, points_meta, ((0 + (((i_z * c) * m) + (i_y * m))) + idx), 0x7E00)
+    )
+    weight_1 = _h2f(_vtake(weight_ref, weight_meta, ((0 + (((i_z * n) * 3) + (i_x * 3))) + 1)))
+    idx_1 = _vtake(idx_ref, idx_meta, ((0 + (((i_z * n) * 3) + (i_x * 3))) + 1))
+    points_1 = _h2f(
+        _vtake(points_ref, points_meta, ((0 + (((i_z * c) * m) + (i_y * m))) + idx_1), 0x7E00)
+    )
+    weight_2 = _h2f(_vtake(weight_ref, weight_meta, ((0 + (((i_z * n) * 3) + (i_x * 3))) + 2)))
+    idx_2 = _vtake(idx_ref, idx_meta, ((0 + (((i_z * n) * 3) + (i_x * 3))) + 2))
+    points_2 = _h2f(
+        _vtake(points_ref, points_meta, ((0 + (((i_z * c) * m) + (i_y * m))) + idx_2), 0x7E00)
+    )
+    out_ref[...] = _f2h(
+        _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
+    )
+
+
+def run(args, *, interpret):
+    b = int(args["b"])
+    c = int(args["c"])
+    m = args["m"]
+    n = int(args["n"])
+    points = args["points"]
+    idx = args["idx"]
+    weight = args["weight"]
+    block_dim_x = 256
+    grid_dim_x = min(_c_div((n + 255), 256, jnp.int32), 4096)
+    extent_z = b
+    extent_y = c
+    extent_x = n
+    if grid_dim_x * block_dim_x < extent_x:
+        raise ValueError(
+            "pointers move in the grid-stride loop: needs grid.x * block.x >= its extent"
+        )
+    D = extent_z * extent_y * extent_x
+    if D <= 0:
+        return {"out": jnp.zeros((b, c, n), jnp.float16)}
+    weight_in, weight_meta = _vsrc(_f16_bits(weight))
+    idx_in, idx_meta = _vsrc(idx)
+    points_in, points_meta = _vsrc(_f16_bits(points))
+    if not _vfits(weight_in, idx_in, points_in):
+        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM
+    (lead, kernel_rows, kernel_cols), out_meta = _vview((b, c, n))
+    block_cols = min(_round_up(kernel_cols, 128), 512)
+    block_rows = min(_round_up(kernel_rows, 16), max(16, 4096 // block_cols // 16 * 16))
+    spec = pl.BlockSpec((None, block_rows, block_cols), lambda lead, i, j: (lead, i, j))
+    outs = pl.pallas_call(
+        functools.partial(
+            _kernel,
+            c=c,
+            m=m,
+            n=n,
+            extent_y=extent_y,
+            extent_x=extent_x,
+            out_meta=out_meta,
+            weight_meta=weight_meta,
+            idx_meta=idx_meta,
+            points_meta=points_meta,
+        ),
+        grid=(lead, pl.cdiv(kernel_rows, block_rows), pl.cdiv(kernel_cols, block_cols)),
+        in_specs=[_vwhole(weight_in), _vwhole(idx_in), _vwhole(points_in)],
+        out_specs=[spec],
+        out_shape=[jax.ShapeDtypeStruct((lead, kernel_rows, kernel_cols), jnp.int16)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",) * 3),
+        interpret=interpret,
+    )(weight_in, idx_in, points_in)
+    return {"out": _vback(_bits_f16(outs[0]), out_meta)}
+
+
+def _kernel_xla(
     weight_ref, points_ref, weight_1_ref, points_1_ref, weight_2_ref, points_2_ref, out_ref
 ):
     weight = _h2f(weight_ref[...])
@@ -23,7 +122,7 @@ def _kernel(
     )
 
 
-def run(args, *, interpret):
+def _run_xla(args, *, interpret):
     b = int(args["b"])
     c = int(args["c"])
     m = args["m"]
@@ -85,7 +184,7 @@ def run(args, *, interpret):
     ]
     spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
     outs = pl.pallas_call(
-        _kernel,
+        _kernel_xla,
         grid=(padded_rows // block_rows,),
         in_specs=[spec] * len(ins),
         out_specs=[spec] * 1,
@@ -116,6 +215,15 @@ def _c_rem(a, b, dt):
         return a - _c_div(a, b, dt) * b
     a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
     return lax.rem(a, b)
+
+
+def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows
 
 
 def _layout(n, sub):
@@ -190,6 +298,145 @@ def _take(a, idx, dp, lanes):
     inside = jnp.logical_and(idx >= 0, idx < flat.shape[0])
     got = jnp.take(flat, jnp.where(inside, idx, 0), mode="clip")  # in bounds: inside
     return jnp.where(inside, got, jnp.nan).astype(flat.dtype).reshape(dp // lanes, lanes)
+
+
+def _vperm(shape):
+    """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
+    elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
+    dimensions that pads the array least in (8, 128) tiles, fewer rows for a short one, on a
+    tie the later dimensions, the rest in order; 20 shapes of 3 dimensions measured on v6e)."""
+    if len(shape) == 2:
+        return (1, 0) if _column_major(*shape) else (0, 1)
+    best = None
+    for minor in range(len(shape)):
+        for second in range(len(shape)):
+            if second == minor:
+                continue
+            rows = min(8, 1 << (shape[second] - 1).bit_length())
+            size = _round_up(shape[second], rows) * _round_up(shape[minor], 128)
+            for i, s in enumerate(shape):
+                size *= 1 if i in (minor, second) else s
+            if best is None or size <= best[0]:
+                best = (size, minor, second)
+    _, minor, second = best
+    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+
+
+def _vview(shape):
+    """The 3-D view (lead, rows, cols) a gather draft reads an array of shape in: a bitcast of
+    its HBM layout, the dimensions in the order XLA keeps them (_vperm), the leading ones
+    merged; a 1-D array in 128-lane rows (padded to whole rows). Also its meta for _vtake,
+    _vpos and _vback: (shape, order)."""
+    if len(shape) == 1:
+        return (1, pl.cdiv(shape[0], 128), 128), (tuple(shape), (0,))
+    perm = _vperm(shape)
+    rows, cols = shape[perm[-2]], shape[perm[-1]]
+    lead = 1
+    for i in perm[:-2]:
+        lead *= shape[i]
+    return (lead, rows, cols), (tuple(shape), perm)
+
+
+def _vsrc(a):
+    """a in its _vview, and the meta of that view."""
+    view, meta = _vview(a.shape)
+    if a.ndim == 1:
+        return jnp.pad(a, (0, view[1] * 128 - a.shape[0])).reshape(view), meta
+    return a.transpose(meta[1]).reshape(view), meta
+
+
+def _vwhole(view):
+    """The block spec of a whole _vsrc view in VMEM, the same block at every grid step (read
+    from HBM once); its last two dimensions padded to whole tiles."""
+    sub = 32 // view.dtype.itemsize
+    lead, rows, cols = view.shape
+    return pl.BlockSpec((lead, _round_up(rows, sub), _round_up(cols, 128)), lambda *_: (0, 0, 0))
+
+
+def _vfits(*views):
+    """Whether _vtake may gather from these _vsrc views in VMEM: none empty, at most 512 KiB of
+    32-bit words in all (1 MiB of VMEM in the two buffers Pallas keeps; _vtake visits every source
+    row of 128 lanes per index block) and at most 4096 columns each (its unrolled lanes)."""
+    words = 0
+    for v in views:
+        lead, rows, cols = v.shape
+        words += lead * _round_up(rows, 32 // v.dtype.itemsize) * _round_up(cols, 128)
+    return all(v.size > 0 and v.shape[2] <= 4096 for v in views) and words * 4 <= 512 * 1024
+
+
+def _vpos(meta, lead, row, col):
+    """The flat (row-major) index in the array of the element at (lead, row, col) of its
+    _vview."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return row * 128 + col
+    at = {perm[-2]: row, perm[-1]: col}
+    for i in reversed(perm[:-2]):
+        at[i] = lead % shape[i]
+        lead = lead // shape[i]
+    flat = 0
+    for i, s in enumerate(shape):
+        flat = flat * s + at[i]
+    return flat
+
+
+def _vtake(src_ref, meta, idx, fill=None):
+    """The flat elements of the source at idx (an int32 block, its lanes a multiple of 128),
+    gathered in the kernel from its whole _vsrc view in VMEM: per source row of 128 lanes a
+    lane gather inside one vreg and a select, so every value is copied exactly (16-bit ones
+    widened to int32). Where idx is outside the array: fill (NaN: a CUDA read there is
+    undefined), or idx clipped into it when fill is None."""
+    shape, perm = meta
+    n = 1
+    for s in shape:
+        n *= s
+    idx = jnp.asarray(idx, jnp.int32)
+    inside = jnp.logical_and(idx >= 0, idx < n)
+    idx = jnp.clip(idx, 0, n - 1)
+    if len(shape) == 1:
+        rows, cols = pl.cdiv(n, 128), 128
+    else:
+        rows, cols = shape[perm[-2]], shape[perm[-1]]
+    if perm != tuple(range(len(shape))):  # the index in the view
+        at, rest = {}, idx
+        for i in reversed(range(len(shape))):
+            at[i], rest = rest % shape[i], rest // shape[i]
+        idx = 0
+        for i in perm:
+            idx = idx * shape[i] + at[i]
+    per_row = pl.cdiv(cols, 128)
+    col = idx % cols
+    key = idx // cols * per_row + (col >> 7)  # (view row, 128-lane part) of each element
+    lane = col & 127
+    sub = 32 // src_ref.dtype.itemsize
+    wide = jnp.int32 if sub == 16 else src_ref.dtype
+    parts = pl.cdiv(rows, sub)
+
+    def rows_of(g, got):
+        lead, r0 = g // parts, g % parts * sub
+        for c in range(per_row):
+            src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            src = src.astype(wide)
+            for s in range(min(sub, rows)):
+                k = jnp.where(r0 + s < rows, (lead * rows + r0 + s) * per_row + c, -1)
+                v = jnp.broadcast_to(src[s : s + 1, :], (idx.shape[0], 128))
+                v = jnp.take_along_axis(v, lane, axis=1, mode="promise_in_bounds")
+                got = jnp.where(key == k, v, got)
+        return got
+
+    got = lax.fori_loop(0, src_ref.shape[0] * parts, rows_of, jnp.zeros(idx.shape, wide))
+    return got if fill is None else jnp.where(inside, got, jnp.asarray(fill, wide))
+
+
+def _vback(o, meta):
+    """An output written in its _vview, in its own shape."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return o.reshape(-1)[: shape[0]]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return o.reshape([shape[p] for p in perm]).transpose(inv)
 
 
 def _unblock(o, n, shape, dt):

@@ -1,0 +1,286 @@
+package pallas
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
+)
+
+// In-kernel gathers (issue 11: bytes accessed within 1.25x of the minimum).
+//
+// A gather draft (points[idx[i]], softmax[i * classes + target[i]]) reads
+// arrays at an index that is not the thread's own position: by a loaded
+// value, or affinely (idx[b * m + i] in a (b, c, m) domain). The padded
+// form has XLA gather those in the wrapper (_take, _gather), and the TPU
+// compiler's cost of such a gather is the whole operand per index
+// (gather_points: 1233x the layout minimum); its output is written in
+// lane-dense rows and copied into the output's shape.
+//
+// When every output is written once at the thread's own position, the
+// draft instead runs over the output in its own layout (_vview: leading
+// dimensions merged, a column-major 2-D array as its transpose, a 1-D one in
+// 128-lane rows), and each array read at another position comes into the
+// kernel whole, once, as a VMEM block of the same kind of view (_vsrc,
+// _vwhole), which the kernel gathers from with _vtake at the index it
+// computes (the thread's index variables, the values it loaded). Reads at
+// the thread's own position of an array shaped like the output read its
+// block. No XLA gather, no relayout of the output: each array is read once
+// and each output written once. When the gathered arrays do not fit the
+// VMEM budget (_vfits) run() hands the call to the padded form, kept in the
+// module as _run_xla.
+//
+// The shared helper's contract, for other drafts that gather in the kernel:
+// _vtake(src_ref, meta, idx, fill=None) is src's flat element idx for
+// every position of a 2-D int32 block idx (its lanes a multiple of 128),
+// exactly (per source row a lane gather inside one vreg and a select: no
+// arithmetic on the values), fill where idx is outside [0, n) (NaN, as
+// _take poisons an undefined CUDA read; 0x7E00 for float16 bits), idx
+// clipped into it when fill is None (as _gather reads). src_ref is the
+// whole-array block of (view, meta) = _vsrc(src), given by _vwhole(view);
+// 16-bit elements come back widened to int32. Its work per index block
+// is one lane gather and select per source row of 128 lanes, which _vfits
+// bounds (512 KiB of 32-bit words in all, at most 4096 columns).
+
+// gatherLoads are the loads of a gather draft that read another position
+// than the thread's own in an array shaped like out (by index in m.loads);
+// ok is false when the draft does not qualify for the in-kernel form: no
+// gather by value, a loop's reads, an output written other than once at
+// the thread's position, outputs of different shapes, an array gathered
+// that _vsrc does not carry (bool, 8-bit or bfloat16 elements).
+func (m *ewMode) gatherLoads(t *tr, flat, size poly) (vm map[int]bool, out *kernels.Param, ok bool) {
+	if !m.gathers() {
+		return nil, nil, false
+	}
+	count := map[string]int{}
+	for _, s := range m.stores {
+		count[s.param]++
+	}
+	for _, s := range m.stores {
+		p := t.params[s.param]
+		if out == nil {
+			out = p
+		}
+		if len(s.loops) > 0 || count[s.param] != 1 || !isTrue(s.mask) || !s.idx.poly.equal(flat) ||
+			!paramSize(p).equal(size) || !sameView(out, p) || len(p.Shape) == 0 {
+			return nil, nil, false
+		}
+	}
+	vm = map[int]bool{}
+	for i, l := range m.loads {
+		p := t.params[l.param]
+		switch {
+		case len(l.loops) > 0:
+			return nil, nil, false
+		case !l.gather && l.idx.poly.equal(flat) && paramSize(p).equal(size) && sameView(out, p):
+			// the thread's own element: the block at its position
+		case !vsrcType(p):
+			return nil, nil, false
+		default:
+			vm[i] = true
+		}
+	}
+	return vm, out, true
+}
+
+// sameView: a and b have the same shape and element width, so that _vview
+// lays them out alike and one block spec reads both.
+func sameView(a, b *kernels.Param) bool {
+	if len(a.Shape) != len(b.Shape) || elemBytes(a) != elemBytes(b) {
+		return false
+	}
+	for i := range a.Shape {
+		if strings.TrimSpace(a.Shape[i]) != strings.TrimSpace(b.Shape[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// elemBytes is the width of p's elements in the kernel's blocks.
+func elemBytes(p *kernels.Param) int {
+	switch p.DType {
+	case "float16", "bfloat16", "int16", "uint16":
+		return 2
+	case "int8", "uint8", "bool":
+		return 1
+	}
+	return 4
+}
+
+// vsrcType: _vsrc carries p's elements (32-bit ones, 16-bit integers and
+// float16 bits, widened in the kernel).
+func vsrcType(p *kernels.Param) bool {
+	switch p.DType {
+	case "float32", "int32", "uint32", "int64", "uint64", "int16", "uint16", "float16":
+		return true
+	}
+	return false
+}
+
+// gatherInPlace is the kernel and run() of the in-kernel form (see above).
+func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[int]bool, out *kernels.Param) (kern, wrap []string) {
+	src := map[string]string{} // a gathered array: the load whose ref carries it
+	var refs []string
+	for i, l := range m.loads {
+		if vm[i] {
+			if src[l.param] != "" {
+				continue
+			}
+			src[l.param] = l.name
+		}
+		refs = append(refs, l.name+"_ref")
+	}
+	for _, s := range m.stores {
+		refs = append(refs, s.name+"_ref")
+	}
+	var body []string
+	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
+	w("    SHAPE = %s.shape", m.stores[0].name+"_ref")
+	w("    ROW = pl.program_id(1) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
+	w("    COL = pl.program_id(2) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
+	w("    d = _vpos(OMETA, pl.program_id(0), ROW, COL)")
+	writeIndexVars(w, "    ", dims, ext)
+	var metas []string
+	for i, l := range m.loads {
+		if vm[i] {
+			body = append(body, t.vtakeLine(l, src[l.param]))
+			continue
+		}
+		body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
+	}
+	for _, l := range m.loads {
+		if src[l.param] == l.name {
+			metas = append(metas, l.name+"_meta")
+		}
+	}
+	for _, line := range t.lines {
+		w("    %s", line)
+	}
+	body = dropUnusedSwap(pruneDead(body))
+	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), append([]string{"OMETA"}, metas...)...))
+	kern = append([]string{def}, body...)
+
+	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
+	t.writeArgs(ww)
+	for _, d := range dims {
+		ww("    E_%s = %s", d, ext[d].py)
+	}
+	var dprod []string
+	for _, d := range dims {
+		dprod = append(dprod, "E_"+d)
+	}
+	ww("    D = %s", strings.Join(dprod, " * "))
+	ww("    if D <= 0:")
+	ww("        return {%s}", t.emptyResult(t.outputParams()))
+	var views []string
+	for _, l := range m.loads {
+		if src[l.param] == l.name {
+			ww("    %s_in, %s_meta = _vsrc(%s)", l.name, l.name, t.kernelInput(t.params[l.param], "p_"+l.param))
+			views = append(views, l.name+"_in")
+		}
+	}
+	ww("    if not _vfits(%s):", strings.Join(views, ", "))
+	ww("        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM")
+	sub := t.sublanes()
+	ww("    (VLEAD, KROWS, KCOLS), OMETA = _vview(%s)", t.shapePy(out))
+	// small blocks (at most 4096 elements): every gather is unrolled over
+	// the block's vregs, once per source row; whole sublane tiles (Mosaic's
+	// lane gather takes no block of fewer rows)
+	ww("    BCOLS = min(_round_up(KCOLS, 128), 512)")
+	ww("    BROWS = min(_round_up(KROWS, %d), max(%d, 4096 // BCOLS // %d * %d))", sub, sub, sub, sub)
+	ww("    spec = pl.BlockSpec((None, BROWS, BCOLS), lambda lead, i, j: (lead, i, j))")
+	var ins, inSpecs, fuse, oshapes, ospecs []string
+	for i, l := range m.loads {
+		switch {
+		case vm[i] && src[l.param] == l.name:
+			// not fused: a fusion read by the kernel's dynamic row slices
+			// does not compile (libtpu 0.0.52)
+			ins = append(ins, l.name+"_in")
+			inSpecs = append(inSpecs, "_vwhole("+l.name+"_in)")
+			fuse = append(fuse, "False")
+		case !vm[i]:
+			ins = append(ins, "_vsrc("+t.kernelInput(t.params[l.param], "p_"+l.param)+")[0]")
+			inSpecs = append(inSpecs, "spec")
+			// a 1-D array padded to whole 128-lane rows: the pad fused into
+			// the kernel's input; other views are bitcasts
+			fuse = append(fuse, map[bool]string{true: "D % 128 != 0", false: "False"}[len(out.Shape) == 1])
+		}
+	}
+	fusion := ""
+	if strings.Contains(strings.Join(fuse, ","), "D") {
+		fusion = ", allow_input_fusion=[" + strings.Join(fuse, ", ") + "]"
+	}
+	for _, s := range m.stores {
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((VLEAD, KROWS, KCOLS), %s)", t.blockType(t.params[s.param])))
+		ospecs = append(ospecs, "spec")
+	}
+	ww("    outs = pl.pallas_call(")
+	ww("        %s,", partialKernel(kw))
+	ww("        grid=(VLEAD, pl.cdiv(KROWS, BROWS), pl.cdiv(KCOLS, BCOLS)),")
+	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
+	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
+	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",) * 3%s),", fusion)
+	ww("        interpret=interpret,")
+	ww("    )(%s)", strings.Join(ins, ", "))
+	var res []string
+	for i, s := range m.stores {
+		prm := t.params[s.param]
+		o := "_vback(" + t.kernelOutput(prm, fmt.Sprintf("outs[%d]", i)) + ", OMETA)"
+		if !t.bitsHalf(prm) && blockDType(prm) != dtypePy(prm.DType) {
+			o += ".astype(" + dtypePy(prm.DType) + ")"
+		}
+		res = append(res, fmt.Sprintf("%q: %s", s.param, o))
+	}
+	ww("    return {%s}", strings.Join(res, ", "))
+	return kern, wrap
+}
+
+// vtakeLine is the kernel's read of load l from the whole array in VMEM
+// (the ref of load from): its element at l's index, which for a gather by
+// value is rebuilt from the loads before it.
+func (t *tr) vtakeLine(l ewAccess, from string) string {
+	prm := t.params[l.param]
+	at := l.idx.py
+	if l.gather {
+		at = l.at
+	}
+	fill := ""
+	switch {
+	case l.gather && t.bitsHalf(prm):
+		fill = ", 0x7E00" // float16 NaN's bits
+	case l.gather:
+		fill = ", jnp.nan"
+	}
+	read := fmt.Sprintf("_vtake(%s_ref, %s_meta, %s%s)", from, from, at, fill)
+	ct := computeType(prm)
+	switch {
+	case t.bitsHalf(prm):
+		read = "_h2f(" + read + ")"
+	case elemBytes(prm) == 2 || blockDType(prm) != ct:
+		read += ".astype(" + ct + ")"
+	}
+	return "    " + l.name + " = " + read
+}
+
+var (
+	reKernelNames = regexp.MustCompile(`\b_kernel\b`)
+	reXLAForm     = regexp.MustCompile(`\b_(kernel|run)_xla\b`)
+)
+
+// renameXLAForm gives a draft's XLA form (withXLAFallback) names of its
+// own in one value's part of a split draft (splitDraft), beside the other's.
+func renameXLAForm(body, suffix string) string {
+	return reXLAForm.ReplaceAllString(body, "_${1}_xla"+suffix)
+}
+
+// withXLAFallback joins the in-kernel form (vmem, a rendered kernel and
+// run()) and the padded form (xla), renamed _kernel_xla and _run_xla, which
+// run() hands over to when the gathered arrays do not fit VMEM.
+func withXLAFallback(vmem, xla string) string {
+	xla = reKernelNames.ReplaceAllString(xla, "_kernel_xla")
+	xla = strings.Replace(xla, "\ndef run(args, *, interpret):", "\ndef _run_xla(args, *, interpret):", 1)
+	return vmem + "\n\n" + xla
+}
