@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -30,5 +32,43 @@ func TestRuffChanges(t *testing.T) {
 	got := ruffChanges(diff)
 	if len(got) != 2 || got[0].from != 1 || got[0].to != 2 || got[1].from != 4 || got[1].to != 5 {
 		t.Errorf("changes = %+v", got)
+	}
+}
+
+// TestInsertionProblems: a dispatch laid out over five lines where ruff
+// format writes it on one is a problem; the same dispatch as ruff writes
+// it, beside the user's own unformatted line, is none.
+func TestInsertionProblems(t *testing.T) {
+	py := os.Getenv("PALLASIFY_PYTHON")
+	ruff := filepath.Join(filepath.Dir(py), "ruff")
+	if _, err := os.Stat(ruff); py == "" || err != nil {
+		if os.Getenv("PALLASIFY_REQUIRE_STACK") != "" {
+			t.Fatalf("the pinned ruff is missing next to $PALLASIFY_PYTHON %q: %v", py, err)
+		}
+		t.Skip("no pinned ruff")
+	}
+	original := "import torch\n\n\ndef f(x):\n    y = g( x )\n    return g(x)\n"
+	for _, c := range []struct {
+		name, updated string
+		problems      int
+	}{
+		{"split where it fits", "import torch\nimport _pallas_ops\n\n\ndef f(x):\n    y = g( x )\n    return (\n        _pallas_ops.g(x)\n" +
+			"        if x.device.type == \"tpu\"\n        else g(x)\n    )\n", 1},
+		{"as ruff writes it", "import torch\nimport _pallas_ops\n\n\ndef f(x):\n    y = g( x )\n" +
+			"    return _pallas_ops.g(x) if x.device.type == \"tpu\" else g(x)\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, dir := t.TempDir(), t.TempDir()
+			for d, s := range map[string]string{root: original, dir: c.updated} {
+				if err := os.WriteFile(filepath.Join(d, "m.py"), []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run := &Run{Root: root, Version: "test", Files: []*File{{Path: "m.py", Original: []byte(original), Updated: []byte(c.updated)}}}
+			problems, _, checked, err := insertionProblems(ruff, run, dir)
+			if err != nil || checked != 1 || len(problems) != c.problems {
+				t.Errorf("checked %d, err %v, problems %q (want %d)", checked, err, problems, c.problems)
+			}
+		})
 	}
 }

@@ -79,15 +79,33 @@ func InsertionsFormatted(t *testing.T, py string, run *Run, dir string) {
 		}
 		t.Skipf("no pinned ruff next to the venv's python: %v", err)
 	}
-	rules, err := Migrate(context.Background(), Options{Root: run.Root, Target: rule.Target(run.Target), Version: run.Version})
+	problems, notes, checked, err := insertionProblems(ruff, run, dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, n := range notes {
+		t.Log(n)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	if checked == 0 {
+		t.Fatal("no user file changed to check")
+	}
+}
+
+// insertionProblems is InsertionsFormatted's check: problems are the
+// changes ruff wants on lines the migration wrote, notes those on rules'
+// in-place rewrites, checked the number of user files looked at.
+func insertionProblems(ruff string, run *Run, dir string) (problems, notes []string, checked int, err error) {
+	rules, err := Migrate(context.Background(), Options{Root: run.Root, Target: rule.Target(run.Target), Version: run.Version})
+	if err != nil {
+		return nil, nil, 0, err
 	}
 	ruleFiles := map[string]*File{}
 	for _, f := range rules.Files {
 		ruleFiles[f.Path] = f
 	}
-	checked := 0
 	for _, f := range run.Files {
 		if f.Generated || !f.Changed() || !strings.HasSuffix(f.Path, ".py") {
 			continue
@@ -102,16 +120,14 @@ func InsertionsFormatted(t *testing.T, py string, run *Run, dir string) {
 		for _, c := range ruffChanges(string(out)) {
 			switch {
 			case c.touches(ours):
-				t.Errorf("%s: ruff format reformats lines the migration wrote (%d-%d):\n%s", f.Path, c.from, c.to, c.text)
+				problems = append(problems, fmt.Sprintf("%s: ruff format reformats lines the migration wrote (%d-%d):\n%s", f.Path, c.from, c.to, c.text))
 			case c.touches(ruleEdits):
-				t.Logf("%s: ruff format reformats a rule's in-place rewrite (%d-%d):\n%s", f.Path, c.from, c.to, c.text)
+				notes = append(notes, fmt.Sprintf("%s: ruff format reformats a rule's in-place rewrite (%d-%d):\n%s", f.Path, c.from, c.to, c.text))
 			}
 		}
 		checked++
 	}
-	if checked == 0 {
-		t.Fatal("no user file changed to check")
-	}
+	return problems, notes, checked, nil
 }
 
 // writtenLines are the lines (1-based, of migrated) that a migration wrote:
