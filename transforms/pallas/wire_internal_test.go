@@ -3,6 +3,7 @@ package pallas
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -908,5 +909,104 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
 `
 	if !strings.Contains(got, want) {
 		t.Errorf("ops.py lacks\n%s\n%s", want, got)
+	}
+}
+
+// TestWireChecksARelationTheCaptureSawByValue: the launcher passes its
+// integer parameter scale as the kernel's scale, and the capture, whose
+// one launch had scale = 2 = x's batch, named x's batch "scale" (mmcv's
+// carafe_naive_forward). The wired op takes scale from the host's
+// parameter, not from x, and refuses a call whose batch is not scale
+// (batch 1, 4 channels: out.numel() is the proven 16 all the same) rather
+// than run the kernel with scale = 1.
+func TestWireChecksARelationTheCaptureSawByValue(t *testing.T) {
+	files := map[string]string{
+		"pkg/__init__.py": "",
+		"pkg/utils/ext_loader.py": "import importlib\n\n\ndef load_ext(name, funcs):\n" +
+			"    return importlib.import_module(\"pkg.\" + name)\n",
+		"pkg/ops/up.py": "import torch\n\nfrom ..utils import ext_loader\n\n" +
+			"ext_module = ext_loader.load_ext(\"_ext\", [\"up_forward\"])\n\n\n" +
+			"def up(x, out, scale):\n    ext_module.up_forward(x, out, scale)\n    return out\n",
+		"pkg/ops/csrc/common/cuda/up_kernel.cuh": "__global__ void up_kernel(const int nthreads, const float* x, " +
+			"float* out, const int scale, const int channels) {}\n",
+		"pkg/ops/csrc/pytorch/cuda/up_cuda.cu": "#include \"up_kernel.cuh\"\n" +
+			"void UpForwardLauncher(Tensor x, Tensor out, const int scale) {\n" +
+			"  int output_size = out.numel();\n  int channels = out.size(1);\n" +
+			"  up_kernel<<<GET_BLOCKS(output_size), 512>>>(output_size, x.data_ptr<float>(),\n" +
+			"      out.data_ptr<float>(), scale, channels);\n}\n",
+		"pkg/ops/csrc/pytorch/cuda/cudabind.cpp": "void UpForwardLauncher(Tensor x, Tensor out, const int scale);\n" +
+			"void up_forward_cuda(Tensor x, Tensor out, int scale) {\n" +
+			"  UpForwardLauncher(x, out, scale);\n}\n" +
+			"void up_forward_impl(Tensor x, Tensor out, int scale);\n" +
+			"REGISTER_DEVICE_IMPL(up_forward_impl, CUDA, up_forward_cuda);\n",
+		"pkg/ops/csrc/pytorch/up.cpp": "void up_forward_impl(Tensor x, Tensor out, int scale) {\n" +
+			"  DISPATCH_DEVICE_IMPL(up_forward_impl, x, out, scale);\n}\n" +
+			"void up_forward(Tensor x, Tensor out, int scale) {\n" +
+			"  up_forward_impl(x, out, scale);\n}\n",
+		"pkg/ops/csrc/pytorch/pybind.cpp": "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n" +
+			"  m.def(\"up_forward\", &up_forward, \"up\", py::arg(\"x\"), py::arg(\"out\"), py::arg(\"scale\"));\n}\n",
+	}
+	read := func(p string) ([]byte, bool) {
+		s, ok := files[p]
+		return []byte(s), ok
+	}
+	var py, srcs []string
+	for p := range files {
+		if strings.HasSuffix(p, ".py") {
+			py = append(py, p)
+		} else {
+			srcs = append(srcs, p)
+		}
+	}
+	k := &kernels.Kernel{ID: "k-0123456788", Name: "up_kernel", Path: "pkg/ops/csrc/common/cuda/up_kernel.cuh",
+		Spec: &kernels.Spec{Symbols: []string{"scale", "channels"}, Params: []kernels.Param{
+			{Name: "nthreads", Kind: "scalar", Role: "scalar", DType: "int32"},
+			{Name: "x", Kind: "pointer", Role: "input", DType: "float32", Shape: []string{"scale", "channels", "2"}},
+			{Name: "out", Kind: "pointer", Role: "output", DType: "float32", Shape: []string{"scale", "channels", "4"}},
+			// x's batch, by the captured value (scale = 2 = batch)
+			{Name: "scale", Kind: "scalar", Role: "size", DType: "int32", Expr: "scale"},
+			{Name: "channels", Kind: "scalar", Role: "size", DType: "int32", Expr: "channels"}}}}
+	// run echoes the scale it is given as the whole output
+	module := "import numpy as np\n\n\ndef run(args, *, interpret):\n" +
+		"    return {\"out\": np.full((16,), args[\"scale\"], np.float32)}\n"
+	wk := WireKernel{Kernel: k, Module: module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
+		Cases: []ValidatedCase{{Sizes: map[string]int64{"scale": 2, "channels": 2}, Scalars: map[string]float64{"nthreads": 16}}}}
+	out, wired, probs := Wire(context.Background(), []WireKernel{wk}, read, py, srcs)
+	if len(probs) != 0 || len(wired) != 1 {
+		t.Fatalf("wired %+v, problems %+v", wired, probs)
+	}
+	var mod string
+	for _, f := range out {
+		if f.Path == "pkg/ops/_pallas_up_kernel.py" {
+			mod = string(f.Content)
+		}
+	}
+	for _, w := range []string{"    s_scale = scale\n", "    if x_k.shape[0] != s_scale:\n"} {
+		if !strings.Contains(mod, w) {
+			t.Errorf("_pallas_up_kernel.py lacks %q:\n%s", w, mod)
+		}
+	}
+	python, err := exec.LookPath("python3")
+	if p := os.Getenv("PALLASIFY_PYTHON"); p != "" {
+		python, err = p, nil
+	}
+	if err != nil {
+		t.Skip("no python3 to run the wired function")
+	}
+	// the function with a stand-in jax (it reads shapes only) and numpy arrays
+	script := "import sys, types\nimport numpy as np\nsys.modules['jax'] = types.SimpleNamespace(Array=object)\n" +
+		"ns = {}\nexec(sys.stdin.read(), ns)\nf = ns['up_forward_jax']\n" +
+		"z = lambda *s: np.zeros(s, np.float32)\n" +
+		"print(f(z(2, 2, 2), z(2, 2, 4), 2)[0, 0, 0])\n" +
+		"try:\n    r = f(z(1, 4, 2), z(1, 4, 4), 2)\n    print('ran with scale', r[0, 0, 0])\n" +
+		"except ValueError as e:\n    print('refused:', e)\n"
+	cmd := exec.Command(python, "-c", script)
+	cmd.Stdin = strings.NewReader(mod)
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, got)
+	}
+	if want := "2.0\nrefused: x: proven for shape[-3] == scale only; got (1, 4, 2)\n"; string(got) != want {
+		t.Errorf("the wired function printed %q, want %q", got, want)
 	}
 }

@@ -191,6 +191,7 @@ func (p *plan) jaxFunction() (string, error) {
 	}
 	// the sizes run() is given, read from the tensors (only those it is given)
 	passed := strings.Join(items, ", ")
+	var relations []guard
 	for _, s := range spec.Symbols {
 		if !regexp.MustCompile(`\bs_` + regexp.QuoteMeta(s) + `\b`).MatchString(passed) {
 			continue
@@ -205,18 +206,20 @@ func (p *plan) jaxFunction() (string, error) {
 				}
 			}
 		}
-		if hr := p.hostSize(s); hr != nil && !strings.HasPrefix(src, hr.tensor+"_k.") {
-			// the host computes it from another tensor than the spec's
-			// shapes relate it to (a coincidence of the captured sizes):
-			// the host's code is the truth
-			src = hr.py()
+		if hs, tensor, ok := p.hostSize(s); ok && (tensor == "" || !strings.HasPrefix(src, tensor+"_k.")) {
+			// the host computes it otherwise than from the dim the spec's
+			// shapes relate it to (a coincidence of the captured sizes:
+			// mmcv's carafe, scale_factor 2 = the batch): the host's code
+			// is the truth, and the relation the spec assumed is checked
+			src = hs
+			relations = append(relations, p.assumedEqual(reshaped, s, hs)...)
 		}
 		if src == "" {
 			return "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, p.callName())
 		}
 		w("    s_%s = %s", s, src)
 	}
-	for _, g := range p.provenOnly(reshaped) {
+	for _, g := range append(p.provenOnly(reshaped), relations...) {
 		w("    if %s:", g.cond)
 		w("%s", pyCall("        ", "raise ValueError", []string{g.msg}))
 	}
@@ -296,15 +299,50 @@ func (p *plan) provenOnly(reshaped map[string]string) []guard {
 }
 
 // hostSize is how the host computes size symbol s, when a kernel size
-// parameter is s itself and its argument is a size of a host tensor; nil
-// otherwise.
-func (p *plan) hostSize(s string) *sizeRef {
+// parameter is s itself: the Python of its argument (an integer parameter
+// of the host, a size of a host tensor, an expression of them) and, for
+// one tensor size, that tensor; ok false when the host states nothing.
+func (p *plan) hostSize(s string) (py, tensor string, ok bool) {
 	for i, prm := range p.wk.Kernel.Spec.Params {
-		if a := p.host.args[i]; prm.Role == "size" && strings.TrimSpace(prm.Expr) == s && a.expr != nil && a.expr.single() != nil {
-			return a.expr.single()
+		if prm.Role != "size" || strings.TrimSpace(prm.Expr) != s {
+			continue
+		}
+		a := p.host.args[i]
+		switch {
+		case a.expr != nil && a.expr.single() != nil:
+			return a.expr.py(), a.expr.single().tensor, true
+		case a.expr != nil:
+			return grouped(a.expr.py()), "", true
+		case a.param >= 0 && !p.host.params[a.param].tensor && pyScalarType(p.host.params[a.param].ctype) == "int":
+			return p.host.params[a.param].name, "", true
 		}
 	}
-	return nil
+	return "", "", false
+}
+
+// assumedEqual are the checks that every dim of the tensors passed to the
+// kernel which the spec names by size symbol s is s at the call (host, the
+// host's Python for s, names it in the message): the spec related them by
+// the captured values only, where the host computes s otherwise
+// (hostSize), so a call where they differ is outside what was proven (the
+// kernel would run with the host's s over tensors of another size).
+func (p *plan) assumedEqual(reshaped map[string]string, s, host string) []guard {
+	var out []guard
+	for i, prm := range p.wk.Kernel.Spec.Params {
+		v, ok := reshaped[prm.Name]
+		if !ok || prm.Null {
+			continue
+		}
+		hp := p.host.params[p.host.args[i].param].name
+		for j, d := range prm.Shape {
+			if strings.TrimSpace(d) != s {
+				continue
+			}
+			out = append(out, guard{fmt.Sprintf("%s.shape[%d] != s_%s", v, j, s),
+				fmt.Sprintf(`f"%s: proven for shape[%d] == %s only; got {%s.shape}"`, hp, j-len(prm.Shape), host, hp)})
+		}
+	}
+	return out
 }
 
 // opsNamespace is the torch.library namespace of a directory's ops, unique
