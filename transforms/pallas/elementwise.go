@@ -722,7 +722,7 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if vm, out, ok := m.gatherLoads(t, flat, size); ok {
+		if vm, out, ok := m.gatherLoads(t, flat, size, dims); ok {
 			// gathered in the kernel, the padded form kept for arrays too large for VMEM
 			vk, vw := m.gatherInPlace(t, dims, ext, vm, out)
 			xla := renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard))

@@ -200,6 +200,11 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 		{"column_stride_dropped", "sx = ax[0] - a0[0] if ex > 1 else 1", "sx = 1"},
 		{"rows_staged_once", "    if held != r:", "    if held is None:"},
 	},
+	// float32_instance's in-kernel window gather: the feature's window
+	// column not stepped (every ix step reads the window's first column)
+	"float32_instance": {{"feat_column_not_stepped",
+		"                                    + ix_step\n                                )\n                            )\n                        ),\n                        jnp.int32,\n                    ),\n                    shape,\n                ),\n            )\n            mask = _vtake(",
+		"                                    + 0\n                                )\n                            )\n                        ),\n                        jnp.int32,\n                    ),\n                    shape,\n                ),\n            )\n            mask = _vtake("}},
 	// a box's x2 column read for its x1 (the strided views are the arrays'
 	// columns, boxes1[:, k])
 	"box_iou": {{"column_swapped", "boxes1[:, 0].reshape(1, rows)", "boxes1[:, 2].reshape(1, rows)"}},

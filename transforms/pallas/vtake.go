@@ -49,8 +49,9 @@ import (
 // gather by value, a loop's reads, an output written other than once at
 // the thread's position, outputs of different shapes, an array gathered
 // that _vsrc does not carry (bool, 8-bit or bfloat16 elements).
-func (m *ewMode) gatherLoads(t *tr, flat, size poly) (vm map[int]bool, out *kernels.Param, ok bool) {
-	if !m.gathers() {
+func (m *ewMode) gatherLoads(t *tr, flat, size poly, dims []string) (vm map[int]bool, out *kernels.Param, ok bool) {
+	loopReads, loopOK := m.loopGathers(t, flat, size, dims)
+	if !loopOK || (!m.gathers() && !loopReads) {
 		return nil, nil, false
 	}
 	count := map[string]int{}
@@ -71,8 +72,10 @@ func (m *ewMode) gatherLoads(t *tr, flat, size poly) (vm map[int]bool, out *kern
 	for i, l := range m.loads {
 		p := t.params[l.param]
 		switch {
-		case len(l.loops) > 0:
+		case len(l.loops) > 0 && !vsrcType(p):
 			return nil, nil, false
+		case len(l.loops) > 0:
+			vm[i] = true // each iteration's element, gathered in the kernel
 		case !l.gather && l.idx.poly.equal(flat) && paramSize(p).equal(size) && sameView(out, p):
 			// the thread's own element: the block at its position
 		case !vsrcType(p):
@@ -82,6 +85,29 @@ func (m *ewMode) gatherLoads(t *tr, flat, size poly) (vm map[int]bool, out *kern
 		}
 	}
 	return vm, out, true
+}
+
+// loopGathers reports whether the draft reads inside runtime loops (reads)
+// and whether the in-kernel form may take those reads (ok): every such
+// read is one the padded form gathers per iteration (_gather_loop), none a
+// uniform or shifted read (the window forms read those from the array's
+// own rows), the plane form does not take it, and no store is inside a
+// loop.
+func (m *ewMode) loopGathers(t *tr, flat, size poly, dims []string) (reads, ok bool) {
+	kinds := m.classifyLoopLoads(t, flat)
+	for i, l := range m.loads {
+		if len(l.loops) == 0 {
+			continue
+		}
+		reads = true
+		if kinds[i] != loopGathered {
+			return true, false
+		}
+	}
+	if !reads {
+		return false, true
+	}
+	return true, !m.anyLoopStore() && m.planeLoad(t, kinds, flat, size, dims) < 0
 }
 
 // sameView: a and b have the same shape and element width, so that _vview
@@ -143,12 +169,17 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	w("    d = _vpos(OMETA, pl.program_id(0), ROW, COL)")
 	writeIndexVars(w, "    ", dims, ext)
 	var metas []string
+	inLoop := map[string]string{} // a loop load's per-iteration read: its in-kernel gather
 	for i, l := range m.loads {
-		if vm[i] {
+		switch {
+		case len(l.loops) > 0:
+			from := strings.TrimSpace(t.loadSliceLine(l.name, l.name+"_ref", loopIndexPy(l.loops), t.params[l.param]))
+			inLoop[from] = strings.TrimSpace(t.vtakeLine(l, src[l.param]))
+		case vm[i]:
 			body = append(body, t.vtakeLine(l, src[l.param]))
-			continue
+		default:
+			body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
 		}
-		body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
 	}
 	for _, l := range m.loads {
 		if src[l.param] == l.name {
@@ -156,6 +187,9 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		}
 	}
 	for _, line := range t.lines {
+		if to, ok := inLoop[strings.TrimSpace(line)]; ok {
+			line = line[:len(line)-len(strings.TrimLeft(line, " "))] + to
+		}
 		w("    %s", line)
 	}
 	body = dropUnusedSwap(pruneDead(body))
@@ -244,8 +278,12 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 func (t *tr) vtakeLine(l ewAccess, from string) string {
 	prm := t.params[l.param]
 	at := l.idx.py
-	if l.gather {
+	switch {
+	case l.gather:
 		at = l.at
+	case len(l.loops) > 0:
+		// an iteration's index may not read the thread's position
+		at = "jnp.broadcast_to(jnp.asarray(" + at + ", jnp.int32), SHAPE)"
 	}
 	fill := ""
 	switch {

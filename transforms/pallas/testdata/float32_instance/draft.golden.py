@@ -11,7 +11,350 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
-def _kernel(feat_ref, mask_ref, out_ref, *, k, up, height, width):
+def _kernel(
+    feat_ref,
+    mask_ref,
+    out_ref,
+    *,
+    k,
+    groups,
+    up,
+    channels,
+    height,
+    width,
+    out_meta,
+    feat_meta,
+    mask_meta,
+):
+    shape = out_ref.shape
+    row = pl.program_id(1) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
+    col = pl.program_id(2) * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
+    d = _vpos(out_meta, pl.program_id(0), row, col)
+    i_x = d
+    acc = _cast(0, jnp.float32)
+    for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32)))):
+        for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32)))):
+            m4 = jnp.logical_not(
+                jnp.logical_or(
+                    jnp.logical_or(
+                        jnp.logical_or(
+                            (
+                                (
+                                    (
+                                        _c_div(
+                                            _c_rem(
+                                                _c_div(i_x, width, jnp.int32), height, jnp.int32
+                                            ),
+                                            up,
+                                            jnp.int32,
+                                        )
+                                        - _c_div((k - 1), 2, jnp.int32)
+                                    )
+                                    + iy_step
+                                )
+                                < 0
+                            ),
+                            (
+                                (
+                                    (
+                                        _c_div(
+                                            _c_rem(
+                                                _c_div(i_x, width, jnp.int32), height, jnp.int32
+                                            ),
+                                            up,
+                                            jnp.int32,
+                                        )
+                                        - _c_div((k - 1), 2, jnp.int32)
+                                    )
+                                    + iy_step
+                                )
+                                >= _c_div(height, up, jnp.int32)
+                            ),
+                        ),
+                        (
+                            (
+                                (
+                                    _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
+                                    - _c_div((k - 1), 2, jnp.int32)
+                                )
+                                + ix_step
+                            )
+                            < 0
+                        ),
+                    ),
+                    (
+                        (
+                            (
+                                _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
+                                - _c_div((k - 1), 2, jnp.int32)
+                            )
+                            + ix_step
+                        )
+                        >= _c_div(width, up, jnp.int32)
+                    ),
+                )
+            )
+            feat = _vtake(
+                feat_ref,
+                feat_meta,
+                jnp.broadcast_to(
+                    jnp.asarray(
+                        (
+                            0
+                            + (
+                                (
+                                    (
+                                        (
+                                            (
+                                                (
+                                                    _c_div(
+                                                        _c_div(
+                                                            _c_div(i_x, width, jnp.int32),
+                                                            height,
+                                                            jnp.int32,
+                                                        ),
+                                                        channels,
+                                                        jnp.int32,
+                                                    )
+                                                    * channels
+                                                )
+                                                + _c_rem(
+                                                    _c_div(
+                                                        _c_div(i_x, width, jnp.int32),
+                                                        height,
+                                                        jnp.int32,
+                                                    ),
+                                                    channels,
+                                                    jnp.int32,
+                                                )
+                                            )
+                                            * _c_div(height, up, jnp.int32)
+                                        )
+                                        + (
+                                            (
+                                                _c_div(
+                                                    _c_rem(
+                                                        _c_div(i_x, width, jnp.int32),
+                                                        height,
+                                                        jnp.int32,
+                                                    ),
+                                                    up,
+                                                    jnp.int32,
+                                                )
+                                                - _c_div((k - 1), 2, jnp.int32)
+                                            )
+                                            + iy_step
+                                        )
+                                    )
+                                    * _c_div(width, up, jnp.int32)
+                                )
+                                + (
+                                    (
+                                        _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
+                                        - _c_div((k - 1), 2, jnp.int32)
+                                    )
+                                    + ix_step
+                                )
+                            )
+                        ),
+                        jnp.int32,
+                    ),
+                    shape,
+                ),
+            )
+            mask = _vtake(
+                mask_ref,
+                mask_meta,
+                jnp.broadcast_to(
+                    jnp.asarray(
+                        (
+                            0
+                            + (
+                                (
+                                    (
+                                        (
+                                            (
+                                                (
+                                                    (
+                                                        (
+                                                            _c_div(
+                                                                _c_div(
+                                                                    _c_div(i_x, width, jnp.int32),
+                                                                    height,
+                                                                    jnp.int32,
+                                                                ),
+                                                                channels,
+                                                                jnp.int32,
+                                                            )
+                                                            * k
+                                                        )
+                                                        * k
+                                                    )
+                                                    * groups
+                                                )
+                                                + (
+                                                    (
+                                                        (
+                                                            (
+                                                                _c_div(
+                                                                    _c_rem(
+                                                                        _c_div(
+                                                                            _c_div(
+                                                                                i_x,
+                                                                                width,
+                                                                                jnp.int32,
+                                                                            ),
+                                                                            height,
+                                                                            jnp.int32,
+                                                                        ),
+                                                                        channels,
+                                                                        jnp.int32,
+                                                                    ),
+                                                                    _c_div(
+                                                                        channels, groups, jnp.int32
+                                                                    ),
+                                                                    jnp.int32,
+                                                                )
+                                                                * k
+                                                            )
+                                                            + (
+                                                                (
+                                                                    (
+                                                                        (
+                                                                            _c_div(
+                                                                                _c_rem(
+                                                                                    _c_div(
+                                                                                        i_x,
+                                                                                        width,
+                                                                                        jnp.int32,
+                                                                                    ),
+                                                                                    height,
+                                                                                    jnp.int32,
+                                                                                ),
+                                                                                up,
+                                                                                jnp.int32,
+                                                                            )
+                                                                            - _c_div(
+                                                                                (k - 1),
+                                                                                2,
+                                                                                jnp.int32,
+                                                                            )
+                                                                        )
+                                                                        + iy_step
+                                                                    )
+                                                                    - _c_div(
+                                                                        _c_rem(
+                                                                            _c_div(
+                                                                                i_x,
+                                                                                width,
+                                                                                jnp.int32,
+                                                                            ),
+                                                                            height,
+                                                                            jnp.int32,
+                                                                        ),
+                                                                        up,
+                                                                        jnp.int32,
+                                                                    )
+                                                                )
+                                                                + _c_div((k - 1), 2, jnp.int32)
+                                                            )
+                                                        )
+                                                        * k
+                                                    )
+                                                    + (
+                                                        (
+                                                            (
+                                                                (
+                                                                    _c_div(
+                                                                        _c_rem(
+                                                                            i_x, width, jnp.int32
+                                                                        ),
+                                                                        up,
+                                                                        jnp.int32,
+                                                                    )
+                                                                    - _c_div((k - 1), 2, jnp.int32)
+                                                                )
+                                                                + ix_step
+                                                            )
+                                                            - _c_div(
+                                                                _c_rem(i_x, width, jnp.int32),
+                                                                up,
+                                                                jnp.int32,
+                                                            )
+                                                        )
+                                                        + _c_div((k - 1), 2, jnp.int32)
+                                                    )
+                                                )
+                                            )
+                                            * height
+                                        )
+                                        + _c_rem(_c_div(i_x, width, jnp.int32), height, jnp.int32)
+                                    )
+                                    * width
+                                )
+                                + _c_rem(i_x, width, jnp.int32)
+                            )
+                        ),
+                        jnp.int32,
+                    ),
+                    shape,
+                ),
+            )
+            v5 = jnp.where(m4, (acc + (feat * mask)), acc)
+            acc = v5
+    out_ref[...] = acc
+
+
+def run(args, *, interpret):
+    nthreads = args["nthreads"]
+    feat = args["feat"]
+    mask = args["mask"]
+    k = args["k"]
+    groups = args["groups"]
+    up = int(args["up"])
+    channels = args["channels"]
+    height = args["height"]
+    width = args["width"]
+    n = feat.shape[0]
+    c = int(channels)
+    lh = feat.shape[2]
+    lw = feat.shape[3]
+    extent_x = nthreads
+    D = extent_x
+    if D <= 0:
+        return {"out": jnp.zeros((n, c, (lh * up), (lw * up)), jnp.float32)}
+    feat_in, feat_meta = _vsrc(feat)
+    mask_in, mask_meta = _vsrc(mask)
+    if not _vfits(feat_in, mask_in):
+        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM
+    (lead, kernel_rows, kernel_cols), out_meta = _vview((n, c, (lh * up), (lw * up)))
+    block_cols = min(_round_up(kernel_cols, 128), 512)
+    block_rows = min(_round_up(kernel_rows, 8), max(8, 4096 // block_cols // 8 * 8))
+    spec = pl.BlockSpec((None, block_rows, block_cols), lambda lead, i, j: (lead, i, j))
+    outs = pl.pallas_call(
+        functools.partial(
+            _kernel,
+            k=k,
+            groups=groups,
+            up=up,
+            channels=channels,
+            height=height,
+            width=width,
+            out_meta=out_meta,
+            feat_meta=feat_meta,
+            mask_meta=mask_meta,
+        ),
+        grid=(lead, pl.cdiv(kernel_rows, block_rows), pl.cdiv(kernel_cols, block_cols)),
+        in_specs=[_vwhole(feat_in), _vwhole(mask_in)],
+        out_specs=[spec],
+        out_shape=[jax.ShapeDtypeStruct((lead, kernel_rows, kernel_cols), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",) * 3),
+        interpret=interpret,
+    )(feat_in, mask_in)
+    return {"out": _vback(outs[0], out_meta)}
+
+
+def _kernel_xla(feat_ref, mask_ref, out_ref, *, k, up, height, width):
     shape = out_ref.shape
     row = pl.program_id(0) * shape[0] + lax.broadcasted_iota(jnp.int32, shape, 0)
     d = row * shape[1] + lax.broadcasted_iota(jnp.int32, shape, 1)
@@ -86,7 +429,7 @@ def _kernel(feat_ref, mask_ref, out_ref, *, k, up, height, width):
     out_ref[...] = acc
 
 
-def run(args, *, interpret):
+def _run_xla(args, *, interpret):
     nthreads = args["nthreads"]
     feat = args["feat"]
     mask = args["mask"]
@@ -292,7 +635,7 @@ def run(args, *, interpret):
     ]
     spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
     outs = pl.pallas_call(
-        functools.partial(_kernel, k=k, up=up, height=height, width=width),
+        functools.partial(_kernel_xla, k=k, up=up, height=height, width=width),
         grid=(padded_rows // block_rows,),
         in_specs=[
             pl.BlockSpec((ins[0].shape[0], block_rows, lanes), lambda i: (0, i, 0)),
@@ -332,6 +675,15 @@ def _cast(x, dt):
     return jnp.asarray(x).astype(dt)
 
 
+def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows
+
+
 def _layout(n, sub):
     """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
     lanes = 512 if n >= 512 * 64 else 128
@@ -351,6 +703,145 @@ def _gather_loop(a, idxs, dp, lanes):
     if not idxs:
         return jnp.zeros((1, dp // lanes, lanes), a.dtype)
     return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])
+
+
+def _vperm(shape):
+    """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
+    elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
+    dimensions that pads the array least in (8, 128) tiles, fewer rows for a short one, on a
+    tie the later dimensions, the rest in order; 20 shapes of 3 dimensions measured on v6e)."""
+    if len(shape) == 2:
+        return (1, 0) if _column_major(*shape) else (0, 1)
+    best = None
+    for minor in range(len(shape)):
+        for second in range(len(shape)):
+            if second == minor:
+                continue
+            rows = min(8, 1 << (shape[second] - 1).bit_length())
+            size = _round_up(shape[second], rows) * _round_up(shape[minor], 128)
+            for i, s in enumerate(shape):
+                size *= 1 if i in (minor, second) else s
+            if best is None or size <= best[0]:
+                best = (size, minor, second)
+    _, minor, second = best
+    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+
+
+def _vview(shape):
+    """The 3-D view (lead, rows, cols) a gather draft reads an array of shape in: a bitcast of
+    its HBM layout, the dimensions in the order XLA keeps them (_vperm), the leading ones
+    merged; a 1-D array in 128-lane rows (padded to whole rows). Also its meta for _vtake,
+    _vpos and _vback: (shape, order)."""
+    if len(shape) == 1:
+        return (1, pl.cdiv(shape[0], 128), 128), (tuple(shape), (0,))
+    perm = _vperm(shape)
+    rows, cols = shape[perm[-2]], shape[perm[-1]]
+    lead = 1
+    for i in perm[:-2]:
+        lead *= shape[i]
+    return (lead, rows, cols), (tuple(shape), perm)
+
+
+def _vsrc(a):
+    """a in its _vview, and the meta of that view."""
+    view, meta = _vview(a.shape)
+    if a.ndim == 1:
+        return jnp.pad(a, (0, view[1] * 128 - a.shape[0])).reshape(view), meta
+    return a.transpose(meta[1]).reshape(view), meta
+
+
+def _vwhole(view):
+    """The block spec of a whole _vsrc view in VMEM, the same block at every grid step (read
+    from HBM once); its last two dimensions padded to whole tiles."""
+    sub = 32 // view.dtype.itemsize
+    lead, rows, cols = view.shape
+    return pl.BlockSpec((lead, _round_up(rows, sub), _round_up(cols, 128)), lambda *_: (0, 0, 0))
+
+
+def _vfits(*views):
+    """Whether _vtake may gather from these _vsrc views in VMEM: none empty, at most 512 KiB of
+    32-bit words in all (1 MiB of VMEM in the two buffers Pallas keeps; _vtake visits every source
+    row of 128 lanes per index block) and at most 4096 columns each (its unrolled lanes)."""
+    words = 0
+    for v in views:
+        lead, rows, cols = v.shape
+        words += lead * _round_up(rows, 32 // v.dtype.itemsize) * _round_up(cols, 128)
+    return all(v.size > 0 and v.shape[2] <= 4096 for v in views) and words * 4 <= 512 * 1024
+
+
+def _vpos(meta, lead, row, col):
+    """The flat (row-major) index in the array of the element at (lead, row, col) of its
+    _vview."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return row * 128 + col
+    at = {perm[-2]: row, perm[-1]: col}
+    for i in reversed(perm[:-2]):
+        at[i] = lead % shape[i]
+        lead = lead // shape[i]
+    flat = 0
+    for i, s in enumerate(shape):
+        flat = flat * s + at[i]
+    return flat
+
+
+def _vtake(src_ref, meta, idx, fill=None):
+    """The flat elements of the source at idx (an int32 block, its lanes a multiple of 128),
+    gathered in the kernel from its whole _vsrc view in VMEM: per source row of 128 lanes a
+    lane gather inside one vreg and a select, so every value is copied exactly (16-bit ones
+    widened to int32). Where idx is outside the array: fill (NaN: a CUDA read there is
+    undefined), or idx clipped into it when fill is None."""
+    shape, perm = meta
+    n = 1
+    for s in shape:
+        n *= s
+    idx = jnp.asarray(idx, jnp.int32)
+    inside = jnp.logical_and(idx >= 0, idx < n)
+    idx = jnp.clip(idx, 0, n - 1)
+    if len(shape) == 1:
+        rows, cols = pl.cdiv(n, 128), 128
+    else:
+        rows, cols = shape[perm[-2]], shape[perm[-1]]
+    if perm != tuple(range(len(shape))):  # the index in the view
+        at, rest = {}, idx
+        for i in reversed(range(len(shape))):
+            at[i], rest = rest % shape[i], rest // shape[i]
+        idx = 0
+        for i in perm:
+            idx = idx * shape[i] + at[i]
+    per_row = pl.cdiv(cols, 128)
+    col = idx % cols
+    key = idx // cols * per_row + (col >> 7)  # (view row, 128-lane part) of each element
+    lane = col & 127
+    sub = 32 // src_ref.dtype.itemsize
+    wide = jnp.int32 if sub == 16 else src_ref.dtype
+    parts = pl.cdiv(rows, sub)
+
+    def rows_of(g, got):
+        lead, r0 = g // parts, g % parts * sub
+        for c in range(per_row):
+            src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            src = src.astype(wide)
+            for s in range(min(sub, rows)):
+                k = jnp.where(r0 + s < rows, (lead * rows + r0 + s) * per_row + c, -1)
+                v = jnp.broadcast_to(src[s : s + 1, :], (idx.shape[0], 128))
+                v = jnp.take_along_axis(v, lane, axis=1, mode="promise_in_bounds")
+                got = jnp.where(key == k, v, got)
+        return got
+
+    got = lax.fori_loop(0, src_ref.shape[0] * parts, rows_of, jnp.zeros(idx.shape, wide))
+    return got if fill is None else jnp.where(inside, got, jnp.asarray(fill, wide))
+
+
+def _vback(o, meta):
+    """An output written in its _vview, in its own shape."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return o.reshape(-1)[: shape[0]]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return o.reshape([shape[p] for p in perm]).transpose(inv)
 
 
 def _unblock(o, n, shape, dt):
