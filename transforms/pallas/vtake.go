@@ -44,11 +44,14 @@ import (
 // bounds (512 KiB of 32-bit words in all, at most 4096 columns).
 
 // gatherLoads are the loads of a gather draft that read another position
-// than the thread's own in an array shaped like out (by index in m.loads);
-// ok is false when the draft does not qualify for the in-kernel form: no
-// gather by value, a loop's reads, an output written other than once at
-// the thread's position, outputs of different shapes, an array gathered
-// that _vsrc does not carry (bool, 8-bit or bfloat16 elements).
+// than the thread's own in an array shaped like out, and every read inside
+// a runtime loop (each iteration's element gathered in the kernel), by
+// index in m.loads; ok is false when the draft does not qualify for the
+// in-kernel form: neither a gather by value nor a loop's reads, a loop's
+// read that loopGathers leaves to another form, an output written other
+// than once at the thread's position, outputs of different shapes, an
+// array gathered that _vsrc does not carry (bool, 8-bit or bfloat16
+// elements).
 func (m *ewMode) gatherLoads(t *tr, flat, size poly, dims []string) (vm map[int]bool, out *kernels.Param, ok bool) {
 	loopReads, loopOK := m.loopGathers(t, flat, size, dims)
 	if !loopOK || (!m.gathers() && !loopReads) {
