@@ -1198,17 +1198,7 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 	kern = append([]string{def}, body...)
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
-	t.writeArgs(ww)
-	for _, d := range dims {
-		ww("    E_%s = %s", d, ext[d].py)
-	}
-	var dprod []string
-	for _, d := range dims {
-		dprod = append(dprod, "E_"+d)
-	}
-	ww("    D = %s", strings.Join(dprod, " * "))
-	ww("    if D <= 0:")
-	ww("        return {%s}", t.emptyResult(t.outputParams()))
+	t.writeDomain(ww, dims, ext)
 	var shp []string
 	for _, s := range lay.shape {
 		shp = append(shp, exprPyString(s))
@@ -1573,18 +1563,8 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	kern = append([]string{def}, body...)
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
-	t.writeArgs(ww)
-	for _, d := range dims {
-		ww("    E_%s = %s", d, ext[d].py)
-	}
-	var dprod []string
-	for _, d := range dims {
-		dprod = append(dprod, "E_"+d)
-	}
-	ww("    D = %s", strings.Join(dprod, " * "))
+	t.writeDomain(ww, dims, ext)
 	outs := t.outputParams()
-	ww("    if D <= 0:")
-	ww("        return {%s}", t.emptyResult(outs))
 	if pj >= 0 {
 		m.writePlaneCall(t, ww, pj, dims, ext, size, kw)
 	}
@@ -1852,6 +1832,22 @@ func (t *tr) uniformNames(dims []string) []string {
 }
 
 // writeArgs unpacks args, derives the size symbols and the launch.
+// writeDomain writes a wrapper's prologue over a launch domain: the arguments, each dimension's extent E_<d>, the
+// domain's size D as their product, and the empty result when D is not positive.
+func (t *tr) writeDomain(w func(string, ...any), dims []string, ext map[string]val) {
+	t.writeArgs(w)
+	for _, d := range dims {
+		w("    E_%s = %s", d, ext[d].py)
+	}
+	var dprod []string
+	for _, d := range dims {
+		dprod = append(dprod, "E_"+d)
+	}
+	w("    D = %s", strings.Join(dprod, " * "))
+	w("    if D <= 0:")
+	w("        return {%s}", t.emptyResult(t.outputParams()))
+}
+
 func (t *tr) writeArgs(w func(string, ...any)) {
 	for _, p := range t.spec.Params {
 		if p.Kind == "pointer" && p.Role == "output" {

@@ -200,17 +200,7 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	kern = append([]string{def}, body...)
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
-	t.writeArgs(ww)
-	for _, d := range dims {
-		ww("    E_%s = %s", d, ext[d].py)
-	}
-	var dprod []string
-	for _, d := range dims {
-		dprod = append(dprod, "E_"+d)
-	}
-	ww("    D = %s", strings.Join(dprod, " * "))
-	ww("    if D <= 0:")
-	ww("        return {%s}", t.emptyResult(t.outputParams()))
+	t.writeDomain(ww, dims, ext)
 	var views []string
 	for _, l := range m.loads {
 		if src[l.param] == l.name {
