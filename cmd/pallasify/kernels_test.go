@@ -47,7 +47,7 @@ func TestMigrateKernelStages(t *testing.T) {
 		verdict   string
 		want, not []string
 	}{
-		{"proven", []string{"+++ b/inline_act/_pallas_scaled_silu_kernel.py", "if x.device.type == \"tpu\"\n", "else _ext.scaled_silu(x, scale)\n",
+		{"proven", []string{"+++ b/inline_act/_pallas_scaled_silu_kernel.py", "_pallas_ops.scaled_silu(x, scale) if x.device.type == \"tpu\" else _ext.scaled_silu(x, scale)\n",
 			"Kernel drafts:", "scaled_silu_kernel: proven (rules draft, elementwise), 3 cases over n=1 n=257", "PDR001"}, nil},
 		{"rejected", []string{"scaled_silu_kernel: rejected", "V-MISMATCH: stub", "PDR002"}, []string{"_pallas_"}},
 	} {
