@@ -724,9 +724,13 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		}
 		if vm, out, ok := m.gatherLoads(t, flat, size, dims); ok {
 			// gathered in the kernel, the padded form kept for arrays too large for VMEM
-			vk, vw := m.gatherInPlace(t, dims, ext, vm, out)
 			xla := renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard))
-			return withXLAFallback(renderDraft(t, nm, vk, insertBeforeDomain(vw, guard)), xla), nil
+			if vk, vw, ok := m.gatherInPlace(t, dims, ext, vm, out); ok {
+				if mod, ok := withXLAFallback(renderDraft(t, nm, vk, insertBeforeDomain(vw, guard)), xla); ok {
+					return mod, nil
+				}
+			}
+			return xla, nil
 		}
 	}
 	return renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard)), nil

@@ -254,10 +254,11 @@ func selected(name string) bool {
 // with a continue (window_clamp) and psamask's stores at loop-dependent
 // positions (window_scatter); and mmcv's tin_shift (stores at a loaded
 // offset into a zero-filled inout buffer, a grid-stride loop repeating
-// each column t_size times).
+// each column t_size times); and a gather by value beside a read at a
+// fixed index (fixed_gather: table[idx[i]] - table[0]).
 var drafterPatterns = []string{"rowsum_tree", "layernorm_stats", "kernel_loop", "gelu_tanh_pi", "axpby_stride", "focal_target", "maxpool_loop", "window_clamp", "window_scatter", "box_iou",
 	"gather_points", "softmax_focal", "half_interp", "rows_per_block", "float32_instance", "tin_shift", "bilinear_sample",
-	"half_intrinsics"}
+	"half_intrinsics", "fixed_gather"}
 
 var updateDrafts = flag.Bool("update-drafts", false, "rewrite testdata/<pattern>/draft.golden.py (TestPatternDraftsGolden)")
 

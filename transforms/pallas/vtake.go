@@ -148,8 +148,11 @@ func vsrcType(p *kernels.Param) bool {
 	return false
 }
 
-// gatherInPlace is the kernel and run() of the in-kernel form (see above).
-func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[int]bool, out *kernels.Param) (kern, wrap []string) {
+// gatherInPlace is the kernel and run() of the in-kernel form (see above);
+// ok is false when a loop load's per-iteration read was not found among the
+// translated lines to take its gather's place (the form would read the whole
+// array's block where the old read stood), and the padded form stays alone.
+func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[int]bool, out *kernels.Param) (kern, wrap []string, ok bool) {
 	src := map[string]string{} // a gathered array: the load whose ref carries it
 	var refs []string
 	for i, l := range m.loads {
@@ -189,11 +192,16 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 			metas = append(metas, l.name+"_meta")
 		}
 	}
+	taken := map[string]bool{}
 	for _, line := range t.lines {
 		if to, ok := inLoop[strings.TrimSpace(line)]; ok {
+			taken[strings.TrimSpace(line)] = true
 			line = line[:len(line)-len(strings.TrimLeft(line, " "))] + to
 		}
 		w("    %s", line)
+	}
+	if len(taken) != len(inLoop) {
+		return nil, nil, false
 	}
 	body = dropUnusedSwap(pruneDead(body))
 	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), append([]string{"OMETA"}, metas...)...))
@@ -262,7 +270,7 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		res = append(res, fmt.Sprintf("%q: %s", s.param, o))
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
-	return kern, wrap
+	return kern, wrap, true
 }
 
 // vtakeLine is the kernel's read of load l from the whole array in VMEM
@@ -274,8 +282,9 @@ func (t *tr) vtakeLine(l ewAccess, from string) string {
 	switch {
 	case l.gather:
 		at = l.at
-	case len(l.loops) > 0:
-		// an iteration's index may not read the thread's position
+	case len(l.loops) > 0 || l.idx.k == kUniform:
+		// _vtake takes a block of indices: an iteration's index, or a fixed
+		// one (table[0] beside a gather), may not read the thread's position
 		at = "jnp.broadcast_to(jnp.asarray(" + at + ", jnp.int32), SHAPE)"
 	}
 	fill := ""
@@ -309,9 +318,14 @@ func renameXLAForm(body, suffix string) string {
 
 // withXLAFallback joins the in-kernel form (vmem, a rendered kernel and
 // run()) and the padded form (xla), renamed _kernel_xla and _run_xla, which
-// run() hands over to when the gathered arrays do not fit VMEM.
-func withXLAFallback(vmem, xla string) string {
+// run() hands over to when the gathered arrays do not fit VMEM; ok is false
+// when xla has no run() to rename (the module would define run twice).
+func withXLAFallback(vmem, xla string) (string, bool) {
+	const def = "\ndef run(args, *, interpret):"
+	if strings.Count(xla, def) != 1 {
+		return "", false
+	}
 	xla = reKernelNames.ReplaceAllString(xla, "_kernel_xla")
-	xla = strings.Replace(xla, "\ndef run(args, *, interpret):", "\ndef _run_xla(args, *, interpret):", 1)
-	return vmem + "\n\n" + xla
+	xla = strings.Replace(xla, def, "\ndef _run_xla(args, *, interpret):", 1)
+	return vmem + "\n\n" + xla, true
 }

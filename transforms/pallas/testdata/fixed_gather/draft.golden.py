@@ -1,0 +1,258 @@
+"""Pallas TPU draft of CUDA kernel shifted_gather_kernel (kernel.cu:4), drafted by pallasify rules
+(elementwise).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import tpu as pltpu
+
+
+def _kernel(idx_ref, table_ref, out_ref, *, table_meta):
+    shape = out_ref.shape
+    idx = idx_ref[...]
+    table = _vtake(table_ref, table_meta, (0 + idx), jnp.nan)
+    table_1 = _vtake(
+        table_ref, table_meta, jnp.broadcast_to(jnp.asarray((0 + 0), jnp.int32), shape)
+    )
+    out_ref[...] = table - table_1
+
+
+def run(args, *, interpret):
+    m = int(args["m"])
+    table = args["table"]
+    idx = args["idx"]
+    extent_x = m
+    D = extent_x
+    if D <= 0:
+        return {"out": jnp.zeros((m,), jnp.float32)}
+    table_in, table_meta = _vsrc(table)
+    if not _vfits(table_in):
+        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM
+    (lead, kernel_rows, kernel_cols), out_meta = _vview((m,))
+    block_cols = min(_round_up(kernel_cols, 128), 512)
+    block_rows = min(_round_up(kernel_rows, 8), max(8, 4096 // block_cols // 8 * 8))
+    spec = pl.BlockSpec((None, block_rows, block_cols), lambda lead, i, j: (lead, i, j))
+    outs = pl.pallas_call(
+        functools.partial(_kernel, table_meta=table_meta),
+        grid=(lead, pl.cdiv(kernel_rows, block_rows), pl.cdiv(kernel_cols, block_cols)),
+        in_specs=[spec, _vwhole(table_in)],
+        out_specs=[spec],
+        out_shape=[jax.ShapeDtypeStruct((lead, kernel_rows, kernel_cols), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(
+            dimension_semantics=("parallel",) * 3, allow_input_fusion=[D % 128 != 0, False]
+        ),
+        interpret=interpret,
+    )(_vsrc(idx)[0], table_in)
+    return {"out": _vback(outs[0], out_meta)}
+
+
+def _kernel_xla(table_ref, table_1_ref, out_ref):
+    table = table_ref[...]
+    table_1 = table_1_ref[...]
+    out_ref[...] = table - table_1
+
+
+def _run_xla(args, *, interpret):
+    m = int(args["m"])
+    table = args["table"]
+    idx = args["idx"]
+    extent_x = m
+    D = extent_x
+    if D <= 0:
+        return {"out": jnp.zeros((m,), jnp.float32)}
+    lanes, block_rows, padded_rows = _layout(D, 8)
+    size = padded_rows * lanes
+    idx_in = _blocked(idx, size, lanes)
+    table_in = _take(table, (0 + idx_in.reshape(-1).astype(jnp.int32)), size, lanes)
+    table_1_in = _gather(table, (0 + 0), size, lanes)
+    ins = [
+        table_in,
+        table_1_in,
+    ]
+    spec = pl.BlockSpec((block_rows, lanes), lambda i: (i, 0))
+    outs = pl.pallas_call(
+        _kernel_xla,
+        grid=(padded_rows // block_rows,),
+        in_specs=[spec] * len(ins),
+        out_specs=[spec] * 1,
+        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.float32)],
+        compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
+        interpret=interpret,
+    )(*ins)
+    r_out = _unblock(outs[0], D, (m,), jnp.float32)
+    return {"out": r_out.reshape((m,))}
+
+
+def _round_up(v, m):
+    return (v + m - 1) // m * m
+
+
+def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows
+
+
+def _layout(n, sub):
+    """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
+    lanes = 512 if n >= 512 * 64 else 128
+    rows = pl.cdiv(n, lanes)
+    br = min(_round_up(rows, sub), 64 if lanes == 512 else 256)
+    br = _round_up(br, sub)
+    return lanes, br, _round_up(rows, br)
+
+
+def _blocked(a, dp, lanes):
+    flat = a.reshape(-1)
+    return jnp.pad(flat, (0, dp - flat.shape[0])).reshape(dp // lanes, lanes)
+
+
+def _gather(a, idx, dp, lanes):
+    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+    return jnp.take(a.reshape(-1), idx, mode="clip").reshape(dp // lanes, lanes)
+
+
+def _take(a, idx, dp, lanes):
+    """a's elements at idx (a gather by value); NaN where idx is outside a: a CUDA read there is
+    undefined, so the draft poisons it rather than clamp to a neighbour."""
+    flat = a.reshape(-1)
+    idx = jnp.broadcast_to(jnp.asarray(idx, jnp.int32), (dp,))
+    if flat.shape[0] == 0:
+        return jnp.full((dp // lanes, lanes), jnp.nan, flat.dtype)
+    inside = jnp.logical_and(idx >= 0, idx < flat.shape[0])
+    got = jnp.take(flat, jnp.where(inside, idx, 0), mode="clip")  # in bounds: inside
+    return jnp.where(inside, got, jnp.nan).astype(flat.dtype).reshape(dp // lanes, lanes)
+
+
+def _vperm(shape):
+    """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
+    elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
+    dimensions that pads the array least in (8, 128) tiles, fewer rows for a short one, on a
+    tie the later dimensions, the rest in order; 20 shapes of 3 dimensions measured on v6e)."""
+    if len(shape) == 2:
+        return (1, 0) if _column_major(*shape) else (0, 1)
+    best = None
+    for minor in range(len(shape)):
+        for second in range(len(shape)):
+            if second == minor:
+                continue
+            rows = min(8, 1 << (shape[second] - 1).bit_length())
+            size = _round_up(shape[second], rows) * _round_up(shape[minor], 128)
+            for i, s in enumerate(shape):
+                size *= 1 if i in (minor, second) else s
+            if best is None or size <= best[0]:
+                best = (size, minor, second)
+    _, minor, second = best
+    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+
+
+def _vview(shape):
+    """The 3-D view (lead, rows, cols) a gather draft reads an array of shape in: a bitcast of
+    its HBM layout, the dimensions in the order XLA keeps them (_vperm), the leading ones
+    merged; a 1-D array in 128-lane rows (padded to whole rows). Also its meta for _vtake,
+    _vpos and _vback: (shape, order)."""
+    if len(shape) == 1:
+        return (1, pl.cdiv(shape[0], 128), 128), (tuple(shape), (0,))
+    perm = _vperm(shape)
+    rows, cols = shape[perm[-2]], shape[perm[-1]]
+    lead = 1
+    for i in perm[:-2]:
+        lead *= shape[i]
+    return (lead, rows, cols), (tuple(shape), perm)
+
+
+def _vsrc(a):
+    """a in its _vview, and the meta of that view."""
+    view, meta = _vview(a.shape)
+    if a.ndim == 1:
+        return jnp.pad(a, (0, view[1] * 128 - a.shape[0])).reshape(view), meta
+    return a.transpose(meta[1]).reshape(view), meta
+
+
+def _vwhole(view):
+    """The block spec of a whole _vsrc view in VMEM, the same block at every grid step (read
+    from HBM once); its last two dimensions padded to whole tiles."""
+    sub = 32 // view.dtype.itemsize
+    lead, rows, cols = view.shape
+    return pl.BlockSpec((lead, _round_up(rows, sub), _round_up(cols, 128)), lambda *_: (0, 0, 0))
+
+
+def _vfits(*views):
+    """Whether _vtake may gather from these _vsrc views in VMEM: none empty, at most 512 KiB of
+    32-bit words in all (1 MiB of VMEM in the two buffers Pallas keeps; _vtake visits every source
+    row of 128 lanes per index block) and at most 4096 columns each (its unrolled lanes)."""
+    words = 0
+    for v in views:
+        lead, rows, cols = v.shape
+        words += lead * _round_up(rows, 32 // v.dtype.itemsize) * _round_up(cols, 128)
+    return all(v.size > 0 and v.shape[2] <= 4096 for v in views) and words * 4 <= 512 * 1024
+
+
+def _vtake(src_ref, meta, idx, fill=None):
+    """The flat elements of the source at idx (an int32 block, its lanes a multiple of 128),
+    gathered in the kernel from its whole _vsrc view in VMEM: per source row of 128 lanes a
+    lane gather inside one vreg and a select, so every value is copied exactly (16-bit ones
+    widened to int32). Where idx is outside the array: fill (NaN: a CUDA read there is
+    undefined), or idx clipped into it when fill is None."""
+    shape, perm = meta
+    n = 1
+    for s in shape:
+        n *= s
+    idx = jnp.asarray(idx, jnp.int32)
+    inside = jnp.logical_and(idx >= 0, idx < n)
+    idx = jnp.clip(idx, 0, n - 1)
+    if len(shape) == 1:
+        rows, cols = pl.cdiv(n, 128), 128
+    else:
+        rows, cols = shape[perm[-2]], shape[perm[-1]]
+    if perm != tuple(range(len(shape))):  # the index in the view
+        at, rest = {}, idx
+        for i in reversed(range(len(shape))):
+            at[i], rest = rest % shape[i], rest // shape[i]
+        idx = 0
+        for i in perm:
+            idx = idx * shape[i] + at[i]
+    per_row = pl.cdiv(cols, 128)
+    col = idx % cols
+    key = idx // cols * per_row + (col >> 7)  # (view row, 128-lane part) of each element
+    lane = col & 127
+    sub = 32 // src_ref.dtype.itemsize
+    wide = jnp.int32 if sub == 16 else src_ref.dtype
+    parts = pl.cdiv(rows, sub)
+
+    def rows_of(g, got):
+        lead, r0 = g // parts, g % parts * sub
+        for c in range(per_row):
+            src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            src = src.astype(wide)
+            for s in range(min(sub, rows)):
+                k = jnp.where(r0 + s < rows, (lead * rows + r0 + s) * per_row + c, -1)
+                v = jnp.broadcast_to(src[s : s + 1, :], (idx.shape[0], 128))
+                v = jnp.take_along_axis(v, lane, axis=1, mode="promise_in_bounds")
+                got = jnp.where(key == k, v, got)
+        return got
+
+    got = lax.fori_loop(0, src_ref.shape[0] * parts, rows_of, jnp.zeros(idx.shape, wide))
+    return got if fill is None else jnp.where(inside, got, jnp.asarray(fill, wide))
+
+
+def _vback(o, meta):
+    """An output written in its _vview, in its own shape."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return o.reshape(-1)[: shape[0]]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return o.reshape([shape[p] for p in perm]).transpose(inv)
+
+
+def _unblock(o, n, shape, dt):
+    return o.reshape(-1)[:n].reshape(shape).astype(dt)
