@@ -518,6 +518,23 @@ func around(sweep []map[string]int64, sym string) []map[string]int64 {
 	return out
 }
 
+// assignments is a list of size assignments, each kept once.
+type assignments struct {
+	seen map[string]bool
+	list []map[string]int64
+}
+
+// add appends a unless an equal assignment is already listed.
+func (as *assignments) add(a map[string]int64) {
+	if as.seen == nil {
+		as.seen = map[string]bool{}
+	}
+	if k := sizesKey(a); !as.seen[k] {
+		as.seen[k] = true
+		as.list = append(as.list, a)
+	}
+}
+
 func sizesKey(m map[string]int64) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -1255,18 +1272,14 @@ func aroundEach(sweep []map[string]int64, syms []string, upward bool) []map[stri
 			}
 		}
 	}
-	seen := map[string]bool{}
-	var out []map[string]int64
+	var out assignments
 	add := func(a map[string]int64) {
 		for _, s := range syms {
 			if a[s] < 1 || a[s] < floor[s] {
 				return
 			}
 		}
-		if k := sizesKey(a); !seen[k] {
-			seen[k] = true
-			out = append(out, a)
-		}
+		out.add(a)
 	}
 	for _, a := range sweep {
 		add(a)
@@ -1284,7 +1297,7 @@ func aroundEach(sweep []map[string]int64, syms []string, upward bool) []map[stri
 			}
 		}
 	}
-	return out
+	return out.list
 }
 
 // hasIntInput reports whether the spec has an integer input buffer.

@@ -379,16 +379,9 @@ func substitute(e *Expr, m map[string]*Expr) *Expr {
 // free symbols took there, so sizes the launch had equal differ. Growing
 // only, so an index the launch passed stays in bounds.
 func hostSweep(sweep []map[string]int64, free []string) []map[string]int64 {
-	seen := map[string]bool{}
-	var out []map[string]int64
-	add := func(a map[string]int64) {
-		if k := sizesKey(a); !seen[k] {
-			seen[k] = true
-			out = append(out, a)
-		}
-	}
+	var out assignments
 	for _, a := range sweep {
-		add(a)
+		out.add(a)
 	}
 	for _, a := range sweep {
 		b := maps.Clone(a)
@@ -401,9 +394,9 @@ func hostSweep(sweep []map[string]int64, free []string) []map[string]int64 {
 			taken[v] = true
 			b[s] = v
 		}
-		add(b)
+		out.add(b)
 	}
-	return out
+	return out.list
 }
 
 // hostGrid is grid dimension d as the host function computes it, over the
