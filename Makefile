@@ -58,8 +58,8 @@ lint: $(STATICCHECK)
 
 test: deps venv lint
 	$(GO) test -count=1 -timeout=60m -skip='^TestFixtureKernels$$' ./...
-	@# The validator's fixture proof, verbose so its kill rate and false rejections are printed.
-	set -o pipefail; $(GO) test -count=1 -timeout=30m -v -run='^TestFixtureKernels$$' ./validators/ ./validators/emulator/ | grep -E 'kill rate|proven in|reference via|^(--- |ok|FAIL|PASS)'
+	@# The validator's fixture proof, verbose so its kill rate, false rejections and each failing case are printed.
+	set -o pipefail; $(GO) test -count=1 -timeout=30m -v -run='^TestFixtureKernels$$' ./validators/ ./validators/emulator/ | grep -E 'kill rate|proven in|reference via|_test.go:[0-9]+: [^ :]+/[^ :]+: |^(--- |ok|FAIL|PASS)'
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
 	$(VPY) -m pytest -q validators/harness fixtures/kernels
 
