@@ -1544,7 +1544,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	body = pruneDead(pruneTemps(pruneDead(body)))
 	kinds := m.classifyLoopLoads(t, flat)
 	body, offs := m.shiftReads(body, kinds)
-	pj := m.planeLoad(t, kinds, flat, size, dims)
+	pj := m.planeLoad(t, kinds, flat, dims)
 	if pj >= 0 {
 		var pk string
 		var ok bool

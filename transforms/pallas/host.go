@@ -71,7 +71,11 @@ func (fn *hostFn) branchOf(body string, open []*hostConstruct, name string) (*ho
 			strings.TrimSpace(args[0]), m[1])
 	}
 	// the then-part launches the first kernel, the else-part the second
-	if (kw == "if") != (name == fn.launches[0]) || open[0].at != map[bool]int{true: ifs[0][0], false: elses[0][0]}[kw == "if"] {
+	at := elses[0][0]
+	if kw == "if" {
+		at = ifs[0][0]
+	}
+	if (kw == "if") != (name == fn.launches[0]) || open[0].at != at {
 		return nil, notWhole
 	}
 	return &hostBranch{cond: m[1] + " " + m[2] + " " + m[3], then: kw == "if"}, nil

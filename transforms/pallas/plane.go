@@ -30,7 +30,7 @@ import (
 // every store the thread's own position of a float32 output, once (an
 // output whose size is not the domain's by its spec's shape is checked
 // when traced: writePlaneCall).
-func (m *ewMode) planeLoad(t *tr, kinds []loopAddress, flat, size poly, dims []string) int {
+func (m *ewMode) planeLoad(t *tr, kinds []loopAddress, flat poly, dims []string) int {
 	if len(m.loads) != 1 || kinds[0] != loopGathered || len(m.loads[0].loops) == 0 || m.gathers() || m.anyLoopStore() {
 		return -1
 	}

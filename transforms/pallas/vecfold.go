@@ -115,7 +115,10 @@ func (m *ewMode) vectorWidth() (int64, bool) {
 			return 0, false
 		}
 		w = aw
-		key := a.param + "/" + map[bool]string{true: "st", false: "ld"}[strings.HasPrefix(a.name, "st")]
+		key := a.param + "/ld"
+		if strings.HasPrefix(a.name, "st") {
+			key = a.param + "/st"
+		}
 		if seen[key] == nil {
 			seen[key] = map[int64]bool{}
 		}

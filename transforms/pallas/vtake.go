@@ -53,7 +53,7 @@ import (
 // array gathered that _vsrc does not carry (bool, 8-bit or bfloat16
 // elements).
 func (m *ewMode) gatherLoads(t *tr, flat, size poly, dims []string) (vm map[int]bool, out *kernels.Param, ok bool) {
-	loopReads, loopOK := m.loopGathers(t, flat, size, dims)
+	loopReads, loopOK := m.loopGathers(t, flat, dims)
 	if !loopOK || (!m.gathers() && !loopReads) {
 		return nil, nil, false
 	}
@@ -96,7 +96,7 @@ func (m *ewMode) gatherLoads(t *tr, flat, size poly, dims []string) (vm map[int]
 // uniform or shifted read (the window forms read those from the array's
 // own rows), the plane form does not take it, and no store is inside a
 // loop.
-func (m *ewMode) loopGathers(t *tr, flat, size poly, dims []string) (reads, ok bool) {
+func (m *ewMode) loopGathers(t *tr, flat poly, dims []string) (reads, ok bool) {
 	kinds := m.classifyLoopLoads(t, flat)
 	for i, l := range m.loads {
 		if len(l.loops) == 0 {
@@ -110,7 +110,7 @@ func (m *ewMode) loopGathers(t *tr, flat, size poly, dims []string) (reads, ok b
 	if !reads {
 		return false, true
 	}
-	return true, !m.anyLoopStore() && m.planeLoad(t, kinds, flat, size, dims) < 0
+	return true, !m.anyLoopStore() && m.planeLoad(t, kinds, flat, dims) < 0
 }
 
 // sameView: a and b have the same shape and element width, so that _vview
@@ -240,7 +240,11 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 			inSpecs = append(inSpecs, "spec")
 			// a 1-D array padded to whole 128-lane rows: the pad fused into
 			// the kernel's input; other views are bitcasts
-			fuse = append(fuse, map[bool]string{true: "D % 128 != 0", false: "False"}[len(out.Shape) == 1])
+			if len(out.Shape) == 1 {
+				fuse = append(fuse, "D % 128 != 0")
+			} else {
+				fuse = append(fuse, "False")
+			}
 		}
 	}
 	fusion := ""

@@ -2,9 +2,10 @@ package pallas
 
 import (
 	"fmt"
-	"github.com/pallasify/pallasify/transforms/kernels"
 	"slices"
 	"strings"
+
+	"github.com/pallasify/pallasify/transforms/kernels"
 )
 
 // Loads inside loops with runtime trip counts (window loops) whose address
