@@ -920,6 +920,82 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("scale", &scale, "w * x"); }
 // (batch 1, 4 channels: out.numel() is the proven 16 all the same) rather
 // than run the kernel with scale = 1.
 func TestWireChecksARelationTheCaptureSawByValue(t *testing.T) {
+	k := &kernels.Kernel{ID: "k-0123456788", Name: "up_kernel", Path: "pkg/ops/csrc/common/cuda/up_kernel.cuh",
+		Spec: &kernels.Spec{Symbols: []string{"scale", "channels"}, Params: []kernels.Param{
+			{Name: "nthreads", Kind: "scalar", Role: "scalar", DType: "int32"},
+			{Name: "x", Kind: "pointer", Role: "input", DType: "float32", Shape: []string{"scale", "channels", "2"}},
+			{Name: "out", Kind: "pointer", Role: "output", DType: "float32", Shape: []string{"scale", "channels", "4"}},
+			// x's batch, by the captured value (scale = 2 = batch)
+			{Name: "scale", Kind: "scalar", Role: "size", DType: "int32", Expr: "scale"},
+			{Name: "channels", Kind: "scalar", Role: "size", DType: "int32", Expr: "channels"}}}}
+	// run echoes the scale it is given as the whole output
+	module := "import numpy as np\n\n\ndef run(args, *, interpret):\n" +
+		"    return {\"out\": np.full((16,), args[\"scale\"], np.float32)}\n"
+	mod := wireUpKernel(t, k, module, "  int channels = out.size(1);\n", "output_size, x.data_ptr<float>(),\n"+
+		"      out.data_ptr<float>(), scale, channels",
+		ValidatedCase{Sizes: map[string]int64{"scale": 2, "channels": 2}, Scalars: map[string]float64{"nthreads": 16}})
+	for _, w := range []string{"    s_scale = scale\n", "    if x_k.shape[0] != s_scale:\n"} {
+		if !strings.Contains(mod, w) {
+			t.Errorf("_pallas_up_kernel.py lacks %q:\n%s", w, mod)
+		}
+	}
+	got := runWired(t, mod, "print(f(z(2, 2, 2), z(2, 2, 4), 2)[0, 0, 0])\n"+
+		"try:\n    r = f(z(1, 4, 2), z(1, 4, 4), 2)\n    print('ran with scale', r[0, 0, 0])\n"+
+		"except ValueError as e:\n    print('refused:', e)\n")
+	if want := "2.0\nrefused: x: proven for shape[-3] == scale only; got (1, 4, 2)\n"; got != want {
+		t.Errorf("the wired function printed %q, want %q", got, want)
+	}
+}
+
+// TestWireChecksTheHostsDimAndTheCallersOutput (review of 59b455e, finding
+// 5): the host reads channels = x.size(1), which the kernel's view of x
+// (its last dim after the product of the others) holds only where x has
+// rank 2, so a rank-3 x is refused rather than run with channels = its
+// last dim (the kernel ran with 4 where the CUDA op takes 3); and out, the
+// caller's tensor the op writes into, must have the shape the kernel
+// writes at the call's sizes: before, nothing checked it (a (2, 4) out for
+// a (2, 3) x failed in the result's reshape, saying nothing of why).
+func TestWireChecksTheHostsDimAndTheCallersOutput(t *testing.T) {
+	k := &kernels.Kernel{ID: "k-0123456788", Name: "up_kernel", Path: "pkg/ops/csrc/common/cuda/up_kernel.cuh",
+		Spec: &kernels.Spec{Symbols: []string{"rows", "channels"}, Params: []kernels.Param{
+			{Name: "nthreads", Kind: "scalar", Role: "scalar", DType: "int32"},
+			{Name: "x", Kind: "pointer", Role: "input", DType: "float32", Shape: []string{"rows", "channels"}},
+			{Name: "out", Kind: "pointer", Role: "output", DType: "float32", Shape: []string{"rows", "channels"}},
+			{Name: "scale", Kind: "scalar", Role: "scalar", DType: "int32"},
+			{Name: "channels", Kind: "scalar", Role: "size", DType: "int32", Expr: "channels"}}}}
+	// run echoes the channels it is given, in the shape it writes
+	module := "import numpy as np\n\n\ndef run(args, *, interpret):\n" +
+		"    x = args[\"x\"]\n    c = args[\"channels\"]\n" +
+		"    return {\"out\": np.full((x.size // c, c), c, np.float32)}\n"
+	mod := wireUpKernel(t, k, module, "  int channels = x.size(1);\n", "output_size, x.data_ptr<float>(),\n"+
+		"      out.data_ptr<float>(), scale, channels",
+		ValidatedCase{Sizes: map[string]int64{"rows": 2, "channels": 3}, Scalars: map[string]float64{"nthreads": 6, "scale": 1}},
+		ValidatedCase{Sizes: map[string]int64{"rows": 5, "channels": 7}, Scalars: map[string]float64{"nthreads": 35, "scale": 1}})
+	for _, w := range []string{"    s_channels = x.shape[1]\n", "    if x_k.shape[1] != s_channels:\n",
+		"    out_k = out.reshape((-1,) + tuple(out.shape[-1:]))\n", "    out_want = (s_rows, s_channels)\n",
+		"    if out_k.shape != out_want:\n"} {
+		if !strings.Contains(mod, w) {
+			t.Errorf("_pallas_up_kernel.py lacks %q:\n%s", w, mod)
+		}
+	}
+	script := "def call(x, out):\n    try:\n        print('ran with channels', f(x, out, 1).reshape(-1)[0])\n" +
+		"    except ValueError as e:\n        print('refused:', e)\n" +
+		"call(z(2, 3), z(2, 3))\ncall(z(4, 2, 3), z(4, 2, 3))\ncall(z(2, 3, 4), z(2, 3, 4))\ncall(z(2, 3), z(2, 4))\n"
+	want := "ran with channels 3.0\n" +
+		"refused: x: proven for shape[-1] == x.shape[1] only; got (4, 2, 3)\n" +
+		"refused: x: proven for shape[-1] == x.shape[1] only; got (2, 3, 4)\n" +
+		"refused: out: proven for shape (rows, channels) == (2, 3) only; got (2, 4)\n"
+	if got := runWired(t, mod, script); got != want {
+		t.Errorf("the wired function printed\n%s\nwant\n%s", got, want)
+	}
+}
+
+// wireUpKernel wires kernel k (its draft module, proven at cases) into a
+// package of mmcv's layout whose launcher UpForwardLauncher(x, out, scale)
+// computes output_size = out.numel() and the locals in locals, and
+// launches up_kernel with args; it returns the kernel module it writes.
+func wireUpKernel(t *testing.T, k *kernels.Kernel, module, locals, args string, cases ...ValidatedCase) string {
+	t.Helper()
 	files := map[string]string{
 		"pkg/__init__.py": "",
 		"pkg/utils/ext_loader.py": "import importlib\n\n\ndef load_ext(name, funcs):\n" +
@@ -931,9 +1007,8 @@ func TestWireChecksARelationTheCaptureSawByValue(t *testing.T) {
 			"float* out, const int scale, const int channels) {}\n",
 		"pkg/ops/csrc/pytorch/cuda/up_cuda.cu": "#include \"up_kernel.cuh\"\n" +
 			"void UpForwardLauncher(Tensor x, Tensor out, const int scale) {\n" +
-			"  int output_size = out.numel();\n  int channels = out.size(1);\n" +
-			"  up_kernel<<<GET_BLOCKS(output_size), 512>>>(output_size, x.data_ptr<float>(),\n" +
-			"      out.data_ptr<float>(), scale, channels);\n}\n",
+			"  int output_size = out.numel();\n" + locals +
+			"  up_kernel<<<GET_BLOCKS(output_size), 512>>>(" + args + ");\n}\n",
 		"pkg/ops/csrc/pytorch/cuda/cudabind.cpp": "void UpForwardLauncher(Tensor x, Tensor out, const int scale);\n" +
 			"void up_forward_cuda(Tensor x, Tensor out, int scale) {\n" +
 			"  UpForwardLauncher(x, out, scale);\n}\n" +
@@ -958,34 +1033,25 @@ func TestWireChecksARelationTheCaptureSawByValue(t *testing.T) {
 			srcs = append(srcs, p)
 		}
 	}
-	k := &kernels.Kernel{ID: "k-0123456788", Name: "up_kernel", Path: "pkg/ops/csrc/common/cuda/up_kernel.cuh",
-		Spec: &kernels.Spec{Symbols: []string{"scale", "channels"}, Params: []kernels.Param{
-			{Name: "nthreads", Kind: "scalar", Role: "scalar", DType: "int32"},
-			{Name: "x", Kind: "pointer", Role: "input", DType: "float32", Shape: []string{"scale", "channels", "2"}},
-			{Name: "out", Kind: "pointer", Role: "output", DType: "float32", Shape: []string{"scale", "channels", "4"}},
-			// x's batch, by the captured value (scale = 2 = batch)
-			{Name: "scale", Kind: "scalar", Role: "size", DType: "int32", Expr: "scale"},
-			{Name: "channels", Kind: "scalar", Role: "size", DType: "int32", Expr: "channels"}}}}
-	// run echoes the scale it is given as the whole output
-	module := "import numpy as np\n\n\ndef run(args, *, interpret):\n" +
-		"    return {\"out\": np.full((16,), args[\"scale\"], np.float32)}\n"
-	wk := WireKernel{Kernel: k, Module: module, Drafter: DrafterRules, Verdict: "PROVEN (test)",
-		Cases: []ValidatedCase{{Sizes: map[string]int64{"scale": 2, "channels": 2}, Scalars: map[string]float64{"nthreads": 16}}}}
+	wk := WireKernel{Kernel: k, Module: module, Drafter: DrafterRules, Verdict: "PROVEN (test)", Cases: cases}
 	out, wired, probs := Wire(context.Background(), []WireKernel{wk}, read, py, srcs)
 	if len(probs) != 0 || len(wired) != 1 {
 		t.Fatalf("wired %+v, problems %+v", wired, probs)
 	}
-	var mod string
 	for _, f := range out {
 		if f.Path == "pkg/ops/_pallas_up_kernel.py" {
-			mod = string(f.Content)
+			return string(f.Content)
 		}
 	}
-	for _, w := range []string{"    s_scale = scale\n", "    if x_k.shape[0] != s_scale:\n"} {
-		if !strings.Contains(mod, w) {
-			t.Errorf("_pallas_up_kernel.py lacks %q:\n%s", w, mod)
-		}
-	}
+	t.Fatalf("no pkg/ops/_pallas_up_kernel.py among %d files", len(out))
+	return ""
+}
+
+// runWired runs script after kernel module mod's up_forward_jax as f, with
+// a stand-in jax (the function reads shapes only) and z(*shape) making a
+// numpy array of zeros; it returns what the script printed.
+func runWired(t *testing.T, mod, script string) string {
+	t.Helper()
 	python, err := exec.LookPath("python3")
 	if p := os.Getenv("PALLASIFY_PYTHON"); p != "" {
 		python, err = p, nil
@@ -993,20 +1059,14 @@ func TestWireChecksARelationTheCaptureSawByValue(t *testing.T) {
 	if err != nil {
 		t.Skip("no python3 to run the wired function")
 	}
-	// the function with a stand-in jax (it reads shapes only) and numpy arrays
-	script := "import sys, types\nimport numpy as np\nsys.modules['jax'] = types.SimpleNamespace(Array=object)\n" +
+	head := "import sys, types\nimport numpy as np\nsys.modules['jax'] = types.SimpleNamespace(Array=object)\n" +
 		"ns = {}\nexec(sys.stdin.read(), ns)\nf = ns['up_forward_jax']\n" +
-		"z = lambda *s: np.zeros(s, np.float32)\n" +
-		"print(f(z(2, 2, 2), z(2, 2, 4), 2)[0, 0, 0])\n" +
-		"try:\n    r = f(z(1, 4, 2), z(1, 4, 4), 2)\n    print('ran with scale', r[0, 0, 0])\n" +
-		"except ValueError as e:\n    print('refused:', e)\n"
-	cmd := exec.Command(python, "-c", script)
+		"z = lambda *s: np.zeros(s, np.float32)\n"
+	cmd := exec.Command(python, "-c", head+script)
 	cmd.Stdin = strings.NewReader(mod)
 	got, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("%v: %s", err, got)
+		t.Fatalf("%v: %s\n%s", err, got, mod)
 	}
-	if want := "2.0\nrefused: x: proven for shape[-3] == scale only; got (1, 4, 2)\n"; string(got) != want {
-		t.Errorf("the wired function printed %q, want %q", got, want)
-	}
+	return string(got)
 }

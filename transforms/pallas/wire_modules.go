@@ -160,14 +160,8 @@ func (p *plan) jaxFunction() (string, error) {
 			continue
 		}
 		hp := p.host.params[p.host.args[i].param].name
-		v := hp + "_k"
-		switch r := len(prm.Shape); r {
-		case 1:
-			w("    %s = %s.reshape(-1)", v, hp)
-		default:
-			w("    %s = %s.reshape((-1,) + tuple(%s.shape[%d:]))", v, hp, hp, -(r - 1))
-		}
-		reshaped[prm.Name] = v
+		w("    %s", p.kernelView(hp, len(prm.Shape)))
+		reshaped[prm.Name] = hp + "_k"
 	}
 	var items []string
 	for i, prm := range spec.Params {
@@ -189,11 +183,15 @@ func (p *plan) jaxFunction() (string, error) {
 			items = append(items, fmt.Sprintf("%q: %s(%s)", prm.Name, conv, hp.name))
 		}
 	}
-	// the sizes run() is given, read from the tensors (only those it is given)
+	// the sizes run() is given, read from the tensors (only those it is given),
+	// and those the shapes of the outputs the caller allocates name
 	passed := strings.Join(items, ", ")
+	written := p.writtenOutputs()
 	var relations []guard
+	bound := map[string]*sizeRef{} // each size read, with the host's size it is (nil: none)
 	for _, s := range spec.Symbols {
-		if !regexp.MustCompile(`\bs_` + regexp.QuoteMeta(s) + `\b`).MatchString(passed) {
+		inRun := regexp.MustCompile(`\bs_` + regexp.QuoteMeta(s) + `\b`).MatchString(passed)
+		if !inRun && !slices.ContainsFunc(written, func(i int) bool { return slices.Contains(trimmed(spec.Params[i].Shape), s) }) {
 			continue
 		}
 		src := ""
@@ -206,20 +204,38 @@ func (p *plan) jaxFunction() (string, error) {
 				}
 			}
 		}
-		if hs, tensor, ok := p.hostSize(s); ok && (tensor == "" || !strings.HasPrefix(src, tensor+"_k.")) {
+		hs, ref, ok := p.hostSize(s)
+		if same := p.viewOf(ref, s, reshaped); ok && same != "" {
+			src = same // the host's size is this dim of the kernel's view at every call
+		} else if ok {
 			// the host computes it otherwise than from the dim the spec's
 			// shapes relate it to (a coincidence of the captured sizes:
-			// mmcv's carafe, scale_factor 2 = the batch): the host's code
-			// is the truth, and the relation the spec assumed is checked
+			// mmcv's carafe, scale_factor 2 = the batch; or one dim of the
+			// host's tensor that the kernel's view of it holds only at the
+			// captured rank): the host's code is the truth, and the
+			// relation the spec assumed is checked
 			src = hs
 			relations = append(relations, p.assumedEqual(reshaped, s, hs)...)
 		}
-		if src == "" {
+		if src == "" && inRun {
 			return "", fmt.Errorf("size %s cannot be read from the tensors passed to %s", s, p.callName())
 		}
+		if src == "" {
+			continue
+		}
 		w("    s_%s = %s", s, src)
+		bound[s] = ref
 	}
-	for _, g := range append(p.provenOnly(reshaped), relations...) {
+	guards := append(p.provenOnly(reshaped), relations...)
+	for _, i := range written {
+		hp := p.host.params[p.host.args[i].param].name
+		if want, g, ok := p.writtenShape(i, bound); ok {
+			w("    %s", p.kernelView(hp, len(spec.Params[i].Shape)))
+			w("%s", want)
+			guards = append(guards, g)
+		}
+	}
+	for _, g := range guards {
 		w("    if %s:", g.cond)
 		w("%s", pyCall("        ", "raise ValueError", []string{g.msg}))
 	}
@@ -301,8 +317,8 @@ func (p *plan) provenOnly(reshaped map[string]string) []guard {
 // hostSize is how the host computes size symbol s, when a kernel size
 // parameter is s itself: the Python of its argument (an integer parameter
 // of the host, a size of a host tensor, an expression of them) and, for
-// one tensor size, that tensor; ok false when the host states nothing.
-func (p *plan) hostSize(s string) (py, tensor string, ok bool) {
+// one tensor size, that size; ok false when the host states nothing.
+func (p *plan) hostSize(s string) (py string, ref *sizeRef, ok bool) {
 	for i, prm := range p.wk.Kernel.Spec.Params {
 		if prm.Role != "size" || strings.TrimSpace(prm.Expr) != s {
 			continue
@@ -310,14 +326,129 @@ func (p *plan) hostSize(s string) (py, tensor string, ok bool) {
 		a := p.host.args[i]
 		switch {
 		case a.expr != nil && a.expr.single() != nil:
-			return a.expr.py(), a.expr.single().tensor, true
+			return a.expr.py(), a.expr.single(), true
 		case a.expr != nil:
-			return grouped(a.expr.py()), "", true
+			return grouped(a.expr.py()), nil, true
 		case a.param >= 0 && !p.host.params[a.param].tensor && pyScalarType(p.host.params[a.param].ctype) == "int":
-			return p.host.params[a.param].name, "", true
+			return p.host.params[a.param].name, nil, true
 		}
 	}
-	return "", "", false
+	return "", nil, false
+}
+
+// viewOf is the dim of a tensor's kernel view (kernelView) that the spec
+// names s and that is host size ref at every call, "" when none is: the
+// host's size is then another dim, or the same one only at some ranks.
+func (p *plan) viewOf(ref *sizeRef, s string, reshaped map[string]string) string {
+	if ref == nil {
+		return ""
+	}
+	for i, prm := range p.wk.Kernel.Spec.Params {
+		v, ok := reshaped[prm.Name]
+		if !ok || p.host.params[p.host.args[i].param].name != ref.tensor {
+			continue
+		}
+		for j, d := range prm.Shape {
+			if strings.TrimSpace(d) == s && ref.isViewDim(j, len(prm.Shape)) {
+				return fmt.Sprintf("%s.shape[%d]", v, j)
+			}
+		}
+	}
+	return ""
+}
+
+// isViewDim reports whether size r of a tensor is dim j of its kernel view
+// of rank rank (its trailing rank-1 dims after the product of the others)
+// whatever the tensor's own rank: its element count where the view is
+// flat, a dim the host counts from the end (x.size(-1)) at that position.
+// x.size(1) is the view's dim 1 only where x has rank 2: for a tensor of
+// rank 3 the kernel's dim 1 is x.size(2) (mmcv's sigmoid focal loss reads
+// num_classes = input.size(1)).
+func (r *sizeRef) isViewDim(j, rank int) bool {
+	if r.numel {
+		return rank == 1 && j == 0
+	}
+	return j >= 1 && r.dim == j-rank
+}
+
+// kernelView is the line that reshapes host tensor hp to rank rank, the
+// kernel parameter's: its trailing rank-1 dims after the product of the
+// others (flat for rank 1), as hp_k.
+func (p *plan) kernelView(hp string, rank int) string {
+	if rank == 1 {
+		return fmt.Sprintf("%s_k = %s.reshape(-1)", hp, hp)
+	}
+	return fmt.Sprintf("%s_k = %s.reshape((-1,) + tuple(%s.shape[%d:]))", hp, hp, hp, -(rank - 1))
+}
+
+// writtenOutputs are the indexes of the kernel's output parameters that
+// are tensors the caller allocates (the op writes its result into them:
+// output.copy_(...)), which the kernel never reads, so no size is read
+// from them either.
+func (p *plan) writtenOutputs() []int {
+	var out []int
+	for i, prm := range p.wk.Kernel.Spec.Params {
+		a := p.host.args[i]
+		if prm.Kind == "pointer" && prm.Role == "output" && !prm.Null && a.param >= 0 && p.host.params[a.param].tensor {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// writtenShape is the check that the caller's output, kernel parameter i,
+// has the shape the kernel writes at the call's sizes (bound: the sizes
+// read, each with the host size it is), after the line want that computes
+// that shape as <output>_want: run() allocates its result at the spec's
+// shape and the op reshapes it to the caller's, so an output of another
+// size would be written with a result of other sizes (or fail in the
+// reshape, without saying why). ok false where a dim names a size not
+// read, or every dim is the host size it is checked against.
+func (p *plan) writtenShape(i int, bound map[string]*sizeRef) (want string, g guard, ok bool) {
+	prm := p.wk.Kernel.Spec.Params[i]
+	hp := p.host.params[p.host.args[i].param].name
+	var dims []string
+	same := true
+	for j, d := range trimmed(prm.Shape) {
+		e, err := kernels.ParseExpr(d)
+		if err != nil {
+			return "", guard{}, false
+		}
+		for _, s := range e.Symbols() {
+			if _, ok := bound[s]; !ok {
+				return "", guard{}, false
+			}
+		}
+		if ref := bound[d]; ref == nil || ref.tensor != hp || !ref.isViewDim(j, len(prm.Shape)) {
+			same = false
+		}
+		dims = append(dims, ungrouped(exprPy(e)))
+	}
+	if same {
+		return "", guard{}, false
+	}
+	v := hp + "_want"
+	if len(dims) == 1 {
+		want = fmt.Sprintf("    %s = (%s,)", v, dims[0])
+	} else {
+		want = pyCall("    ", v+" = ", dims)
+	}
+	// the spec's names for the dims where the message keeps to its line
+	msg := fmt.Sprintf(`f"%s: proven for shape (%s) == {%s} only; got {%s.shape}"`, hp,
+		strings.Join(trimmed(prm.Shape), ", "), v, hp)
+	if len("            "+msg) > maxLine {
+		msg = fmt.Sprintf(`f"%s: proven for shape {%s} only; got {%s.shape}"`, hp, v, hp)
+	}
+	return want, guard{fmt.Sprintf("%s_k.shape != %s", hp, v), msg}, true
+}
+
+// trimmed is dims without the spaces around each.
+func trimmed(dims []string) []string {
+	out := make([]string, len(dims))
+	for i, d := range dims {
+		out[i] = strings.TrimSpace(d)
+	}
+	return out
 }
 
 // assumedEqual are the checks that every dim of the tensors passed to the
