@@ -336,14 +336,14 @@ func (m *ewMode) store(t *tr, p ptrv, idx val, v val) error {
 		// the same element again under the same condition: the last
 		// write wins, through the same block
 		st.value = cv
-		t.emit("%s_ref[...] = %s", st.name, t.storeBlock(st.name+"_ref", cv, prm))
+		t.emit("%s[...] = %s", t.storeRef(st.name+"_ref", prm), t.storeBlock(st.name+"_ref", cv, prm))
 		return nil
 	}
 	name := fmt.Sprintf("st%d", len(m.stores))
 	m.stores = append(m.stores, ewAccess{name: name, param: p.base, idx: idx, mask: mask, value: cv})
 	m.stored[p.base] = true
 	m.touched = true
-	t.emit("%s_ref[...] = %s", name, t.storeBlock(name+"_ref", cv, prm))
+	t.emit("%s[...] = %s", t.storeRef(name+"_ref", prm), t.storeBlock(name+"_ref", cv, prm))
 	return nil
 }
 
@@ -373,7 +373,7 @@ func (m *ewMode) predicatedStore(t *tr, prm *kernels.Param, idx, cv val, ct stri
 		m.stores = append(m.stores, ewAccess{name: name, param: prm.Name, idx: idx, mask: mask, value: cv})
 		m.stored[prm.Name] = true
 		m.touched = true
-		t.emit("%s_ref[...] = %s", name, t.storeBlock(name+"_ref", cv, prm))
+		t.emit("%s[...] = %s", t.storeRef(name+"_ref", prm), t.storeBlock(name+"_ref", cv, prm))
 		return nil
 	}
 	if mixable(mask, cv) != nil || mixable(mask, st.value) != nil {
@@ -385,7 +385,7 @@ func (m *ewMode) predicatedStore(t *tr, prm *kernels.Param, idx, cv val, ct stri
 	}
 	st.value, st.mask = nv, orMask(st.mask, mask)
 	dropStoreLine(t, st.name+"_ref")
-	t.emit("%s_ref[...] = %s", st.name, t.storeBlock(st.name+"_ref", nv, prm))
+	t.emit("%s[...] = %s", t.storeRef(st.name+"_ref", prm), t.storeBlock(st.name+"_ref", nv, prm))
 	return nil
 }
 
@@ -394,7 +394,7 @@ func (m *ewMode) predicatedStore(t *tr, prm *kernels.Param, idx, cv val, ct stri
 // stored value, never the ref.
 func dropStoreLine(t *tr, ref string) {
 	for i := len(t.lines) - 1; i >= 0; i-- {
-		if strings.HasPrefix(strings.TrimSpace(t.lines[i]), ref+"[...] = ") {
+		if l := strings.TrimSpace(t.lines[i]); strings.HasPrefix(l, ref+"[...] = ") || strings.HasPrefix(l, "_f16_out("+ref+")[...] = ") {
 			t.lines = slices.Delete(t.lines, i, i+1)
 			return
 		}
@@ -1103,6 +1103,26 @@ func (t *tr) storeBlock(ref string, v val, p *kernels.Param) string {
 	return "_f2h(" + callArg(callArg(v.py, "_f16"), "") + ")"
 }
 
+// storeRef is the ref a store to p writes through: a float16 output's int16
+// view (_f16_out), else ref.
+func (t *tr) storeRef(ref string, p *kernels.Param) string {
+	if t.bitsHalf(p) {
+		return "_f16_out(" + ref + ")"
+	}
+	return ref
+}
+
+// outBlockType is the dtype of output p's blocks in the forms whose kernel
+// stores through storeRef: a float16 output's blocks are float16, so no XLA
+// copy of an int16 result follows the kernel (int16 under interpret=True,
+// _f16_block).
+func (t *tr) outBlockType(p *kernels.Param) string {
+	if t.bitsHalf(p) {
+		return "_f16_block(interpret)"
+	}
+	return t.blockType(p)
+}
+
 // kernelInput is expr, the wrapper's array for p, as the kernel takes it:
 // a float16 array as its bits.
 func (t *tr) kernelInput(p *kernels.Param, expr string) string {
@@ -1288,7 +1308,7 @@ func (m *ewMode) inPlace(t *tr, dims []string, ext map[string]val, lay ewLayout)
 		inSpecs = append(inSpecs, "spec")
 	}
 	for _, s := range m.stores {
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, t.blockType(t.params[s.param])))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(%s, %s)", outShape, t.outBlockType(t.params[s.param])))
 		ospecs = append(ospecs, "spec")
 	}
 	ww("    outs = pl.pallas_call(")
@@ -1655,9 +1675,9 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 		}
 		if rows {
 			// the array's own rows (OWN): the last block's rows past them are dropped
-			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((VROWS, LANES), %s)", t.blockType(t.params[s.param])))
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((VROWS, LANES), %s)", t.outBlockType(t.params[s.param])))
 		} else {
-			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", t.blockType(t.params[s.param])))
+			oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((PROWS, LANES), %s)", t.outBlockType(t.params[s.param])))
 		}
 		ospecs = append(ospecs, "spec")
 	}

@@ -365,8 +365,18 @@ var helpers = []helper{
     float16 refs on v5e, v6e or TPU7x); an input's view is fused into the kernel."""
     return lax.bitcast_convert_type(a, jnp.int16)`},
 	{"_bits_f16", nil, `def _bits_f16(b):
-    """The float16 array whose bits a kernel stored."""
-    return lax.bitcast_convert_type(b, jnp.float16)`},
+    """The float16 array whose bits a kernel stored (b itself where the kernel stored them
+    through _f16_out into a float16 block)."""
+    return b if b.dtype == jnp.float16 else lax.bitcast_convert_type(b, jnp.float16)`},
+	{"_f16_block", nil, `def _f16_block(interpret):
+    """The dtype of a float16 output's kernel blocks: float16, stored as bits through
+    _f16_out, so that no XLA copy of an int16 result follows the kernel; int16 under
+    interpret=True, whose interpreter (jax's generic one) has no stores through a bitcast."""
+    return jnp.int16 if interpret is True else jnp.float16`},
+	{"_f16_out", nil, `def _f16_out(ref):
+    """The int16 view of a float16 output block, which the kernel stores bits to (Mosaic has
+    no float16 vectors: the block is bitcast, its bits unchanged); an int16 block itself."""
+    return ref.bitcast(jnp.int16) if ref.dtype == jnp.float16 else ref`},
 	{"_take", nil, `def _take(a, idx, dp, lanes):
     """a's elements at idx (a gather by value); NaN where idx is outside a: a CUDA read there is
     undefined, so the draft poisons it rather than clamp to a neighbour."""

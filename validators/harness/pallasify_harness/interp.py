@@ -42,11 +42,76 @@ def probe() -> dict:
     }
 
 
+def install_bitcast_refs() -> bool:
+    """Teach jax's TPU interpreter the loads and stores through a same-width
+    ref bitcast (`o_ref.bitcast(jnp.int16)[...] = bits` on a float16 block),
+    which Mosaic compiles (tpu.memref_bitcast) and jax 0.10.2's interpreter
+    refuses: its get/swap fold only indexers into a buffer range
+    ("'BitcastTransform' object has no attribute 'indices'"). A bitcast between
+    dtypes of one width keeps the shape and reinterprets each element's bits, so
+    it commutes with the indexers: the access runs on the indexers alone and the
+    value is a numpy view (.view(), no conversion) in the bitcast's dtype; a
+    store's value is viewed as the buffer's dtype first. A bitcast that changes
+    the width is left to jax (it still raises). Returns whether it is installed
+    (False where this jax lacks the internals it wraps)."""
+    try:
+        from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+        from jax._src.state import types as state_types
+    except ImportError:
+        return False
+    if getattr(ipc, "_pallasify_bitcast_refs", False):
+        return True
+    needed = ("get", "swap", "_get_shared_memory", "_local_core_id_or_zero_if_hbm", "TPU_MEMORY_SPACE_NAMES")
+    if not all(hasattr(ipc, n) for n in needed) or not hasattr(state_types, "BitcastTransform"):
+        return False
+    get0, swap0 = ipc.get, ipc.swap
+
+    def split(transforms):
+        """(the indexers, the dtype of the last bitcast or None)."""
+        if not isinstance(transforms, (list, tuple)):
+            return transforms, None
+        rest, dt = [], None
+        for t in transforms:
+            if isinstance(t, state_types.BitcastTransform):
+                dt = np.dtype(t.dtype)
+            else:
+                rest.append(t)
+        return type(transforms)(rest), dt
+
+    def buffer_dtype(device_id, local_core_id, memory_space, buffer_id):
+        space = ipc.TPU_MEMORY_SPACE_NAMES[int(memory_space)]
+        core = ipc._local_core_id_or_zero_if_hbm(int(local_core_id), space)
+        return np.dtype(ipc._get_shared_memory().mem[(space, int(buffer_id), int(device_id), core)].dtype)
+
+    def get(token, device_id, local_core_id, memory_space, buffer_id, transforms, *args, **kwargs):
+        rest, dt = split(transforms)
+        if dt is None or dt.itemsize != buffer_dtype(device_id, local_core_id, memory_space, buffer_id).itemsize:
+            return get0(token, device_id, local_core_id, memory_space, buffer_id, transforms, *args, **kwargs)
+        token, ret = get0(token, device_id, local_core_id, memory_space, buffer_id, rest, *args, **kwargs)
+        return token, np.asarray(ret).view(dt)
+
+    def swap(token, device_id, local_core_id, memory_space, buffer_id, transforms, val, mask, **kwargs):
+        rest, dt = split(transforms)
+        bdt = buffer_dtype(device_id, local_core_id, memory_space, buffer_id) if dt is not None else None
+        if dt is None or dt.itemsize != bdt.itemsize:
+            return swap0(token, device_id, local_core_id, memory_space, buffer_id, transforms, val, mask, **kwargs)
+        val = np.asarray(val)
+        assert val.dtype == dt, (val.dtype, dt)
+        token, ret = swap0(token, device_id, local_core_id, memory_space, buffer_id, rest, val.view(bdt), mask,
+                           **kwargs)
+        return token, np.asarray(ret).view(dt)
+
+    ipc.get, ipc.swap = get, swap
+    ipc._pallasify_bitcast_refs = True
+    return True
+
+
 def make_interpret(poison: str = "nan", seed: int | None = None):
     """(interpret value, active checks) for one candidate run."""
     cls = interpret_class()
     if cls is None:
         return True, {}
+    install_bitcast_refs()
     fields = {f.name for f in dataclasses.fields(cls)}
     kw, active = {}, {}
     if "detect_races" in fields:

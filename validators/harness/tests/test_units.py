@@ -158,3 +158,46 @@ def test_tpu_chip_table():
         tpu.parse_chips("v5e,h100")
     msg = tpu.first_lines(ValueError("first\n\n  second  \nthird\nfourth"))
     assert msg == "ValueError: first | second | third"
+
+
+def test_interpreter_bitcast_refs():
+    """A float16 block stored and read back through its int16 view (what Mosaic
+    compiles as tpu.memref_bitcast) runs in the TPU interpreter with its bits
+    exact (NaN payloads, -0, subnormals, inf); a bitcast that changes the width
+    is still jax's to refuse."""
+    import jax
+    import jax.numpy as jnp
+    from jax.experimental import pallas as pl
+
+    from pallasify_harness import interp
+
+    if interp.interpret_class() is None:
+        pytest.skip("this jax has no TPU interpret mode")
+    ip, _ = interp.make_interpret("nan", seed=1)
+    assert interp.install_bitcast_refs()
+
+    def k(x_ref, o_ref):
+        o_ref.bitcast(jnp.int16)[...] = x_ref[...] ^ jnp.int16(-0x8000)
+        top = o_ref.bitcast(jnp.int16)[0:8, :]  # read back through the view, rewrite half the block
+        o_ref.bitcast(jnp.int16)[0:8, :] = top ^ jnp.int16(-0x8000)
+
+    spec = pl.BlockSpec((16, 128), lambda i: (i, 0))
+    call = pl.pallas_call(k, grid=(4,), in_specs=[spec], out_specs=spec,
+                          out_shape=jax.ShapeDtypeStruct((64, 128), jnp.float16), interpret=ip)
+    bits = np.random.RandomState(0).randint(-0x8000, 0x8000, size=(64, 128)).astype(np.int16)
+    bits[0, :6] = [0x7E01, 0x7C00, -0x8000, 0x0001, 0x03FF, -0x0401]  # NaN payload, inf, -0, subnormals
+    out = np.asarray(jax.jit(call)(bits))
+    got = out.view(np.int16)
+    want = bits ^ np.int16(-0x8000)
+    for b in range(4):
+        want[16 * b:16 * b + 8] = bits[16 * b:16 * b + 8]
+    assert out.dtype == np.float16
+    assert np.array_equal(got, want)
+    assert not interp.races_found()
+
+    def widen(x_ref, o_ref):
+        o_ref.bitcast(jnp.int32)[...] = jnp.zeros((8, 128), jnp.int32)
+
+    with pytest.raises(Exception, match="BitcastTransform"):
+        jax.block_until_ready(pl.pallas_call(widen, grid=(1,), in_specs=[spec], out_specs=spec,
+                              out_shape=jax.ShapeDtypeStruct((16, 128), jnp.float16), interpret=ip)(bits[:16]))

@@ -51,7 +51,7 @@ def _kernel(
     points_2 = _h2f(
         _vtake(points_ref, points_meta, ((0 + (((i_z * c) * m) + (i_y * m))) + idx_2), 0x7E00)
     )
-    out_ref[...] = _f2h(
+    _f16_out(out_ref)[...] = _f2h(
         _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
     )
 
@@ -117,7 +117,7 @@ def _kernel_xla(
     points_1 = _h2f(points_1_ref[...])
     weight_2 = _h2f(weight_2_ref[...])
     points_2 = _h2f(points_2_ref[...])
-    out_ref[...] = _f2h(
+    _f16_out(out_ref)[...] = _f2h(
         _f16(_f16(weight * points) + _f16(weight_1 * points_1)) + _f16(weight_2 * points_2)
     )
 
@@ -188,7 +188,7 @@ def _run_xla(args, *, interpret):
         grid=(padded_rows // block_rows,),
         in_specs=[spec] * len(ins),
         out_specs=[spec] * 1,
-        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.int16)],
+        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), _f16_block(interpret))],
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
         interpret=interpret,
     )(*ins)
@@ -284,8 +284,22 @@ def _f16_bits(a):
 
 
 def _bits_f16(b):
-    """The float16 array whose bits a kernel stored."""
-    return lax.bitcast_convert_type(b, jnp.float16)
+    """The float16 array whose bits a kernel stored (b itself where the kernel stored them
+    through _f16_out into a float16 block)."""
+    return b if b.dtype == jnp.float16 else lax.bitcast_convert_type(b, jnp.float16)
+
+
+def _f16_block(interpret):
+    """The dtype of a float16 output's kernel blocks: float16, stored as bits through
+    _f16_out, so that no XLA copy of an int16 result follows the kernel; int16 under
+    interpret=True, whose interpreter (jax's generic one) has no stores through a bitcast."""
+    return jnp.int16 if interpret is True else jnp.float16
+
+
+def _f16_out(ref):
+    """The int16 view of a float16 output block, which the kernel stores bits to (Mosaic has
+    no float16 vectors: the block is bitcast, its bits unchanged); an int16 block itself."""
+    return ref.bitcast(jnp.int16) if ref.dtype == jnp.float16 else ref
 
 
 def _take(a, idx, dp, lanes):

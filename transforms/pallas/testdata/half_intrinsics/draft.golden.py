@@ -52,7 +52,7 @@ def _kernel_aligned(
     v17 = jnp.where(
         (a16 >= _f16(_cast(offset, jnp.float32))), a16, _f16(_cast(offset, jnp.float32))
     )
-    ious_ref[...] = _f2h(v15 / v17)
+    _f16_out(ious_ref)[...] = _f2h(v15 / v17)
 
 
 def _run_aligned(args, *, interpret):
@@ -88,7 +88,7 @@ def _run_aligned(args, *, interpret):
         grid=(padded_rows // block_rows,),
         in_specs=[spec] * len(ins),
         out_specs=[spec] * 1,
-        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), jnp.int16)],
+        out_shape=[jax.ShapeDtypeStruct((padded_rows, lanes), _f16_block(interpret))],
         compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
         interpret=interpret,
     )(*ins)
@@ -140,7 +140,7 @@ def _kernel_not_aligned(
     v17 = jnp.where(
         (a16 >= _f16(_cast(offset, jnp.float32))), a16, _f16(_cast(offset, jnp.float32))
     )
-    ious_ref[...] = _f2h(v15 / v17)
+    _f16_out(ious_ref)[...] = _f2h(v15 / v17)
 
 
 def _run_not_aligned(args, *, interpret):
@@ -179,7 +179,7 @@ def _run_not_aligned(args, *, interpret):
             per_row if transposed else per_col,
         ],
         out_specs=[spec],
-        out_shape=[jax.ShapeDtypeStruct((kernel_rows, kernel_cols), jnp.int16)],
+        out_shape=[jax.ShapeDtypeStruct((kernel_rows, kernel_cols), _f16_block(interpret))],
         compiler_params=pltpu.CompilerParams(
             dimension_semantics=("parallel", "parallel"),
             allow_input_fusion=[True, True, True, True, True, True, True, True],
@@ -279,8 +279,22 @@ def _f16_bits(a):
 
 
 def _bits_f16(b):
-    """The float16 array whose bits a kernel stored."""
-    return lax.bitcast_convert_type(b, jnp.float16)
+    """The float16 array whose bits a kernel stored (b itself where the kernel stored them
+    through _f16_out into a float16 block)."""
+    return b if b.dtype == jnp.float16 else lax.bitcast_convert_type(b, jnp.float16)
+
+
+def _f16_block(interpret):
+    """The dtype of a float16 output's kernel blocks: float16, stored as bits through
+    _f16_out, so that no XLA copy of an int16 result follows the kernel; int16 under
+    interpret=True, whose interpreter (jax's generic one) has no stores through a bitcast."""
+    return jnp.int16 if interpret is True else jnp.float16
+
+
+def _f16_out(ref):
+    """The int16 view of a float16 output block, which the kernel stores bits to (Mosaic has
+    no float16 vectors: the block is bitcast, its bits unchanged); an int16 block itself."""
+    return ref.bitcast(jnp.int16) if ref.dtype == jnp.float16 else ref
 
 
 def _scatter(base, idx, mask, o, d, n):
