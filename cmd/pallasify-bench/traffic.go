@@ -207,6 +207,9 @@ func draftPatterns(ctx context.Context, e *env) ([]row, []traffic, error) {
 			note = "validation failed: " + err.Error()
 		} else {
 			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
+			if !v.Proven() {
+				note += "; " + v.Reason
+			}
 			if t, ok := trafficOf("pattern "+ent.Name(), res.Class, res.Module, v); ok {
 				ts = append(ts, t)
 			}
