@@ -67,8 +67,10 @@ func xlaMoves(module string) []string {
 	}
 	// a draft that tries the plane form (_plane) gathers per iteration and
 	// unblocks its output only where _plane refuses it; where it takes it,
-	// what XLA moves is the arrays' relayout between the HBM layouts it
-	// picks for them and the kernel's row-major planes
+	// each array is read and written in the order of dims XLA keeps it in
+	// (_plane_layout), except one whose planes' index XLA keeps minor (or
+	// second-minor beyond _plane_layout's budget): XLA relayouts that one
+	// between its HBM layout and the kernel's row-major planes
 	plane := strings.Contains(code.String(), "_plane(")
 	var out []string
 	for _, c := range trafficCauses {
@@ -80,7 +82,7 @@ func xlaMoves(module string) []string {
 		}
 	}
 	if plane {
-		out = append(out, "the window's plane in VMEM where _plane takes it (else a gather per iteration): XLA's relayout of the plane and the output")
+		out = append(out, "the window's plane in VMEM where _plane takes it (else a gather per iteration): XLA's relayout of an array whose planes' index it keeps minor (_plane_layout)")
 	}
 	return out
 }

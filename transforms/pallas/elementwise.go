@@ -984,6 +984,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		nm.add(l.name+"_in", v+"_in")
 		nm.add(l.name+"_offs", v+"_offs")
 		nm.add(l.name+"_plane", v+"_plane")
+		nm.add(l.name+"_layout", v+"_layout")
 		nm.add(l.name+"_held", v+"_held")
 		nm.add(l.name+"_meta", v+"_meta")
 	}
@@ -1590,7 +1591,7 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	t.writeDomain(ww, dims, ext)
 	outs := t.outputParams()
 	if pj >= 0 {
-		m.writePlaneCall(t, ww, pj, dims, ext, size, kw)
+		m.writePlaneCall(t, ww, pj, dims, ext, size, kw, planeZFree(body, dims))
 	}
 	lanes, shape, rows := m.rowView(t, kinds, flat, size)
 	rows = rows && pj < 0 // a plane load has its own layout

@@ -194,11 +194,14 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 		{"shift_reversed", "v2 = i + shift", "v2 = i - shift"},
 	},
 	// maxpool_loop's plane form: the window columns read at stride 1 (c + x,
-	// not c + s * x), and the window rows of the first row offset kept for
-	// every iteration
+	// not c + s * x), the window rows of the first row offset kept for
+	// every iteration, and, in a block of several planes (the (8, 65, 129)
+	// input kept with the planes' index second-minor), every plane read
+	// from the block's first
 	"maxpool_loop": {
 		{"column_stride_dropped", "sx = ax[0] - a0[0] if ex > 1 else 1", "sx = 1"},
 		{"rows_staged_once", "    if held != r:", "    if held is None:"},
+		{"block_first_plane", "v = ref[:, z, :] if mid", "v = ref[:, 0, :] if mid"},
 	},
 	// float32_instance's in-kernel window gather: the feature's window
 	// column not stepped (every ix step reads the window's first column)

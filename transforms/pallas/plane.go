@@ -135,9 +135,13 @@ func (m *ewMode) planeReads(body []string, j int) ([]string, string, bool) {
 // addresses at the domain's first element and one step along x, y and z
 // (_plane derives the strides and offsets from them), and, where _plane
 // finds the form applies (and each output has the domain's size), the
-// kernel over one plane per grid step, its outputs the domain's (z, y, x)
-// blocks.
-func (m *ewMode) writePlaneCall(t *tr, ww func(string, ...any), j int, dims []string, ext map[string]val, size poly, kw []string) {
+// kernel over the planes, each array read and written in the order of
+// its dims XLA keeps it in (_plane_layout: a plane's rows or columns
+// minor, the planes' index major or, for a 3-D array, second-minor, so no
+// relayout surrounds the kernel); zfree says the kernel reads no
+// coordinate but x and y, so a block of several planes may run it once
+// per plane.
+func (m *ewMode) writePlaneCall(t *tr, ww func(string, ...any), j int, dims []string, ext map[string]val, size poly, kw []string, zfree bool) {
 	l := m.loads[j]
 	ez := "1"
 	if containsStr(dims, "z") {
@@ -158,24 +162,58 @@ func (m *ewMode) writePlaneCall(t *tr, ww func(string, ...any), j int, dims []st
 		}
 	}
 	ww("    if %s:", cond)
-	var oshapes []string
-	for _, s := range m.stores {
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((%s, E_y, E_x), %s)", ez, t.blockType(t.params[s.param])))
+	var oshapes, structs, specs []string
+	for i, s := range m.stores {
+		prm := t.params[s.param]
+		oshapes = append(oshapes, t.shapePy(prm))
+		structs = append(structs, fmt.Sprintf("_plane_struct(%s_layout, %d, (%s, E_y, E_x), %s)", l.name, i+1, ez, t.blockType(prm)))
+		specs = append(specs, fmt.Sprintf("_plane_spec(%s_layout, %d, (E_y, E_x))", l.name, i+1))
 	}
+	py := "False"
+	if zfree {
+		py = "True"
+	}
+	ww("        %s_layout = _plane_layout(p_%s.shape, [%s], (%s, E_y, E_x), %s)", l.name, l.param, strings.Join(oshapes, ", "), ez, py)
 	plane := fmt.Sprintf("p_%s.shape[-2:]", l.param)
 	ww("        outs = pl.pallas_call(")
-	ww("            %s,", partialKernel(kw))
-	ww("            grid=(%s,),", ez)
-	ww("            in_specs=[pl.BlockSpec((None, *%s), lambda i: (i, 0, 0))],", plane)
-	ww("            out_specs=[pl.BlockSpec((None, E_y, E_x), lambda i: (i, 0, 0))] * %d,", len(m.stores))
-	ww("            out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("            _plane_kernel(%s, %s_layout),", partialKernel(kw), l.name)
+	ww("            grid=_plane_grid(%s_layout, %s)[0],", l.name, ez)
+	ww("            in_specs=[_plane_spec(%s_layout, 0, %s)],", l.name, plane)
+	ww("            out_specs=[%s],", strings.Join(specs, ", "))
+	ww("            out_shape=[%s],", strings.Join(structs, ", "))
 	ww("            scratch_shapes=_plane_scratch(%s, E_y, p_%s.dtype),", plane, l.param)
-	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=_plane_grid(%s_layout, %s)[1]),", l.name, ez)
 	ww("            interpret=interpret,")
-	ww("        )(p_%s.reshape(-1, *%s))", l.param, plane)
+	ww("        )(_plane_array(p_%s, %s_layout))", l.param, l.name)
 	var res []string
 	for i, s := range m.stores {
-		res = append(res, fmt.Sprintf("%q: outs[%d].reshape(%s)", s.param, i, t.shapePy(t.params[s.param])))
+		res = append(res, fmt.Sprintf("%q: _plane_result(outs[%d], %s_layout, %d, %s)", s.param, i, l.name, i+1, oshapes[i]))
 	}
 	ww("        return {%s}", strings.Join(res, ", "))
+}
+
+// planeZFree reports whether a plane kernel's body (its index lines
+// aside: the block's shape, row, d and the x and y coordinates) reads no
+// coordinate of the domain but x and y: the kernel then computes each
+// plane alike, wherever the plane lies in the grid.
+func planeZFree(body, dims []string) bool {
+	if strings.Join(dims, ",") != "z,y,x" {
+		return false
+	}
+	for _, line := range body {
+		lhs, rhs, _ := strings.Cut(strings.TrimSpace(line), " = ")
+		switch lhs {
+		case "SHAPE", "ROW", "d", "iv_x", "q_x":
+			continue
+		case "iv_y":
+			if rhs == "_c_rem(q_x, E_y, jnp.int32)" {
+				continue
+			}
+		}
+		if strings.Contains(line, "program_id") || readsName([]string{line}, "ROW") || readsName([]string{line}, "d") ||
+			readsName([]string{line}, "q_x") || readsName([]string{line}, "q_y") || readsName([]string{line}, "iv_z") {
+			return false
+		}
+	}
+	return true
 }

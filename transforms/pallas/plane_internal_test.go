@@ -32,3 +32,36 @@ func TestAffineIn(t *testing.T) {
 		t.Errorf("nil poly taken as affine")
 	}
 }
+
+// TestPlaneZFree: a kernel whose body reads only the x and y coordinates
+// may run once per plane of a block; one that reads z, d, the row or the
+// program id (directly or through q_y) may not, nor a domain without z.
+func TestPlaneZFree(t *testing.T) {
+	index := []string{
+		"    SHAPE = output_ref.shape",
+		"    ROW = pl.program_id(0) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)",
+		"    d = ROW * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)",
+		"    iv_x = _c_rem(d, E_x, jnp.int32)",
+		"    q_x = _c_div(d, E_x, jnp.int32)",
+		"    iv_y = _c_rem(q_x, E_y, jnp.int32)",
+	}
+	zyx := []string{"z", "y", "x"}
+	body := func(lines ...string) []string { return append(append([]string{}, index...), lines...) }
+	for _, c := range []struct {
+		name string
+		body []string
+		dims []string
+		want bool
+	}{
+		{"x and y only", body("    v = iv_x * 2 + iv_y", "    output_ref[...] = v"), zyx, true},
+		{"z through q_y", body("    q_y = _c_div(q_x, E_y, jnp.int32)", "    iv_z = q_y", "    output_ref[...] = iv_z"), zyx, false},
+		{"the flat index", body("    output_ref[...] = d * 1.0"), zyx, false},
+		{"the row", body("    output_ref[...] = ROW * 1.0"), zyx, false},
+		{"the program id", body("    output_ref[...] = pl.program_id(0) + iv_x"), zyx, false},
+		{"a 2-D domain", body("    output_ref[...] = iv_x"), []string{"y", "x"}, false},
+	} {
+		if got := planeZFree(c.body, c.dims); got != c.want {
+			t.Errorf("%s: planeZFree = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

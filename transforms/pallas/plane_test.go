@@ -14,16 +14,18 @@ import (
 // plane_check.py): _plane's strides and offsets on max pooling's addresses
 // and its refusals (a read one past the plane, steps that are not whole
 // rows or the plane, a 1-D array, too many planes, no iterations, over the
-// VMEM budget), _window_read's windows equal to numpy's strided slices in
-// interpret mode, with planes over 128 lanes and windows over 128 rows,
-// then compiled by Mosaic for v5e, v6e and TPU7x.
+// VMEM budget), _plane_view's orders at shapes whose XLA layouts were
+// measured and _plane_layout's blocks and fallbacks, _window_read's
+// windows equal to numpy's strided slices in interpret mode, with planes
+// over 128 lanes and windows over 128 rows, then compiled by Mosaic for
+// v5e, v6e and TPU7x.
 func TestPlaneHelpers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test (-short)")
 	}
 	py := testPython(t)
 	src := filepath.Join(t.TempDir(), "plane.py")
-	if err := os.WriteFile(src, []byte(pallas.HelperSource("_plane", "_plane_scratch", "_plane_stage", "_window_read")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(pallas.HelperSource("_plane", "_plane_scratch", "_plane_stage", "_window_read", "_plane_view", "_plane_layout")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(py, "testdata/plane_check.py", src, "--compile").CombinedOutput()

@@ -426,6 +426,98 @@ var helpers = []helper{
     if a.ndim == 1:
         return jnp.pad(a, (0, view[1] * 128 - a.shape[0])).reshape(view), meta
     return a.transpose(meta[1]).reshape(view), meta`},
+	{"_plane_view", []string{"_vperm"}, `def _plane_view(shape, plane):
+    """The order (major to minor) of the (planes, rows, cols) view of an array whose last two dims
+    are plane (a window load's source, an output of the plane form) in which XLA keeps it (_vperm):
+    the planes major, rows and cols in either order, or, for a 3-D array, the planes' index between
+    the other two. The form reads and writes the array in that order, a bitcast of its HBM layout;
+    any other layout (the planes' index minor) is read and written row-major, relaid out by XLA."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2 or shape[-2:] != tuple(int(s) for s in plane):
+        return (0, 1, 2)
+    perm, n = _vperm(shape), len(shape)
+    if perm[-2:] == (n - 1, n - 2):
+        return (0, 2, 1)
+    if n == 3 and perm in ((1, 0, 2), (2, 0, 1)):
+        return perm
+    return (0, 1, 2)`},
+	{"_plane_layout", []string{"_plane_view"}, `def _plane_layout(shape, oshapes, ext, zfree):
+    """The plane form's layout, (zb, orders): the _plane_view order of the window load's array
+    (first) and of each output; zb planes per grid step, one unless an array keeps the planes'
+    index in its second-minor dim (then 8 planes a block, or all of them). The kernel runs once per
+    plane of a block, so zb > 1 needs a kernel that reads no coordinate but x and y (zfree), at
+    most 64 planes and blocks within the VMEM budget; otherwise such arrays are read and written
+    row-major."""
+    ez, ey, ex = (int(e) for e in ext)
+    h, w = int(shape[-2]), int(shape[-1])
+    orders = [_plane_view(shape, (h, w))] + [_plane_view(s, (ey, ex)) for s in oshapes]
+    if all(o[0] == 0 for o in orders):
+        return 1, orders
+    zb = 8 if ez % 8 == 0 else ez
+    words = pl.cdiv(h, 8) * 8 * pl.cdiv(w, 128) * 128 + pl.cdiv(ey, 128) * 128 * pl.cdiv(w, 8) * 8
+    for o, dims in zip(orders, [(zb, h, w)] + [(zb, ey, ex)] * len(oshapes), strict=True):
+        b = [dims[i] for i in o]
+        words += 2 * b[0] * pl.cdiv(b[1], 8) * 8 * pl.cdiv(b[2], 128) * 128
+    if zfree and zb <= 64 and 4 * words <= 8 * 2**20:
+        return zb, orders
+    return 1, [(0, 1, 2) if o[0] else o for o in orders]`},
+	{"_plane_array", nil, `def _plane_array(a, layout):
+    """The window load's array as the plane form's operand: its (planes, rows, cols) view in its
+    _plane_layout order (a bitcast of its HBM layout)."""
+    return a.reshape(-1, *a.shape[-2:]).transpose(layout[1][0])`},
+	{"_plane_spec", nil, `def _plane_spec(layout, i, plane):
+    """The block spec of array i of _plane_layout (0 the load's, then the outputs): zb planes of
+    the (rows, cols) plane, in its order."""
+    zb, orders = layout
+    z = orders[i].index(0)
+    block = tuple((zb, *plane)[k] for k in orders[i])
+    return pl.BlockSpec(block, lambda g, *_: tuple(g if k == z else 0 for k in range(3)))`},
+	{"_plane_struct", nil, `def _plane_struct(layout, i, ext, dt):
+    """Output i of _plane_layout (1 the first) over the domain ext = (ez, ey, ex), in its order."""
+    return jax.ShapeDtypeStruct(tuple(ext[k] for k in layout[1][i]), dt)`},
+	{"_plane_result", nil, `def _plane_result(o, layout, i, shape):
+    """Output i of _plane_layout as the array of shape."""
+    order = layout[1][i]
+    return o.transpose([order.index(k) for k in range(3)]).reshape(shape)`},
+	{"_plane_ref", nil, `def _plane_ref(ref, order, z):
+    """Plane z of a block in its _plane_layout order as the kernel reads and writes a plane's
+    block: ref[...], ref[...] = v, ref.shape (rows, cols)."""
+    mid, trans = order[1] == 0, order.index(1) > order.index(2)
+
+    class PlaneRef:
+        shape = (ref.shape[order.index(1)], ref.shape[order.index(2)])
+
+        def __getitem__(self, idx):
+            v = ref[:, z, :] if mid else ref[z]
+            return v.T if trans else v
+
+        def __setitem__(self, idx, v):
+            v = v.T if trans else v
+            if mid:
+                ref[:, z, :] = v
+            else:
+                ref[z] = v
+
+    return PlaneRef()`},
+	{"_plane_kernel", []string{"_plane_ref"}, `def _plane_kernel(kernel, layout):
+    """kernel over one plane of a block of _plane_layout's zb planes, the plane the grid's second
+    index (the block stays in VMEM across it, read and written back once); the load's and the
+    outputs' refs that plane's _plane_ref, the scratch buffers the kernel's own."""
+    zb, orders = layout
+
+    def body(*refs):
+        n = len(orders)
+        z = pl.program_id(1) if zb > 1 else 0
+        kernel(*(_plane_ref(r, o, z) for r, o in zip(refs[:n], orders, strict=True)), *refs[n:])
+
+    return body`},
+	{"_plane_grid", nil, `def _plane_grid(layout, ez):
+    """The plane form's grid over ez planes and its dimension semantics: a step per plane, the
+    blocks of _plane_layout's zb planes first (parallel), then the plane in its block."""
+    zb = layout[0]
+    if zb == 1:
+        return (ez,), ("parallel",)
+    return (ez // zb, zb), ("parallel", "arbitrary")`},
 	{"_vwhole", []string{"_round_up"}, `def _vwhole(view):
     """The block spec of a whole _vsrc view in VMEM, the same block at every grid step (read
     from HBM once); its last two dimensions padded to whole tiles."""

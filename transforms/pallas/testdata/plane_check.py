@@ -22,6 +22,7 @@ ns = {"jax": jax, "jnp": jnp, "pl": pl, "pltpu": pltpu}
 exec(open(sys.argv[1]).read(), ns)  # noqa: S102 - the helpers under test
 _plane, _plane_scratch = ns["_plane"], ns["_plane_scratch"]
 _plane_stage, _window_read = ns["_plane_stage"], ns["_window_read"]
+_plane_view, _plane_layout = ns["_plane_view"], ns["_plane_layout"]
 
 
 def addresses(h, w, sy, sx, offs, ext):
@@ -85,6 +86,33 @@ expect(
     _plane((2, 2048, 2048), addresses(2048, 2048, 1, 1, [(0, 0)], (2, 4, 4)), (2, 4, 4)),
     None,
 )
+
+# the order of (planes, rows, cols) XLA keeps an array in (v6e, libtpu 0.0.52: the entry layouts
+# of maxpool_loop's draft at these shapes, testdata/maxpool_loop/layout_check.py): (8, 65, 129) is
+# {1,0,2}, (8, 21, 42) {2,0,1}, (5, 65, 129) {1,2,0}, (4, 198, 5) {1,0,2}, (256, 7, 7) {0,2,1}
+# (the planes' index minor: read row-major), and a plane that is not the array's last two dims
+for shape, plane, want in [
+    ((8, 65, 129), (65, 129), (2, 0, 1)),
+    ((8, 21, 42), (21, 42), (1, 0, 2)),
+    ((5, 65, 129), (65, 129), (0, 2, 1)),
+    ((64, 128, 128), (128, 128), (0, 1, 2)),
+    ((4, 198, 5), (198, 5), (2, 0, 1)),
+    ((256, 7, 7), (7, 7), (0, 1, 2)),
+    ((8, 21, 42), (21, 43), (0, 1, 2)),
+    ((1023, 1025), (1023, 1025), (0, 2, 1)),
+]:
+    expect(f"view {shape}", _plane_view(shape, plane), want)
+# blocks of 8 planes where an array keeps the planes' index second-minor, one plane a step
+# where none does, and the row-major fallback when the kernel reads the z coordinate or the
+# blocks pass the VMEM budget
+for args, want in [
+    (((8, 65, 129), [(8, 21, 42)], (8, 21, 42), True), (8, [(2, 0, 1), (1, 0, 2)])),
+    (((16, 65, 129), [(16, 21, 42)], (16, 21, 42), True), (8, [(2, 0, 1), (1, 0, 2)])),
+    (((5, 65, 129), [(5, 32, 64)], (5, 32, 64), True), (1, [(0, 2, 1), (0, 1, 2)])),
+    (((8, 65, 129), [(8, 21, 42)], (8, 21, 42), False), (1, [(0, 1, 2), (0, 1, 2)])),
+    (((8, 2000, 129), [(8, 666, 42)], (8, 666, 42), True), (1, [(0, 1, 2), (0, 1, 2)])),
+]:
+    expect(f"layout {args}", _plane_layout(*args), want)
 
 
 def windows(x, plane, ext, interpret):

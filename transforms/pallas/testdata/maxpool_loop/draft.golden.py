@@ -104,33 +104,53 @@ def run(args, *, interpret):
         (extent_z, extent_y, extent_x),
     )
     if input_plane is not None:
-        outs = pl.pallas_call(
-            functools.partial(
-                _kernel,
-                input_height=input_height,
-                input_width=input_width,
-                pool_height=pool_height,
-                pool_width=pool_width,
-                stride=stride,
-                extent_y=extent_y,
-                extent_x=extent_x,
-                input_plane=input_plane,
-            ),
-            grid=(extent_z,),
-            in_specs=[pl.BlockSpec((None, *input.shape[-2:]), lambda i: (i, 0, 0))],
-            out_specs=[pl.BlockSpec((None, extent_y, extent_x), lambda i: (i, 0, 0))] * 1,
-            out_shape=[jax.ShapeDtypeStruct((extent_z, extent_y, extent_x), jnp.float32)],
-            scratch_shapes=_plane_scratch(input.shape[-2:], extent_y, input.dtype),
-            compiler_params=pltpu.CompilerParams(dimension_semantics=("parallel",)),
-            interpret=interpret,
-        )(input.reshape(-1, *input.shape[-2:]))
-        return {
-            "output": outs[0].reshape(
+        input_layout = _plane_layout(
+            input.shape,
+            [
                 (
                     channels,
                     (_c_div((ih - k), s, jnp.int32) + 1),
                     (_c_div((iw - k), s, jnp.int32) + 1),
                 )
+            ],
+            (extent_z, extent_y, extent_x),
+            True,
+        )
+        outs = pl.pallas_call(
+            _plane_kernel(
+                functools.partial(
+                    _kernel,
+                    input_height=input_height,
+                    input_width=input_width,
+                    pool_height=pool_height,
+                    pool_width=pool_width,
+                    stride=stride,
+                    extent_y=extent_y,
+                    extent_x=extent_x,
+                    input_plane=input_plane,
+                ),
+                input_layout,
+            ),
+            grid=_plane_grid(input_layout, extent_z)[0],
+            in_specs=[_plane_spec(input_layout, 0, input.shape[-2:])],
+            out_specs=[_plane_spec(input_layout, 1, (extent_y, extent_x))],
+            out_shape=[_plane_struct(input_layout, 1, (extent_z, extent_y, extent_x), jnp.float32)],
+            scratch_shapes=_plane_scratch(input.shape[-2:], extent_y, input.dtype),
+            compiler_params=pltpu.CompilerParams(
+                dimension_semantics=_plane_grid(input_layout, extent_z)[1]
+            ),
+            interpret=interpret,
+        )(_plane_array(input, input_layout))
+        return {
+            "output": _plane_result(
+                outs[0],
+                input_layout,
+                1,
+                (
+                    channels,
+                    (_c_div((ih - k), s, jnp.int32) + 1),
+                    (_c_div((iw - k), s, jnp.int32) + 1),
+                ),
             )
         }
     lanes, block_rows, padded_rows = _layout(D, 8)
@@ -214,6 +234,15 @@ def _c_rem(a, b, dt):
         return a - _c_div(a, b, dt) * b
     a, b = jnp.broadcast_arrays(jnp.asarray(a, dt), jnp.asarray(b, dt))
     return lax.rem(a, b)
+
+
+def _column_major(rows, cols):
+    """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
+    the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
+    TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
+    by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
+    by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
+    return by_cols < by_rows
 
 
 def _layout(n, sub):
@@ -313,6 +342,138 @@ def _window_read(ref, scratch, plane, it, shape, held):
     if held != r:
         _lane_chunks(scratch[1], _strided_rows(scratch[0], r, ey, sy, ref.shape[-1]).T)
     return _strided_rows(scratch[1], c, ex, sx, ey).T, r
+
+
+def _vperm(shape):
+    """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
+    elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
+    dimensions that pads the array least in (8, 128) tiles, fewer rows for a short one, on a
+    tie the later dimensions, the rest in order; 20 shapes of 3 dimensions measured on v6e)."""
+    if len(shape) == 2:
+        return (1, 0) if _column_major(*shape) else (0, 1)
+    best = None
+    for minor in range(len(shape)):
+        for second in range(len(shape)):
+            if second == minor:
+                continue
+            rows = min(8, 1 << (shape[second] - 1).bit_length())
+            size = _round_up(shape[second], rows) * _round_up(shape[minor], 128)
+            for i, s in enumerate(shape):
+                size *= 1 if i in (minor, second) else s
+            if best is None or size <= best[0]:
+                best = (size, minor, second)
+    _, minor, second = best
+    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+
+
+def _plane_view(shape, plane):
+    """The order (major to minor) of the (planes, rows, cols) view of an array whose last two dims
+    are plane (a window load's source, an output of the plane form) in which XLA keeps it (_vperm):
+    the planes major, rows and cols in either order, or, for a 3-D array, the planes' index between
+    the other two. The form reads and writes the array in that order, a bitcast of its HBM layout;
+    any other layout (the planes' index minor) is read and written row-major, relaid out by XLA."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) < 2 or shape[-2:] != tuple(int(s) for s in plane):
+        return (0, 1, 2)
+    perm, n = _vperm(shape), len(shape)
+    if perm[-2:] == (n - 1, n - 2):
+        return (0, 2, 1)
+    if n == 3 and perm in ((1, 0, 2), (2, 0, 1)):
+        return perm
+    return (0, 1, 2)
+
+
+def _plane_layout(shape, oshapes, ext, zfree):
+    """The plane form's layout, (zb, orders): the _plane_view order of the window load's array
+    (first) and of each output; zb planes per grid step, one unless an array keeps the planes'
+    index in its second-minor dim (then 8 planes a block, or all of them). The kernel runs once per
+    plane of a block, so zb > 1 needs a kernel that reads no coordinate but x and y (zfree), at
+    most 64 planes and blocks within the VMEM budget; otherwise such arrays are read and written
+    row-major."""
+    ez, ey, ex = (int(e) for e in ext)
+    h, w = int(shape[-2]), int(shape[-1])
+    orders = [_plane_view(shape, (h, w))] + [_plane_view(s, (ey, ex)) for s in oshapes]
+    if all(o[0] == 0 for o in orders):
+        return 1, orders
+    zb = 8 if ez % 8 == 0 else ez
+    words = pl.cdiv(h, 8) * 8 * pl.cdiv(w, 128) * 128 + pl.cdiv(ey, 128) * 128 * pl.cdiv(w, 8) * 8
+    for o, dims in zip(orders, [(zb, h, w)] + [(zb, ey, ex)] * len(oshapes), strict=True):
+        b = [dims[i] for i in o]
+        words += 2 * b[0] * pl.cdiv(b[1], 8) * 8 * pl.cdiv(b[2], 128) * 128
+    if zfree and zb <= 64 and 4 * words <= 8 * 2**20:
+        return zb, orders
+    return 1, [(0, 1, 2) if o[0] else o for o in orders]
+
+
+def _plane_array(a, layout):
+    """The window load's array as the plane form's operand: its (planes, rows, cols) view in its
+    _plane_layout order (a bitcast of its HBM layout)."""
+    return a.reshape(-1, *a.shape[-2:]).transpose(layout[1][0])
+
+
+def _plane_spec(layout, i, plane):
+    """The block spec of array i of _plane_layout (0 the load's, then the outputs): zb planes of
+    the (rows, cols) plane, in its order."""
+    zb, orders = layout
+    z = orders[i].index(0)
+    block = tuple((zb, *plane)[k] for k in orders[i])
+    return pl.BlockSpec(block, lambda g, *_: tuple(g if k == z else 0 for k in range(3)))
+
+
+def _plane_struct(layout, i, ext, dt):
+    """Output i of _plane_layout (1 the first) over the domain ext = (ez, ey, ex), in its order."""
+    return jax.ShapeDtypeStruct(tuple(ext[k] for k in layout[1][i]), dt)
+
+
+def _plane_result(o, layout, i, shape):
+    """Output i of _plane_layout as the array of shape."""
+    order = layout[1][i]
+    return o.transpose([order.index(k) for k in range(3)]).reshape(shape)
+
+
+def _plane_ref(ref, order, z):
+    """Plane z of a block in its _plane_layout order as the kernel reads and writes a plane's
+    block: ref[...], ref[...] = v, ref.shape (rows, cols)."""
+    mid, trans = order[1] == 0, order.index(1) > order.index(2)
+
+    class PlaneRef:
+        shape = (ref.shape[order.index(1)], ref.shape[order.index(2)])
+
+        def __getitem__(self, idx):
+            v = ref[:, z, :] if mid else ref[z]
+            return v.T if trans else v
+
+        def __setitem__(self, idx, v):
+            v = v.T if trans else v
+            if mid:
+                ref[:, z, :] = v
+            else:
+                ref[z] = v
+
+    return PlaneRef()
+
+
+def _plane_kernel(kernel, layout):
+    """kernel over one plane of a block of _plane_layout's zb planes, the plane the grid's second
+    index (the block stays in VMEM across it, read and written back once); the load's and the
+    outputs' refs that plane's _plane_ref, the scratch buffers the kernel's own."""
+    zb, orders = layout
+
+    def body(*refs):
+        n = len(orders)
+        z = pl.program_id(1) if zb > 1 else 0
+        kernel(*(_plane_ref(r, o, z) for r, o in zip(refs[:n], orders, strict=True)), *refs[n:])
+
+    return body
+
+
+def _plane_grid(layout, ez):
+    """The plane form's grid over ez planes and its dimension semantics: a step per plane, the
+    blocks of _plane_layout's zb planes first (parallel), then the plane in its block."""
+    zb = layout[0]
+    if zb == 1:
+        return (ez,), ("parallel",)
+    return (ez // zb, zb), ("parallel", "arbitrary")
 
 
 def _unblock(o, n, shape, dt):
