@@ -167,6 +167,26 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	for _, s := range m.stores {
 		refs = append(refs, s.name+"_ref")
 	}
+	// a 1-D array gathered: its pad to whole 128-lane rows is fused into
+	// the kernel's input, which the kernel copies once per block into a
+	// VMEM scratch and gathers from there (a fusion read at dynamic rows
+	// does not compile, libtpu 0.0.52; unfused, XLA writes the padded copy
+	// to HBM and reads it again: fixed_gather 3.25x the layout minimum)
+	flatSrc := map[string]bool{}
+	var scratch []string
+	for i, l := range m.loads {
+		if vm[i] && src[l.param] == l.name && len(t.params[l.param].Shape) == 1 {
+			flatSrc[l.param] = true
+			refs = append(refs, l.name+"_vm")
+			scratch = append(scratch, l.name)
+		}
+	}
+	srcRef := func(l ewAccess) string {
+		if flatSrc[l.param] {
+			return src[l.param] + "_vm"
+		}
+		return src[l.param] + "_ref"
+	}
 	var body []string
 	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
 	w("    SHAPE = %s.shape", m.stores[0].name+"_ref")
@@ -174,15 +194,18 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	w("    COL = pl.program_id(2) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
 	w("    d = _vpos(OMETA, pl.program_id(0), ROW, COL)")
 	writeIndexVars(w, "    ", dims, ext)
+	for _, name := range scratch {
+		w("    %s_vm[...] = %s_ref[...]", name, name)
+	}
 	var metas []string
 	inLoop := map[string]string{} // a loop load's per-iteration read: its in-kernel gather
 	for i, l := range m.loads {
 		switch {
 		case len(l.loops) > 0:
 			from := strings.TrimSpace(t.loadSliceLine(l.name, l.name+"_ref", loopIndexPy(l.loops), t.params[l.param]))
-			inLoop[from] = strings.TrimSpace(t.vtakeLine(l, src[l.param]))
+			inLoop[from] = strings.TrimSpace(t.vtakeLine(l, srcRef(l), src[l.param]))
 		case vm[i]:
-			body = append(body, t.vtakeLine(l, src[l.param]))
+			body = append(body, t.vtakeLine(l, srcRef(l), src[l.param]))
 		default:
 			body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
 		}
@@ -229,6 +252,11 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	var ins, inSpecs, fuse, oshapes, ospecs []string
 	for i, l := range m.loads {
 		switch {
+		case vm[i] && src[l.param] == l.name && flatSrc[l.param]:
+			// fused (the pad), read whole into the scratch
+			ins = append(ins, l.name+"_in")
+			inSpecs = append(inSpecs, "_vwhole("+l.name+"_in)")
+			fuse = append(fuse, "p_"+l.param+".shape[0] % 128 != 0")
 		case vm[i] && src[l.param] == l.name:
 			// not fused: a fusion read by the kernel's dynamic row slices
 			// does not compile (libtpu 0.0.52)
@@ -248,7 +276,7 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		}
 	}
 	fusion := ""
-	if strings.Contains(strings.Join(fuse, ","), "D") {
+	if strings.Contains(strings.Join(fuse, ","), "!=") {
 		fusion = ", allow_input_fusion=[" + strings.Join(fuse, ", ") + "]"
 	}
 	for _, s := range m.stores {
@@ -261,6 +289,13 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
 	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
 	ww("        out_shape=[%s],", strings.Join(oshapes, ", "))
+	if len(scratch) > 0 {
+		var sc []string
+		for _, name := range scratch {
+			sc = append(sc, fmt.Sprintf("pltpu.VMEM(_vwhole(%s_in).block_shape, %s_in.dtype)", name, name))
+		}
+		ww("        scratch_shapes=[%s],", strings.Join(sc, ", "))
+	}
 	ww("        compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",) * 3%s),", fusion)
 	ww("        interpret=interpret,")
 	ww("    )(%s)", strings.Join(ins, ", "))
@@ -278,9 +313,9 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 }
 
 // vtakeLine is the kernel's read of load l from the whole array in VMEM
-// (the ref of load from): its element at l's index, which for a gather by
-// value is rebuilt from the loads before it.
-func (t *tr) vtakeLine(l ewAccess, from string) string {
+// (ref, holding the view whose meta is load from's): its element at l's
+// index, which for a gather by value is rebuilt from the loads before it.
+func (t *tr) vtakeLine(l ewAccess, ref, from string) string {
 	prm := t.params[l.param]
 	at := l.idx.py
 	switch {
@@ -298,7 +333,7 @@ func (t *tr) vtakeLine(l ewAccess, from string) string {
 	case l.gather:
 		fill = ", jnp.nan"
 	}
-	read := fmt.Sprintf("_vtake(%s_ref, %s_meta, %s%s)", from, from, at, fill)
+	read := fmt.Sprintf("_vtake(%s, %s_meta, %s%s)", ref, from, at, fill)
 	ct := computeType(prm)
 	switch {
 	case t.bitsHalf(prm):

@@ -11,13 +11,12 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 
 
-def _kernel(idx_ref, table_ref, out_ref, *, table_meta):
+def _kernel(idx_ref, table_ref, out_ref, ld1_vm, *, table_meta):
     shape = out_ref.shape
+    ld1_vm[...] = table_ref[...]
     idx = idx_ref[...]
-    table = _vtake(table_ref, table_meta, (0 + idx), jnp.nan)
-    table_1 = _vtake(
-        table_ref, table_meta, jnp.broadcast_to(jnp.asarray((0 + 0), jnp.int32), shape)
-    )
+    table = _vtake(ld1_vm, table_meta, (0 + idx), jnp.nan)
+    table_1 = _vtake(ld1_vm, table_meta, jnp.broadcast_to(jnp.asarray((0 + 0), jnp.int32), shape))
     out_ref[...] = table - table_1
 
 
@@ -42,8 +41,10 @@ def run(args, *, interpret):
         in_specs=[spec, _vwhole(table_in)],
         out_specs=[spec],
         out_shape=[jax.ShapeDtypeStruct((lead, kernel_rows, kernel_cols), jnp.float32)],
+        scratch_shapes=[pltpu.VMEM(_vwhole(table_in).block_shape, table_in.dtype)],
         compiler_params=pltpu.CompilerParams(
-            dimension_semantics=("parallel",) * 3, allow_input_fusion=[D % 128 != 0, False]
+            dimension_semantics=("parallel",) * 3,
+            allow_input_fusion=[D % 128 != 0, table.shape[0] % 128 != 0],
         ),
         interpret=interpret,
     )(_vsrc(idx)[0], table_in)
