@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -83,7 +84,33 @@ func newVersionCmd(io *streams) *cobra.Command {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], &streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
+	stop := startCPUProfile(os.Getenv("PALLASIFY_CPUPROFILE"))
+	code := run(os.Args[1:], &streams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	stop()
+	os.Exit(code)
+}
+
+// startCPUProfile writes a pprof CPU profile of the whole run to path
+// (PALLASIFY_CPUPROFILE, for the speed work: `go tool pprof bin/pallasify
+// path`); the returned func stops it. An empty path profiles nothing.
+func startCPUProfile(path string) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "pallasify: PALLASIFY_CPUPROFILE:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "pallasify: PALLASIFY_CPUPROFILE:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // run executes the CLI and maps errors to exit codes: 0 ok, 1 changes found
