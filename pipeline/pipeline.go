@@ -289,6 +289,7 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		return nil, nil, nil
 	}
 	rules, sets := pf.selectPython(src)
+	rules = onPath(rules, f.Path)
 	f.kernelScan = scanKnown | scanOf(sets[0])
 	scanKernels := func(t *ts.Tree) {
 		if ps, ok := kernels.ScanPythonTree(ctx, st.opts.Root, f.Path, t); ok {
@@ -328,6 +329,23 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		return nil, nil, nil
 	}
 	return res.Output, src, res.Shared
+}
+
+// onPath returns the rules whose Paths accept path (rules itself when all
+// do): the engine would not run the others there.
+func onPath(rules []*rule.Rule, path string) []*rule.Rule {
+	for i, r := range rules {
+		if r.Paths != nil && !r.Paths(path) {
+			out := append([]*rule.Rule(nil), rules[:i]...)
+			for _, r := range rules[i+1:] {
+				if r.Paths == nil || r.Paths(path) {
+					out = append(out, r)
+				}
+			}
+			return out
+		}
+	}
+	return rules
 }
 
 // kernelScanOnly parses a file no rule needs, for its kernel scan only:

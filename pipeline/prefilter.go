@@ -75,9 +75,10 @@ type hit struct {
 	needle        int
 	bit           uint64
 	n             int
-	before, after bool // needs a word boundary before / after the match
-	call          bool // needs a call's "(" after the match (rule.CallFollows)
-	opens         bool // inside a code string, must open its content (rule.StringStart)
+	before, after bool        // needs a word boundary before / after the match
+	follow        rule.Follow // needs a call's "(" or a keyword's "=" after the match
+	opens         bool        // inside a code string, must open its content (rule.StringStart)
+	module        bool        // the byte before the match is not "." (rule.ModuleStart)
 }
 
 // needleParts splits a needle into the strings that must all occur: parts
@@ -113,7 +114,7 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 		pf.owner = append(pf.owner, owner)
 		pf.full = append(pf.full, 1<<len(parts)-1)
 		for b, part := range parts {
-			text, before, after, call := rule.NeedlePart(part)
+			text, before, after, follow := rule.NeedlePart(part)
 			pf.longest = max(pf.longest, len(text))
 			s := int32(0)
 			for j := 0; j < len(text); j++ {
@@ -126,8 +127,8 @@ func newPrefilter(rules []*rule.Rule, sets ...[]string) *prefilter {
 				}
 				s = nx
 			}
-			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after, call: call,
-				opens: rule.StringStart(part)})
+			nodes[s].out = append(nodes[s].out, hit{needle: id, bit: 1 << b, n: len(text), before: before, after: after, follow: follow,
+				opens: rule.StringStart(part), module: rule.ModuleStart(part)})
 		}
 		return true
 	}
@@ -321,15 +322,18 @@ type match struct {
 }
 
 // anchored reports whether a match of h ending at end has its word
-// boundaries and, if it needs one, a call's "(" after it.
+// boundaries and, if it needs one, a call's "(" or a keyword's "=" after it.
 func (h *hit) anchored(src []byte, end int) bool {
 	if h.before && end-h.n > 0 && rule.WordByte(src[end-h.n-1]) {
+		return false
+	}
+	if h.module && end-h.n > 0 && src[end-h.n-1] == '.' {
 		return false
 	}
 	if h.after && end < len(src) && rule.WordByte(src[end]) {
 		return false
 	}
-	return !h.call || rule.CallFollows(src, end)
+	return h.follow.OK(src, end)
 }
 
 // SelectCode is Select where a rule's needle counts only if its match does
@@ -387,10 +391,13 @@ func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan, strs []codeStrin
 			if h.before && pos+1-h.n > 0 && rule.WordByte(src[pos-h.n]) {
 				continue
 			}
+			if h.module && pos+1-h.n > 0 && src[pos-h.n] == '.' {
+				continue
+			}
 			if h.after && pos+1 < len(src) && rule.WordByte(src[pos+1]) {
 				continue
 			}
-			if h.call && !rule.CallFollows(src, pos+1) {
+			if !h.follow.OK(src, pos+1) {
 				continue
 			}
 			if mask[h.needle] |= h.bit; mask[h.needle] == pf.full[h.needle] {

@@ -346,7 +346,7 @@ func TestSelectCodeMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	pieces = append(pieces, "_", "x", " ", ".", "\n", "\n", "\n", "(", "\"", "'", "'''", "#", "# ", "\\", "f'", "{", "}", "x = ")
+	pieces = append(pieces, "_", "x", " ", ".", "\n", "\n", "\n", "(", "\"", "'", "'''", "#", "# ", "\\", "f'", "{", "}", "x = ", "=", "==")
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < 5000; i++ {
 		var b strings.Builder
@@ -425,7 +425,7 @@ func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan, strs []code
 	for _, nd := range r.Needles {
 		all, any := true, false
 		for _, part := range strings.Split(nd, " & ") {
-			text, before, after, call := rule.NeedlePart(part)
+			text, before, after, follow := rule.NeedlePart(part)
 			if text == "" {
 				continue
 			}
@@ -434,7 +434,7 @@ func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan, strs []code
 			if rule.StringStart(part) {
 				opens = strs
 			}
-			if !partOutside(src, text, before, after, call, spans, opens) {
+			if !partOutside(src, text, before, rule.ModuleStart(part), after, follow, spans, opens) {
 				all = false
 			}
 		}
@@ -445,14 +445,14 @@ func mayReportOutside(r *rule.Rule, src []byte, spans []nonCodeSpan, strs []code
 	return false
 }
 
-func partOutside(src []byte, text string, before, after, call bool, spans []nonCodeSpan, strs []codeString) bool {
+func partOutside(src []byte, text string, before, module, after bool, follow rule.Follow, spans []nonCodeSpan, strs []codeString) bool {
 	for s := 0; s+len(text) <= len(src); s++ {
 		e := s + len(text)
 		if string(src[s:e]) != text {
 			continue
 		}
-		if before && s > 0 && rule.WordByte(src[s-1]) || after && e < len(src) && rule.WordByte(src[e]) ||
-			call && !rule.CallFollows(src, e) {
+		if before && s > 0 && rule.WordByte(src[s-1]) || module && s > 0 && src[s-1] == '.' || after && e < len(src) && rule.WordByte(src[e]) ||
+			!follow.OK(src, e) {
 			continue
 		}
 		inside := false

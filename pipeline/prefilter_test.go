@@ -15,7 +15,9 @@ func TestPrefilterWordsAndParts(t *testing.T) {
 	pre := &rule.Rule{Code: "P", Needles: []string{`\bflash_attn`}}
 	and := &rule.Rule{Code: "A", Needles: []string{`\bpipeline\b & \bdevice`, "device_map"}}
 	call := &rule.Rule{Code: "C", Needles: []string{`\bpipeline\( & \bdevice`}}
-	all := []*rule.Rule{word, pre, and, call}
+	kw := &rule.Rule{Code: "K", Needles: []string{`\bfrom_pretrained\( & \bdevice_map\=`}}
+	mod := &rule.Rule{Code: "M", Needles: []string{`\q\m\bbnb\b`}}
+	all := []*rule.Rule{word, pre, and, call, kw, mod}
 	cases := []struct {
 		src, want string
 	}{
@@ -30,11 +32,25 @@ func TestPrefilterWordsAndParts(t *testing.T) {
 		{"pipeline('x', device=0)", "A,C"},
 		{"device = 0\np = pipeline('x')", "A,C"},
 		{"mypipeline('x', device=0)", ""},
-		{"from_pretrained(device_map='auto')", "A"},
+		{"from_pretrained(device_map='auto')", "A,K"},
 		{"a_cuda cuda_b cuda", "W"},
 		{"pipeline (  # c\n 'x', device=0)", "A,C"},
 		{"from transformers import pipeline\ndevice = 0", "A"},
 		{"pipeline\\\n('x', device_map=m)", "A,C"},
+		{"m.from_pretrained(p, device_map  # c\n = 'auto')", "A,K"},
+		{"m.from_pretrained(p, device_map\\\n='auto')", "A,K"},
+		{"m.from_pretrained(p)\nif 'device_map' in cfg: pass", "A"},
+		{"m.from_pretrained(p)\nif device_map == x: pass", "A"},
+		{"m.from_pretrained(p, my_device_map=0)", "A"},
+		{"m.from_pretrained(p, device_map=", "A,K"},
+		{"m.from_pretrained(p, device_map", "A"},
+		{"import bnb", "M"},
+		{"import os, bnb.nn as b", "M"},
+		{"from bnb import x", "M"},
+		{"from ..quantizers.bnb import x", ""},
+		{"from .bnb import x", ""},
+		{"x = pkg.bnb", ""},
+		{"bnb", "M"},
 	}
 	for _, tc := range cases {
 		sel, _ := newPrefilter(all).Select([]byte(tc.src))
@@ -86,7 +102,7 @@ func TestPrefilterMatchesReference(t *testing.T) {
 			}
 		}
 	}
-	pieces = append(pieces, "_", "x", " ", ".", "\n", "(", "\"", "#", "\\")
+	pieces = append(pieces, "_", "x", " ", ".", "\n", "(", "\"", "#", "\\", "=", "==")
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := 0; i < 3000; i++ {
 		var b strings.Builder

@@ -57,13 +57,14 @@ if __name__ == "__main__":
 }
 
 // wrapModelNeedles: a candidate is in an entry script (__main__, argparse,
-// or .backward() with .step()) and builds a local class whose base is
+// or calls of attributes named backward and step, so `\(` holds) and
+// builds a local class whose base is
 // qualified as torch.nn.* (the import or the base spells the word nn:
 // `from torch import nn`, `torch.nn.Module`, `from torch.nn import Linear
 // as L`) or a torchvision.models constructor.
 var wrapModelNeedles = func() []string {
 	var out []string
-	for _, entry := range []string{"__main__", `\bargparse\b`, `\bbackward\b & \bstep\b`} {
+	for _, entry := range []string{"__main__", `\bargparse\b`, `\bbackward\( & \bstep\(`} {
 		for _, model := range []string{`\bclass\b & \bnn\b`, `\btorchvision\b`} {
 			out = append(out, entry+" & "+model)
 		}

@@ -14,9 +14,10 @@ import (
 // (kit.Callee: the callee's dotted text, through Imports an import's module
 // or name) to torch.cuda.<name>. Each part of that name is the text of a
 // name in code, in the callee's chain or an import statement, never of a
-// string literal, so `cuda` occurs in code. (rng_state reads a "cuda"
-// device argument too, but only inside such a call.)
-var apiNeedles = []string{`\qcuda`}
+// string literal, so `cuda` occurs in code, as a whole name: `\b` holds at
+// both ends. (rng_state reads a "cuda" device argument too, but only inside
+// such a call.)
+var apiNeedles = []string{`\q\bcuda\b`}
 
 // apiCall is one call of torch.cuda.<name>.
 type apiCall struct {

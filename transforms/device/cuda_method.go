@@ -53,8 +53,8 @@ var CudaMethod = &rule.Rule{
 	Safety: rule.Safe,
 	// The rule returns at once on a file without `cuda` (see Run). `\q`
 	// (rule.StringStart) is sound: every finding is a call of an attribute
-	// named cuda, a name in code.
-	Needles: []string{`\qcuda`},
+	// named cuda, a whole name in code (so `\b` holds at both ends).
+	Needles: []string{`\q\bcuda\b`},
 	Example: cudaMethodExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`x.cuda()` moves a tensor or module to CUDA",

@@ -46,8 +46,9 @@ var DeviceTypeCompare = &rule.Rule{
 	// The rule returns at once on a file without `cuda` (see Run). `\q`
 	// (rule.StringStart) is sound: each finding holds a kit.DeviceString
 	// operand or set element, whose content is `cuda` (or `cuda:N`, an
-	// f-string: never reported), so `cuda` opens a literal.
-	Needles: []string{`\qcuda`},
+	// f-string: never reported), so `cuda` opens a literal, between its
+	// opening quote and a quote or ":": `\b` holds at both ends.
+	Needles: []string{`\q\bcuda\b`},
 	Example: deviceTypeCompareExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Device compared with \"cuda\"",

@@ -61,8 +61,9 @@ var LegacyTensorType = &rule.Rule{
 	// The rule needs both "cuda" and "Tensor" (see Run); "cuda" is the rarer.
 	// `\q` (rule.StringStart) is sound: every finding is an attribute that
 	// qualifies to torch.cuda.<T>Tensor through kit.Dotted and Imports: its
-	// `cuda` is a name in code, in the attribute or an import statement.
-	Needles: []string{`\qcuda`},
+	// `cuda` is a whole name in code, in the attribute or an import
+	// statement (so `\b` holds at both ends).
+	Needles: []string{`\q\bcuda\b`},
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Legacy `torch.cuda.FloatTensor`-style tensor types",
 		What: "Finds the legacy CUDA tensor types `torch.cuda.FloatTensor`, `DoubleTensor`, `HalfTensor`, " +

@@ -44,9 +44,10 @@ var skipCallees = map[string]bool{"pipeline": true, "from_pretrained": true}
 // is a kit.DeviceString (one string_content matching ^cuda(:N)?$, or an
 // f-string, which the pre-check reads as code) or the literal of a
 // kit.FormattedDevice (a PlainString matching ^cuda:({}|{0}|%d|%s|%i)$ or
-// ^cuda:$): its content starts with `cuda`, followed by its closing quote
-// or ":". The sites are found by these literals alone.
-var siteNeedles = []string{`\qcuda`}
+// ^cuda:$): its content starts with `cuda`, after the opening quote and
+// followed by its closing quote or ":", so `\b` holds at both ends. The sites
+// are found by these literals alone.
+var siteNeedles = []string{`\q\bcuda\b`}
 
 func sites(p *rule.Pass, fn func(site)) {
 	kit.WalkHits(p, []string{"cuda"}, func(n *ts.Node) bool {

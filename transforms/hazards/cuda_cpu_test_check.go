@@ -26,7 +26,10 @@ var CudaCPUTest = &rule.Rule{
 	// `\q` (rule.StringStart) is sound: kit.CrossChecks needs a test whose
 	// body mentions cuda by the pre-check's own measure (kit's mentionsCUDA:
 	// in code, in an f-string, or opening a literal that is not a statement).
-	Needles: []string{`\qcuda`},
+	// That mention may be part of a longer name (`use_cuda`), so `cuda` has
+	// no `\b`; but the test is a function whose name starts with "test"
+	// (a whole name in code, after `def`), so `\btest` holds too.
+	Needles: []string{`\qcuda & \btest`},
 	Example: cudaCPUTestExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "A test compares a CUDA result with a CPU one",

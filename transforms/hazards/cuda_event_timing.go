@@ -21,11 +21,14 @@ ms = start.elapsed_time(end)
 
 // CudaEventTiming reports CUDA events, which are placeholders on TPU.
 var CudaEventTiming = &rule.Rule{
-	Code:    "PDX002",
-	Name:    "cuda-event-timing",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{"Event", "elapsed_time"},
+	Code:   "PDX002",
+	Name:   "cuda-event-timing",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// A finding is a call qualified as torch.cuda.Event, whose components
+	// are whole names in code (the call or its import), or a call of an
+	// attribute named elapsed_time: `\q`, `\b` and `\(` hold.
+	Needles: []string{`\q\bEvent\b & \q\bcuda\b`, `\q\belapsed_time\(`},
 	Example: cudaEventExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA events used for timing or ordering",

@@ -36,8 +36,9 @@ var CudaGraphs = &rule.Rule{
 	Safety: rule.DisplayOnly,
 	// Every reported call is a qualified torch.cuda.* name, whose "cuda"
 	// component is source text (an import alias spells it too): a name in
-	// code, never a string literal, so `\q` (rule.StringStart) is sound.
-	Needles: []string{`\qcuda`},
+	// code, never a string literal, so `\q` (rule.StringStart) is sound; the
+	// component is a whole name, so `\b` holds at both ends.
+	Needles: []string{`\q\bcuda\b`},
 	Example: cudaGraphsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA graph capture and replay",

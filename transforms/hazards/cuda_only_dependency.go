@@ -41,9 +41,12 @@ var cudaOnlyModules = map[string]string{
 
 // cudaDepNeedles are the module names as whole words: an import names the
 // module itself (is_flash_attn_available does not).
-var cudaDepNeedles = []string{`\bbitsandbytes\b`, `\bapex\b`, `\bflash_attn\b`, `\bxformers\b`, `\btriton\b`, `\bcupy\b`,
-	`\bpycuda\b`, `\btransformer_engine\b`, `\btensorrt\b`, `\btorch_tensorrt\b`, `\bpynvml\b`, `\bnvidia_smi\b`, `\btorch_xla\b`,
-	`\bnccl\b`}
+// The module is the first name of an import's dotted_name (a relative
+// import is not one), so no "." comes before it (`\m`); an import is code,
+// never a string literal (`\q`). nccl is the exception: torch.cuda.nccl.
+var cudaDepNeedles = []string{`\q\m\bbitsandbytes\b`, `\q\m\bapex\b`, `\q\m\bflash_attn\b`, `\q\m\bxformers\b`, `\q\m\btriton\b`,
+	`\q\m\bcupy\b`, `\q\m\bpycuda\b`, `\q\m\btransformer_engine\b`, `\q\m\btensorrt\b`, `\q\m\btorch_tensorrt\b`, `\q\m\bpynvml\b`,
+	`\q\m\bnvidia_smi\b`, `\q\m\btorch_xla\b`, `\q\bnccl\b`}
 
 // CudaOnlyDependency reports imports of CUDA-only packages.
 var CudaOnlyDependency = &rule.Rule{

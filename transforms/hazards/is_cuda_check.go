@@ -16,11 +16,13 @@ var isCudaExample = rule.Example{
 
 // IsCudaCheck reports x.is_cuda, which is False for TPU tensors.
 var IsCudaCheck = &rule.Rule{
-	Code:    "PDX001",
-	Name:    "is-cuda-check",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{"is_cuda"},
+	Code:   "PDX001",
+	Name:   "is-cuda-check",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// A finding is an attribute named is_cuda: a whole name in code (the
+	// index holds no string or comment), so `\q` and `\b` hold.
+	Needles: []string{`\q\bis_cuda\b`},
 	Example: isCudaExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Code keyed on `x.is_cuda`",

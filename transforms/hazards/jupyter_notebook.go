@@ -28,6 +28,8 @@ var JupyterNotebook = &rule.Rule{
 	Family:  Family,
 	Safety:  rule.DisplayOnly,
 	Needles: []string{"cells"},
+	// Run reports on a .ipynb path only, so a Python file is not parsed for it.
+	Paths:   func(path string) bool { return strings.HasSuffix(path, ".ipynb") },
 	Example: notebookExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Jupyter notebook that cannot be read as a notebook",

@@ -29,9 +29,11 @@ var OptimizerCapturable = &rule.Rule{
 	Family: Family,
 	Safety: rule.DisplayOnly,
 	// A finding is a call qualified as torch.optim.<one of statefulOptimizers>,
-	// whose last component is source text (in the call or its import).
+	// whose last component is source text (in the call or its import): a
+	// name in code, never a string literal, so `\q` (rule.StringStart) is
+	// sound (no `\b` before: NAdam, RAdam).
 	// ("compile" missed modules that PCM002 would start compiling: WillCompile.)
-	Needles: []string{"Adam", "ASGD", "RMSprop", "Adadelta"},
+	Needles: []string{`\qAdam`, `\qASGD`, `\qRMSprop`, `\qAdadelta`},
 	Example: capturableExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Stateful optimizer without `capturable=True` in a module that uses torch.compile",

@@ -39,11 +39,15 @@ with torch.device("tpu"):
 
 // DeviceMap moves from_pretrained(device_map=...) placement into a device context.
 var DeviceMap = &rule.Rule{
-	Code:    "PHF001",
-	Name:    "hf-device-map",
-	Family:  Family,
-	Safety:  rule.Safe,
-	Needles: []string{`\bfrom_pretrained\( & \bdevice_map\b`},
+	Code:   "PHF001",
+	Name:   "hf-device-map",
+	Family: Family,
+	Safety: rule.Safe,
+	// Every finding is a from_pretrained(...) call's device_map keyword
+	// argument (kit.Kwarg): the name, a whole identifier in code, then its
+	// "=" after blanks or comments, so `\bdevice_map\=` holds there; the call
+	// and the keyword are code, never a string literal, so `\q` is sound.
+	Needles: []string{`\q\bfrom_pretrained\( & \q\bdevice_map\=`},
 	Example: deviceMapExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "from_pretrained(..., device_map=<CUDA device or strategy>)",

@@ -33,11 +33,14 @@ clf = pipeline("sentiment-analysis", model=name, device="tpu")
 
 // PipelineDevice rewrites pipeline(device=0/"cuda"/...) to a TPU or portable device.
 var PipelineDevice = &rule.Rule{
-	Code:    "PHF002",
-	Name:    "hf-pipeline-device",
-	Family:  Family,
-	Safety:  rule.Safe,
-	Needles: []string{`\bpipeline\( & \bdevice`}, // a pipeline(...) call with device= or device_map=
+	Code:   "PHF002",
+	Name:   "hf-pipeline-device",
+	Family: Family,
+	Safety: rule.Safe,
+	// A finding is a pipeline(...) call's device= or device_map= keyword
+	// argument (kit.Kwarg): a whole identifier in code, then its "=" (`\q`:
+	// code, never a string literal).
+	Needles: []string{`\q\bpipeline\( & \q\bdevice\=`, `\q\bpipeline\( & \q\bdevice_map\=`},
 	Example: pipelineDeviceExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "pipeline(..., device=0 / \"cuda\" / \"cuda:N\") or pipeline(..., device_map=...)",

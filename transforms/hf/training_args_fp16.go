@@ -35,11 +35,14 @@ args = TrainingArguments(output_dir="out", bf16=True)
 
 // TrainingArgsFP16 turns fp16 mixed precision into bf16 on TPU.
 var TrainingArgsFP16 = &rule.Rule{
-	Code:    "PHF004",
-	Name:    "hf-training-args-fp16",
-	Family:  Family,
-	Safety:  rule.Safe,
-	Needles: []string{`\bTrainingArguments\( & \bfp16\b`, `\bSeq2SeqTrainingArguments\( & \bfp16\b`},
+	Code:   "PHF004",
+	Name:   "hf-training-args-fp16",
+	Family: Family,
+	Safety: rule.Safe,
+	// A finding is the fp16 keyword argument (kit.Kwarg) of such a call: a
+	// whole identifier in code, then its "=" (`\q`: code, never a string
+	// literal).
+	Needles: []string{`\q\bTrainingArguments\( & \q\bfp16\=`, `\q\bSeq2SeqTrainingArguments\( & \q\bfp16\=`},
 	Example: trainingArgsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "TrainingArguments(fp16=True): fp16 mixed precision instead of bf16",

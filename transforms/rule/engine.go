@@ -85,6 +85,9 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 	memo := map[string]any{}
 	for i, r := range e.Rules {
 		order[r.Code] = i
+		if r.Paths != nil && !r.Paths(path) {
+			continue
+		}
 		var got []Finding
 		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Layout: e.Opts.Layout, Imports: im, rule: r, out: &got, memo: memo}
 		if perr := runRule(r, pass); perr != nil {

@@ -90,6 +90,12 @@ type Rule struct {
 	// driver skips the rule — and the parse, when no rule is left — for a file
 	// that contains none of them. Leave nil when unsure: nil means "always run".
 	Needles []string
+	// Paths, when set, says on which files (by their path, slash-separated
+	// and relative to the root) the rule can report: the engine runs it on
+	// no other file, and the driver skips it there before parsing. Set it
+	// only where Run itself reports nothing on the other paths (so the
+	// results are the same); nil means every path.
+	Paths func(path string) bool
 	// Run inspects p.Tree and calls p.Report. It must not panic on code it does
 	// not understand; it reports or skips.
 	Run func(p *Pass)
