@@ -57,6 +57,15 @@ func ReasonCodes() []codes.Code {
 				"VMEM than the chip has (TPU7x has 64 MiB per TensorCore, v5e and v6e 128 MiB). The reason names the " +
 				"failing chips, the shape and the compiler's first lines; the verdict's tpu section has every chip. A " +
 				"candidate whose interpret=False program holds no Mosaic kernel is refused here too."},
+		{Code: "V-FORM", Name: "forced-form", Severity: codes.Error, Title: "A run-time form fails when the validator forces it",
+			Doc: "A rule draft's run() picks a form from the shapes at trace time (the in-kernel gather or its XLA form " +
+				"_run_xla, the plane form or per-iteration gathers, an array's own rows or flat blocks, a 2-D array's " +
+				"transposes or not: the module's _form decisions). After each case passes with the shapes' own choices, " +
+				"the harness runs it again with each decision forced to every other form (the fallbacks always, a first " +
+				"form where it applies; validators/CONTRACTS.md, \"Forced forms\"), and compiles the forced fallbacks " +
+				"for every TPU chip at one shape. The reason names the forced decision and form, then the code and " +
+				"message of the failure under it (V-MISMATCH, V-COMPILE, V-TPU-COMPILE, ...): a branch that a user's " +
+				"shapes would take is wrong."},
 		{Code: "V-TPU-UNAVAILABLE", Name: "tpu-unavailable", Severity: codes.Error, Title: "The TPU compile gate could not run",
 			Doc: "libtpu is not installed in the validator's Python, a --tpu-chips name is unknown, or libtpu could not " +
 				"build the chip's topology. Run `make venv` (it pins libtpu), or pass --tpu-chips none to validate " +

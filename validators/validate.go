@@ -165,6 +165,36 @@ type Verdict struct {
 	TPUGate string `json:"tpu_gate,omitempty"`
 	// LibTPUVersion is the libtpu that compiled for the chips.
 	LibTPUVersion string `json:"libtpu_version,omitempty"`
+	// Forms is the run-time forms the harness forced (forms.py): absent for a
+	// candidate without _form decisions.
+	Forms *Forms `json:"forms,omitempty"`
+}
+
+// Forms is a proven candidate's run-time decisions (validators/CONTRACTS.md,
+// "Forced forms"): the choices the validated shapes made, and each other form
+// forced over the cases, in interpret mode and (fallbacks) compiled for TPU.
+type Forms struct {
+	// Natural maps each decision to the shape indices' choices (true: its
+	// first form).
+	Natural map[string]map[string][]bool `json:"natural"`
+	Forced  []ForcedForm                 `json:"forced"`
+	// ForcedS is the seconds the forced runs took, traces included.
+	ForcedS     float64     `json:"forced_s"`
+	TPUCompiled *FormsOnTPU `json:"tpu_compiled,omitempty"`
+}
+
+// ForcedForm is one forced context and the cases run under it per shape index.
+type ForcedForm struct {
+	Forms string         `json:"forms"`
+	Cases map[string]int `json:"cases"`
+}
+
+// FormsOnTPU is the forced fallbacks' TPU compile: how many contexts, for
+// which chips, in how many seconds.
+type FormsOnTPU struct {
+	Contexts int      `json:"contexts"`
+	Chips    []string `json:"chips"`
+	CompileS float64  `json:"compile_s"`
 }
 
 // ChipCompile is one chip's outcome of the TPU compile gate.

@@ -4,7 +4,9 @@ Order per case: candidate (fresh inputs, outputs poisoned with NaN by TPU
 interpret mode) -> reference (its own copies, outputs pre-poisoned) ->
 candidate again on new buffers with a different poison (zero) and interpret
 seed. Inputs are checked unchanged on both sides. Comparison in float64 with
-dtype-aware tolerances; every case is also checked for degeneracy.
+dtype-aware tolerances; every case is also checked for degeneracy. Then the
+candidate once more under each run-time form the case's shapes did not
+choose, forced (forms.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import numpy as np
 from . import HARNESS_VERSION, VERDICT_SCHEMA, tpu
 from .astban import check_source, mentions_pallas_call
 from .compare import compare, degenerate, passes, tolerance
+from .forms import Forms, describe
 from .gen import DISTRIBUTIONS, SPECIAL, make_case
 from .refworker import recv, send
 from .spec import X64_DTYPES, SpecError, load_spec, shape_sweep
@@ -32,7 +35,7 @@ from .spec import X64_DTYPES, SpecError, load_spec, shape_sweep
 EXIT = {"proven": 0, "rejected": 1, "error": 2}
 # When shapes fail for different reasons, the most specific one is reported.
 REASON_PRIORITY = {code: i for i, code in enumerate(
-    ["V-INPUT-MUTATED", "V-SHAPE", "V-UNWRITTEN", "V-NAN", "V-MISMATCH", "V-NONDET", "V-COMPILE"])}
+    ["V-INPUT-MUTATED", "V-SHAPE", "V-UNWRITTEN", "V-NAN", "V-MISMATCH", "V-NONDET", "V-COMPILE", "V-FORM"])}
 SANDBOX_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENETUNREACH, errno.EHOSTUNREACH,
                   errno.EAFNOSUPPORT, errno.ECONNREFUSED, errno.ENETDOWN}
 
@@ -356,6 +359,7 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
     run = getattr(mod, "run", None)
     if not callable(run):
         raise reject("V-COMPILE", "candidate defines no run(args, *, interpret)")
+    forms = Forms(mod)
 
     nshapes = a.shapes or (2 if a.quick else 4)
     nseeds = max(a.seeds, 1)
@@ -406,13 +410,14 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
 
             if j not in compile_shapes:
                 compile_shapes[j] = _compile_shape(spec, env, arrays, scalars, out_params, shapes)
-            if j not in fns:
-                def make(interp_val, scalars=scalars):
-                    def f(arrs):
-                        tracer.interpret = interp_val
+            def make(interp_val, scalars=scalars, j=j, ctx=()):
+                def f(arrs):
+                    tracer.interpret = interp_val
+                    with forms.hooked(j, ctx):
                         return run({**arrs, **scalars}, interpret=interp_val)
-                    return jax.jit(f)
+                return jax.jit(f)
 
+            if j not in fns:
                 fns[j] = (make(interp_a), make(interp_b), make(interp_a))
 
             fa, fb, fghost = fns[j]
@@ -461,12 +466,11 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
             _check_inputs(jin_b, pristine, gates)
             _check_outputs_shape(out_b, out_params, shapes)
 
-            for p in out_params:
-                ea, eb, ex = out_a[p.name], out_b[p.name], expected[p.name]
+            where = f"on {key} seed {seed} ({dist})"
+            compared = _compare_runs(spec, env, out_params, out_a, out_b, expected, gates)
+            for p, (r, _) in zip(out_params, compared, strict=True):
+                ex = expected[p.name]
                 tol = tolerance(p.dtype, spec.tolerance, spec.red_len(env))
-                r = compare(ex, ea, p.dtype, tol)
-                rb = compare(ex, eb, p.dtype, tol)
-                _check_unwritten(p, ea, eb, ex, gates, tol)
                 deg = degenerate(ex, p.dtype, tol)
                 entry = {"sizes": env, "sizes_key": key, "seed": seed, "distribution": dist, "output": p.name,
                          "scalars": scalars, "subnormal_inputs_flushed": flushed, "degenerate": deg}
@@ -478,22 +482,32 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
                     usable[p.name] += 1
                     if np.size(ex) < 2:
                         scalars_seen[p.name].append(float(np.asarray(ex, np.float64).reshape(-1)[0]) if np.size(ex) else 0.0)
-                where = f"on {key} seed {seed} ({dist})"
-                for run_no, rr in ((1, r), (2, rb)):
-                    if rr["mismatches"]:
-                        nf = f" ({rr['nonfinite']} NaN/Inf where the reference is finite)" if rr.get("nonfinite") else ""
-                        raise reject("V-MISMATCH", f"{p.name}: {rr['mismatches']} of {np.size(ex)} elements differ {where}{nf}"
-                                     f"{'' if run_no == 1 else ' in the second run (new buffers, zero poison)'}; "
-                                     f"max abs {rr['max_abs']:.3g}, max rel {rr['max_rel']:.3g}, ULP max {rr['ulp_max']:.0f}, "
-                                     f"first at {rr['first_mismatches'][:1]} (expected {rr.get('first_expected')}, "
-                                     f"got {rr.get('first_actual')}; rtol {tol[0]:.2g}, atol {tol[1]:.2g})")
-                for rr in (r, rb):
-                    if not rr["nan_mask_ok"]:
-                        raise reject("V-NAN", f"{p.name}: where the reference is NaN/Inf the candidate differs at "
-                                     f"{rr['nan_mismatches']} element(s), first at {rr['first_mismatches'][:1]} {where}")
-                if spec.deterministic and np.asarray(ea).tobytes() != np.asarray(eb).tobytes():
-                    gates["determinism"] = False
-                    raise reject("V-NONDET", f"{p.name}: the second run on new buffers differs bitwise {where}")
+            _check_compared(spec, env, out_params, out_a, out_b, expected, gates, compared, where)
+            # 4. Every other run-time form, forced (forms.py), on the same case.
+            queue = forms.children(j)
+            while queue:
+                ctx = queue.pop(0)
+                if (j, ctx) not in fns:
+                    fns[(j, ctx)] = make(interp_a, ctx=ctx)
+                v.phase = f"{describe(ctx)}, {key} seed {seed} {dist}"
+                t0 = time.monotonic()
+                try:
+                    # one run, NaN poison and a shuffled grid order: poison
+                    # left in an output is a mismatch here
+                    out_f, jin_f = _call(fns[(j, ctx)], arrays, jnp, interp, "on its run")
+                    if interp.races_found():
+                        interp.reset_state()
+                        raise reject("V-NONDET", "TPU interpret mode detected a data race")
+                    _check_inputs(jin_f, pristine, gates)
+                    _check_outputs_shape(out_f, out_params, shapes)
+                    got = _compare_runs(spec, env, out_params, out_f, out_f, expected, gates)
+                    _check_compared(spec, env, out_params, out_f, out_f, expected, gates, got, where)
+                except Stop as s:
+                    if s.verdict != "rejected" or s.code == "V-SANDBOX":
+                        raise
+                    raise reject("V-FORM", f"{describe(ctx)}: {s.code}: {s.msg}") from None
+                forms.record(ctx, j, time.monotonic() - t0)
+                queue += forms.children(j, ctx)
             if first_usable is None and all(
                     degenerate(expected[p.name], p.dtype, tolerance(p.dtype, spec.tolerance, spec.red_len(env))) is None
                     for p in out_params):
@@ -537,13 +551,80 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
             raise reject("V-NOLAUNCH", "the output does not depend on the pallas_call (ghost replay with the kernel "
                          "replaced by NaN still matched the reference)")
     v.d["ghost_replay"] = first_usable is not None
+    if forms.active:
+        v.d["forms"] = forms.summary()
     if tracer.foreign_interpret:
         v.d["interpret_overridden"] = tracer.foreign_interpret[:3]
     gate_shapes = [compile_shapes[j] for j in sorted(compile_shapes)]
     if a.captured:
         gate_shapes += _captured_shapes(a.captured, spec)
     _tpu_gate(a, v, run, gate_shapes, tracer)
+    _tpu_gate_forms(a, v, run, forms, compile_shapes, tracer)
     return "proven", "", ""
+
+
+def _compare_runs(spec, env, out_params, out_a, out_b, expected, gates):
+    """Both runs of a case against the reference: [(run 1's, run 2's
+    comparison)] per output; rejects poison left in an output."""
+    res = []
+    for p in out_params:
+        ea, eb, ex = out_a[p.name], out_b[p.name], expected[p.name]
+        tol = tolerance(p.dtype, spec.tolerance, spec.red_len(env))
+        r = compare(ex, ea, p.dtype, tol)
+        rb = compare(ex, eb, p.dtype, tol)
+        _check_unwritten(p, ea, eb, ex, gates, tol)
+        res.append((r, rb))
+    return res
+
+
+def _check_compared(spec, env, out_params, out_a, out_b, expected, gates, compared, where):
+    """Rejects a mismatch, a NaN mask or nondeterminism in _compare_runs's
+    comparisons."""
+    for p, (r, rb) in zip(out_params, compared, strict=True):
+        ea, eb, ex = out_a[p.name], out_b[p.name], expected[p.name]
+        tol = tolerance(p.dtype, spec.tolerance, spec.red_len(env))
+        for run_no, rr in ((1, r), (2, rb)):
+            if rr["mismatches"]:
+                nf = f" ({rr['nonfinite']} NaN/Inf where the reference is finite)" if rr.get("nonfinite") else ""
+                raise reject("V-MISMATCH", f"{p.name}: {rr['mismatches']} of {np.size(ex)} elements differ {where}{nf}"
+                             f"{'' if run_no == 1 else ' in the second run (new buffers, zero poison)'}; "
+                             f"max abs {rr['max_abs']:.3g}, max rel {rr['max_rel']:.3g}, ULP max {rr['ulp_max']:.0f}, "
+                             f"first at {rr['first_mismatches'][:1]} (expected {rr.get('first_expected')}, "
+                             f"got {rr.get('first_actual')}; rtol {tol[0]:.2g}, atol {tol[1]:.2g})")
+        for rr in (r, rb):
+            if not rr["nan_mask_ok"]:
+                raise reject("V-NAN", f"{p.name}: where the reference is NaN/Inf the candidate differs at "
+                             f"{rr['nan_mismatches']} element(s), first at {rr['first_mismatches'][:1]} {where}")
+        if spec.deterministic and np.asarray(ea).tobytes() != np.asarray(eb).tobytes():
+            gates["determinism"] = False
+            raise reject("V-NONDET", f"{p.name}: the second run on new buffers differs bitwise {where}")
+
+
+def _tpu_gate_forms(a, v, run, forms, compile_shapes, tracer):
+    """The forced fallbacks compiled for every chip, each at the smallest
+    shape it ran at (forms.tpu_contexts)."""
+    ctxs = forms.tpu_contexts()
+    if not a.chips or not ctxs:
+        return
+    devs = tpu.devices(a.chips)
+    t0 = time.monotonic()
+    for ctx, j in ctxs:
+        v.phase = f"tpu compile {describe(ctx)}"
+
+        def forced(args, *, interpret, ctx=ctx, j=j):
+            with forms.hooked(j, ctx):
+                return run(args, interpret=interpret)
+
+        try:
+            res = tpu.gate(forced, [compile_shapes[j]], devs, tracer)
+        except MemoryError:
+            raise reject("V-SANDBOX", "memory limit reached while compiling for TPU") from None
+        bad = [c for c in a.chips if not res[c]["compiled"]]
+        if bad:
+            raise reject("V-FORM", f"{describe(ctx)}: V-TPU-COMPILE: does not compile for {', '.join(bad)}; "
+                         f"{bad[0]} ({res[bad[0]]['topology']}) {res[bad[0]]['error']}")
+    v.d["forms"]["tpu_compiled"] = {"contexts": len(ctxs), "chips": list(a.chips),
+                                    "compile_s": round(time.monotonic() - t0, 3)}
 
 
 def _captured_shapes(path, spec):

@@ -201,3 +201,45 @@ def test_interpreter_bitcast_refs():
     with pytest.raises(Exception, match="BitcastTransform"):
         jax.block_until_ready(pl.pallas_call(widen, grid=(1,), in_specs=[spec], out_specs=spec,
                               out_shape=jax.ShapeDtypeStruct((16, 128), jnp.float16), interpret=ip)(bits[:16]))
+
+
+def test_forms_force_each_other_form():
+    """forms.py: the hook records the natural choices, forces one decision at a time (the fallback
+    always, the first form only where it applies) and forces a decision seen only under a forced form
+    within it."""
+    import types
+
+    from pallasify_harness.forms import Forms, describe
+
+    mod = types.ModuleType("cand")
+    mod._FORCE = None
+
+    def run(big):
+        hook = mod._FORCE or (lambda name, natural, applies: natural)
+        fits = hook("vfits", not big, True)
+        inner = None
+        if not fits:  # the fallback consults a decision of its own
+            inner = hook("column_major", False, True)
+        return fits, inner, hook("plane", False, False), hook("own_rows", False, True)
+
+    forms = Forms(mod)
+    assert forms.active
+    with forms.hooked(0):
+        assert run(big=False) == (True, None, False, False)
+    assert mod._FORCE is None
+    # plane's first form does not apply: nothing to force; own_rows only toward its first form
+    assert forms.children(0) == [(("vfits", False),), (("own_rows", True),)]
+    ctx = (("vfits", False),)
+    with forms.hooked(0, ctx):
+        assert run(big=False) == (False, False, False, False)
+    assert forms.children(0, ctx) == [(("vfits", False), ("column_major", True))]
+    with forms.hooked(0, (("own_rows", True),)):
+        assert run(big=False) == (True, None, False, True)
+    assert forms.children(0, (("own_rows", True),)) == []
+    assert "the XLA form (_run_xla)" in describe(ctx)
+    forms.record(ctx, 0, 0.5)
+    forms.record((("own_rows", True),), 0, 0.5)
+    assert forms.tpu_contexts() == [(ctx, 0)]
+    assert forms.summary()["natural"] == {"vfits": {"0": [True]}, "plane": {"0": [False]}, "own_rows": {"0": [False]}}
+    # a module without the hook is left alone
+    assert not Forms(types.ModuleType("llm")).active
