@@ -150,14 +150,18 @@ func TestFixtureDrafts(t *testing.T) {
 			names = append(names, name+"/"+mu.name)
 		}
 	}
-	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 240 * time.Second}, 0) {
+	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 480 * time.Second}, 0) {
 		if r.Err != nil {
 			t.Errorf("%s: %v", names[i], r.Err)
 			continue
 		}
 		if strings.Contains(names[i], "/") {
-			if r.Verdict.Proven() || !strings.HasPrefix(r.Verdict.Reason, "V-MISMATCH") {
-				t.Errorf("mutant %s: %s %s, want rejected V-MISMATCH", names[i], r.Verdict.Verdict, r.Verdict.Reason)
+			want := "V-MISMATCH"
+			if w := mutantReasons[names[i]]; w != "" {
+				want = w
+			}
+			if r.Verdict.Proven() || !strings.HasPrefix(r.Verdict.Reason, want) {
+				t.Errorf("mutant %s: %s %s, want rejected %s", names[i], r.Verdict.Verdict, r.Verdict.Reason, want)
 			} else {
 				t.Logf("mutant %s: killed (%s)", names[i], r.Verdict.Reason)
 			}
@@ -167,7 +171,7 @@ func TestFixtureDrafts(t *testing.T) {
 			t.Errorf("%s: %s %s\n%s", names[i], r.Verdict.Verdict, r.Verdict.Reason, tail(r.Verdict.Output))
 			continue
 		}
-		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs%s", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS, bytesNote(r.Verdict))
+		t.Logf("%s: proven (%d cases, max abs %.3g, ULP max %.0f) in %.1fs%s%s", names[i], r.Verdict.Stats.Cases, r.Verdict.Stats.MaxAbs, r.Verdict.Stats.ULPMax, r.Verdict.DurationS, bytesNote(r.Verdict), formsNote(r.Verdict))
 	}
 }
 
@@ -180,8 +184,14 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	"bilinear_sample": {{"early_return_ignored", "        c3,\n        _cast(0, jnp.float32),", "        False,\n        _cast(0, jnp.float32),"}},
 	// the gather without its batch and channel offsets (points[idx] of
 	// plane 0 for every plane)
-	"gather_points": {{"gather_without_plane_offset",
-		"_vtake(points_ref, points_meta, ((0 + (((i_z * c) * n) + (i_y * n))) + idx), ", "_vtake(points_ref, points_meta, idx, "}},
+	"gather_points": {
+		{"gather_without_plane_offset",
+			"_vtake(points_ref, points_meta, ((0 + (((i_z * c) * n) + (i_y * n))) + idx), ", "_vtake(points_ref, points_meta, idx, "},
+		// the same in the XLA fallback (_run_xla), which no validated shape
+		// takes: caught only by forcing it (mutantReasons)
+		{"xla_fallback_without_plane_offset",
+			"((0 + (((i_z * c) * n) + (i_y * n))) + idx_in.reshape(-1)", "(0 + idx_in.reshape(-1)"},
+	},
 	// the weighted sum in float32, rounded once at the store (the original
 	// rounds each product and sum to float16)
 	"half_interp": {{"float32_sum", `_f2h(
@@ -222,6 +232,13 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	// dropped, the loss of whatever lies before the row kept
 	"softmax_focal": {{"ignored_label_not_zeroed",
 		"v3 = jnp.where(jnp.logical_not(c1), _cast(0, jnp.float32), v2)", "v3 = v2"}},
+}
+
+// mutantReasons are the reasons mutants in a form no validated shape takes
+// must be rejected with (the harness's forced forms, forms.py): a
+// V-FORM naming the forced branch, then the failure under it.
+var mutantReasons = map[string]string{
+	"gather_points/xla_fallback_without_plane_offset": "V-FORM: forced vfits=False (the XLA form (_run_xla)): V-MISMATCH",
 }
 
 // selected: FIXTURE=a,b limits the test to those fixtures.
@@ -365,6 +382,27 @@ func bytesNote(v *validators.Verdict) string {
 		return note
 	}
 	return ""
+}
+
+// formsNote is the forced forms' cost and contexts, when the draft has any.
+func formsNote(v *validators.Verdict) string {
+	f := v.Forms
+	if f == nil {
+		return ""
+	}
+	var ctxs []string
+	for _, c := range f.Forced {
+		n := 0
+		for _, k := range c.Cases {
+			n += k
+		}
+		ctxs = append(ctxs, fmt.Sprintf("%s: %d cases", c.Forms, n))
+	}
+	note := fmt.Sprintf("; forms %v, forced runs %.1fs [%s]", f.Natural, f.ForcedS, strings.Join(ctxs, "; "))
+	if t := f.TPUCompiled; t != nil {
+		note += fmt.Sprintf(", %d forced contexts compiled for %v in %.1fs", t.Contexts, t.Chips, t.CompileS)
+	}
+	return note
 }
 
 func tail(s string) string {

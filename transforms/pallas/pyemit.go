@@ -179,13 +179,21 @@ var helpers = []helper{
     return lax.rem(a, b)`},
 	{"_cast", nil, `def _cast(x, dt):
     return jnp.asarray(x).astype(dt)`},
-	{"_column_major", nil, `def _column_major(rows, cols):
+	{"_form", nil, `_FORCE = None  # set by the validator only (pallasify_harness); None when a user imports it
+
+
+def _form(name, natural, applies=True):
+    """Whether run() takes the first of the two forms of decision name (the helper that decides):
+    natural, the choice of the shapes, unless the validator, to prove both, forces one through
+    _FORCE (the first only where it applies)."""
+    return natural if _FORCE is None else _FORCE(name, natural, applies)`},
+	{"_column_major", []string{"_form"}, `def _column_major(rows, cols):
     """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
     the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
     TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
     by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
     by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
-    return by_cols < by_rows`},
+    return _form("column_major", by_cols < by_rows)`},
 	{"_layout", []string{"_round_up"}, `def _layout(n, sub):
     """Lane-dense layout of n elements: (lanes, block rows, padded rows)."""
     lanes = 512 if n >= 512 * 64 else 128
@@ -224,16 +232,18 @@ var helpers = []helper{
     hi = (max(0, max(offs, default=0)) // lanes + 1) * lanes
     flat = a.reshape(-1)[: dp + hi]
     return jnp.pad(flat, (lo, dp + hi - flat.shape[0])).reshape(-1, lanes)`},
-	{"_own_rows", []string{"_column_major"}, `def _own_rows(shape, sub):
+	{"_own_rows", []string{"_column_major", "_form"}, `def _own_rows(shape, sub):
     """Whether a kernel may run over rows of the array's last dimension (128 to 8192 lanes,
     blocks of whole rows that fit VMEM) that XLA keeps as they are, so that viewing it as (rows,
     last) is a bitcast: a 2-D array row-major, a larger one in whole tiles of sub rows (libtpu
-    0.0.52). Only the traffic depends on it."""
+    0.0.52). Only the traffic depends on it, and on the 8192: rows of at least 128 lanes."""
     if not 128 <= shape[-1] <= 8192:
-        return False
-    if len(shape) == 2:
-        return not _column_major(*shape)
-    return shape[-2] % sub == 0`},
+        own = False
+    elif len(shape) == 2:
+        own = not _column_major(*shape)
+    else:
+        own = shape[-2] % sub == 0
+    return _form("own_rows", own, shape[-1] >= 128)`},
 	{"_row_halo_rows", []string{"_round_up"}, `def _row_halo_rows(offs, lanes, sub):
     """The zero rows (low, high) _row_halo puts around rows of lanes elements so that every
     element's reads at the offsets from its own position stay inside: whole tiles of sub rows."""
@@ -261,7 +271,7 @@ var helpers = []helper{
     b = ref[pl.ds(q + 1, rows), :]
     lane = lax.broadcasted_iota(jnp.int32, shape, 1)
     return jnp.where(lane < lanes - r, pltpu.roll(a, lanes - r, 1), pltpu.roll(b, lanes - r, 1))`},
-	{"_plane", nil, `def _plane(shape, addrs, ext):
+	{"_plane", []string{"_form"}, `def _plane(shape, addrs, ext):
     """How a window load reads its source from VMEM, (sy, sx, offsets), or None (it is then
     gathered per iteration): addrs are its addresses at the domain's first element and one step
     along x, y and z; the form applies when the address at iteration k is z * H * W + (sy * y +
@@ -284,9 +294,8 @@ var helpers = []helper{
         return None
     tile = pl.cdiv(h, 8) * 8 * pl.cdiv(w, 128) * 128
     cols = pl.cdiv(ey, 128) * 128 * pl.cdiv(w, 8) * 8
-    if 4 * (3 * tile + cols + 2 * pl.cdiv(ey, 8) * 8 * pl.cdiv(ex, 128) * 128) > 8 * 2**20:
-        return None
-    return sy, sx, offs`},
+    fits = 4 * (3 * tile + cols + 2 * pl.cdiv(ey, 8) * 8 * pl.cdiv(ex, 128) * 128) <= 8 * 2**20
+    return (sy, sx, offs) if _form("plane", fits) else None`},
 	{"_numel", nil, `def _numel(shape):
     n = 1
     for s in shape:
@@ -387,7 +396,7 @@ var helpers = []helper{
     inside = jnp.logical_and(idx >= 0, idx < flat.shape[0])
     got = jnp.take(flat, jnp.where(inside, idx, 0), mode="clip")  # in bounds: inside
     return jnp.where(inside, got, jnp.nan).astype(flat.dtype).reshape(dp // lanes, lanes)`},
-	{"_vperm", []string{"_column_major", "_round_up"}, `def _vperm(shape):
+	{"_vperm", []string{"_column_major", "_round_up", "_form"}, `def _vperm(shape):
     """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
     elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
     dimensions that pads the array least in (8, 128) tiles, fewer rows for a short one, on a
@@ -406,7 +415,10 @@ var helpers = []helper{
             if best is None or size <= best[0]:
                 best = (size, minor, second)
     _, minor, second = best
-    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)`},
+    order = tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+    if order != tuple(range(len(shape))) and not _form("vperm", True):
+        return tuple(range(len(shape)))  # row-major
+    return order`},
 	{"_vview", []string{"_vperm"}, `def _vview(shape):
     """The 3-D view (lead, rows, cols) a gather draft reads an array of shape in: a bitcast of
     its HBM layout, the dimensions in the order XLA keeps them (_vperm), the leading ones
@@ -524,7 +536,7 @@ var helpers = []helper{
     sub = 32 // view.dtype.itemsize
     lead, rows, cols = view.shape
     return pl.BlockSpec((lead, _round_up(rows, sub), _round_up(cols, 128)), lambda *_: (0, 0, 0))`},
-	{"_vfits", []string{"_round_up"}, `def _vfits(*views):
+	{"_vfits", []string{"_round_up", "_form"}, `def _vfits(*views):
     """Whether _vtake may gather from these _vsrc views in VMEM: none empty, at most 512 KiB of
     32-bit words in all (1 MiB of VMEM in the two buffers Pallas keeps; _vtake visits every source
     row of 128 lanes per index block) and at most 4096 columns each (its unrolled lanes)."""
@@ -532,7 +544,8 @@ var helpers = []helper{
     for v in views:
         lead, rows, cols = v.shape
         words += lead * _round_up(rows, 32 // v.dtype.itemsize) * _round_up(cols, 128)
-    return all(v.size > 0 and v.shape[2] <= 4096 for v in views) and words * 4 <= 512 * 1024`},
+    applies = all(v.size > 0 and v.shape[2] <= 4096 for v in views)
+    return _form("vfits", applies and words * 4 <= 512 * 1024, applies)`},
 	{"_vpos", nil, `def _vpos(meta, lead, row, col):
     """The flat (row-major) index in the array of the element at (lead, row, col) of its
     _vview."""

@@ -154,13 +154,23 @@ def _c_rem(a, b, dt):
     return lax.rem(a, b)
 
 
+_FORCE = None  # set by the validator only (pallasify_harness); None when a user imports it
+
+
+def _form(name, natural, applies=True):
+    """Whether run() takes the first of the two forms of decision name (the helper that decides):
+    natural, the choice of the shapes, unless the validator, to prove both, forces one through
+    _FORCE (the first only where it applies)."""
+    return natural if _FORCE is None else _FORCE(name, natural, applies)
+
+
 def _column_major(rows, cols):
     """Whether XLA keeps a (rows, cols) array of 32- or 16-bit values column-major on a TPU:
     the (8, 128)-tiled layout that pads it less, row-major on a tie (libtpu 0.0.52: v5e, v6e,
     TPU7x). Only the traffic depends on it; the kernel then runs over the transposes."""
     by_rows = pl.cdiv(rows, 8) * 8 * pl.cdiv(cols, 128) * 128
     by_cols = pl.cdiv(cols, 8) * 8 * pl.cdiv(rows, 128) * 128
-    return by_cols < by_rows
+    return _form("column_major", by_cols < by_rows)
 
 
 def _layout(n, sub):
@@ -208,7 +218,10 @@ def _vperm(shape):
             if best is None or size <= best[0]:
                 best = (size, minor, second)
     _, minor, second = best
-    return tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+    order = tuple(i for i in range(len(shape)) if i not in (minor, second)) + (second, minor)
+    if order != tuple(range(len(shape))) and not _form("vperm", True):
+        return tuple(range(len(shape)))  # row-major
+    return order
 
 
 def _vview(shape):
@@ -250,7 +263,8 @@ def _vfits(*views):
     for v in views:
         lead, rows, cols = v.shape
         words += lead * _round_up(rows, 32 // v.dtype.itemsize) * _round_up(cols, 128)
-    return all(v.size > 0 and v.shape[2] <= 4096 for v in views) and words * 4 <= 512 * 1024
+    applies = all(v.size > 0 and v.shape[2] <= 4096 for v in views)
+    return _form("vfits", applies and words * 4 <= 512 * 1024, applies)
 
 
 def _vpos(meta, lead, row, col):
