@@ -195,6 +195,8 @@ type FormsOnTPU struct {
 	Contexts int      `json:"contexts"`
 	Chips    []string `json:"chips"`
 	CompileS float64  `json:"compile_s"`
+	// Skipped says why the forced forms were not compiled (time spent).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // ChipCompile is one chip's outcome of the TPU compile gate.

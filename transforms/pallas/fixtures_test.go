@@ -399,7 +399,9 @@ func formsNote(v *validators.Verdict) string {
 		ctxs = append(ctxs, fmt.Sprintf("%s: %d cases", c.Forms, n))
 	}
 	note := fmt.Sprintf("; forms %v, forced runs %.1fs [%s]", f.Natural, f.ForcedS, strings.Join(ctxs, "; "))
-	if t := f.TPUCompiled; t != nil {
+	if t := f.TPUCompiled; t != nil && t.Skipped != "" {
+		note += ", forced forms not compiled for TPU: " + t.Skipped
+	} else if t != nil {
 		note += fmt.Sprintf(", %d forced contexts compiled for %v in %.1fs", t.Contexts, t.Chips, t.CompileS)
 	}
 	return note

@@ -606,6 +606,13 @@ def _tpu_gate_forms(a, v, run, forms, compile_shapes, tracer):
     ctxs = forms.tpu_contexts()
     if not a.chips or not ctxs:
         return
+    spent = time.monotonic() - v.t0
+    if a.timeout > 0 and spent > 0.6 * a.timeout:
+        # affordable only with time to spare: each context costs about one
+        # shape of the gate per chip
+        v.d["forms"]["tpu_compiled"] = {"contexts": 0, "chips": [], "compile_s": 0.0,
+                                        "skipped": f"{spent:.0f}s of the {a.timeout:g}s limit spent"}
+        return
     devs = tpu.devices(a.chips)
     t0 = time.monotonic()
     for ctx, j in ctxs:

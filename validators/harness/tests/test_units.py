@@ -237,9 +237,14 @@ def test_forms_force_each_other_form():
         assert run(big=False) == (True, None, False, True)
     assert forms.children(0, (("own_rows", True),)) == []
     assert "the XLA form (_run_xla)" in describe(ctx)
+    # a budgeted first form (the in-kernel gather) is not forced past its budget
+    with forms.hooked(1):
+        assert run(big=True) == (False, False, False, False)
+    assert forms.children(1) == [(("column_major", True),), (("own_rows", True),)]  # no vfits=True
     forms.record(ctx, 0, 0.5)
     forms.record((("own_rows", True),), 0, 0.5)
     assert forms.tpu_contexts() == [(ctx, 0)]
-    assert forms.summary()["natural"] == {"vfits": {"0": [True]}, "plane": {"0": [False]}, "own_rows": {"0": [False]}}
+    assert forms.summary()["natural"] == {"vfits": {"0": [True], "1": [False]}, "plane": {"0": [False], "1": [False]},
+                                          "own_rows": {"0": [False], "1": [False]}, "column_major": {"1": [False]}}
     # a module without the hook is left alone
     assert not Forms(types.ModuleType("llm")).active
