@@ -207,6 +207,13 @@ func (p *plan) jaxFunction() (string, error) {
 		hs, ref, ok := p.hostSize(s)
 		if same := p.viewOf(ref, s, reshaped); ok && same != "" {
 			src = same // the host's size is this dim of the kernel's view at every call
+			// the other tensors the spec sizes by s are checked against it
+			// (a grad shorter than x would be read past its end)
+			for _, g := range p.assumedEqual(reshaped, s, hs) {
+				if !strings.HasPrefix(g.cond, same+" ") {
+					relations = append(relations, g)
+				}
+			}
 		} else if ok {
 			// the host computes it otherwise than from the dim the spec's
 			// shapes relate it to (a coincidence of the captured sizes:
