@@ -250,6 +250,7 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	ww("    BROWS = min(_round_up(KROWS, %d), max(%d, 4096 // BCOLS // %d * %d))", sub, sub, sub, sub)
 	ww("    spec = pl.BlockSpec((None, BROWS, BCOLS), lambda lead, i, j: (lead, i, j))")
 	var ins, inSpecs, fuse, oshapes, ospecs []string
+	fused := false // some input may take a fusion (its fuse entry is a condition, not False)
 	for i, l := range m.loads {
 		switch {
 		case vm[i] && src[l.param] == l.name && flatSrc[l.param]:
@@ -257,6 +258,7 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 			ins = append(ins, l.name+"_in")
 			inSpecs = append(inSpecs, "_vwhole("+l.name+"_in)")
 			fuse = append(fuse, "p_"+l.param+".shape[0] % 128 != 0")
+			fused = true
 		case vm[i] && src[l.param] == l.name:
 			// not fused: a fusion read by the kernel's dynamic row slices
 			// does not compile (libtpu 0.0.52)
@@ -270,13 +272,14 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 			// the kernel's input; other views are bitcasts
 			if len(out.Shape) == 1 {
 				fuse = append(fuse, "D % 128 != 0")
+				fused = true
 			} else {
 				fuse = append(fuse, "False")
 			}
 		}
 	}
 	fusion := ""
-	if strings.Contains(strings.Join(fuse, ","), "!=") {
+	if fused {
 		fusion = ", allow_input_fusion=[" + strings.Join(fuse, ", ") + "]"
 	}
 	for _, s := range m.stores {
