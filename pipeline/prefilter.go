@@ -248,12 +248,7 @@ func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
 	}
 	mask := make([]uint64, len(pf.owner))
 	var kept []match
-	s := int32(0)
-	delta, firstOut := pf.delta, pf.firstOut
-	for pos := 0; pos < len(src); pos++ {
-		if s = delta[int(s)<<8|int(src[pos])]; s < firstOut {
-			continue
-		}
+	pf.scan(src, func(pos int, s int32) {
 		for i := range pf.out[s] {
 			h := &pf.out[s][i]
 			o := pf.owner[h.needle]
@@ -267,7 +262,7 @@ func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
 				found[o] = true
 			}
 		}
-	}
+	})
 	complete := false // some rule's needle has all its parts among the kept matches
 	for nd, m := range mask {
 		if pf.owner[nd] < len(pf.rules) {
@@ -312,6 +307,56 @@ func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
 		}
 	}
 	return sel, found[len(pf.rules):]
+}
+
+// scan runs the automaton over src and calls at(pos, s) at each position
+// pos where it enters a state s at which a needle part ends, in the order of
+// pos. Each byte's step is a load that depends on the one before, so one walk
+// runs at the table's load latency; a file of some length is walked as two
+// halves at once, the second from state 0 at longest-1 bytes before the
+// middle, so it knows every part ending after the middle, and its matches
+// are passed on after the first half's.
+func (pf *prefilter) scan(src []byte, at func(pos int, s int32)) {
+	delta, firstOut, n, l := pf.delta, pf.firstOut, len(src), pf.longest
+	if l == 0 || n < 4*l+64 {
+		s := int32(0)
+		for pos := 0; pos < n; pos++ {
+			if s = delta[int(s)<<8|int(src[pos])]; s >= firstOut {
+				at(pos, s)
+			}
+		}
+		return
+	}
+	mid := (n + l - 1) / 2 // the first half is src[:mid]; the second, src[mid-l+1:], is as long or one byte longer
+	first, second := src[:mid], src[mid-l+1:]
+	two := second[:len(first)]
+	type later struct {
+		pos int
+		s   int32
+	}
+	var hits []later
+	s1, s2 := int32(0), int32(0)
+	for i := range first {
+		s1 = delta[int(s1)<<8|int(first[i])]
+		s2 = delta[int(s2)<<8|int(two[i])]
+		if s1|s2 < firstOut { // neither is at or past firstOut
+			continue
+		}
+		if s1 >= firstOut {
+			at(i, s1)
+		}
+		if s2 >= firstOut && i >= l-1 { // ends at or after mid: the second half's
+			hits = append(hits, later{mid - l + 1 + i, s2})
+		}
+	}
+	for _, h := range hits {
+		at(h.pos, h.s)
+	}
+	for pos := mid - l + 1 + len(two); pos < n; pos++ {
+		if s2 = delta[int(s2)<<8|int(src[pos])]; s2 >= firstOut {
+			at(pos, s2)
+		}
+	}
 }
 
 // match is a match of a rule's needle part whose anchors hold, ending at

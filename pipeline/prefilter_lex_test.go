@@ -387,6 +387,14 @@ func TestSelectCodeMatchesReference(t *testing.T) {
 		}
 		inputs = append(inputs, []byte(b.String()))
 	}
+	// Long files, which selectPython walks as two halves (prefilter.scan).
+	for i, short := 0, len(inputs); i < 200; i++ {
+		var b []byte
+		for n := 10 + rng.IntN(60); n >= 0; n-- {
+			b = append(append(b, inputs[rng.IntN(short)]...), '\n')
+		}
+		inputs = append(inputs, b)
+	}
 	withSpans, withStrs := 0, 0
 	for _, in := range inputs {
 		spans, strs, _ := lexPython(in)

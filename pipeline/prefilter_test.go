@@ -1,12 +1,14 @@
 package pipeline
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -122,5 +124,68 @@ func TestPrefilterMatchesReference(t *testing.T) {
 				t.Fatalf("%s on %q: automaton %v, reference %v", r.Code, in, got[r.Code], want)
 			}
 		}
+	}
+}
+
+// TestPrefilterScanHalves: scan, which walks a long file as two halves at
+// once, reports the positions and states a plain walk from the file's start
+// does, in the same order, whatever the length and wherever the needle parts
+// lie: across the middle, at the second half's start, at the file's ends.
+func TestPrefilterScanHalves(t *testing.T) {
+	pf := newPrefilter(defaultRules(), kernels.PythonNeedles)
+	plain := func(src []byte) []int {
+		var got []int
+		s := int32(0)
+		for pos := range src {
+			if s = pf.delta[int(s)<<8|int(src[pos])]; s >= pf.firstOut {
+				got = append(got, pos, int(s))
+			}
+		}
+		return got
+	}
+	var parts []string
+	for _, r := range defaultRules() {
+		for _, nd := range r.Needles {
+			for _, part := range strings.Split(nd, " & ") {
+				if text, _, _, _ := rule.NeedlePart(part); text != "" {
+					parts = append(parts, text)
+				}
+			}
+		}
+	}
+	for _, nd := range kernels.PythonNeedles {
+		parts = append(parts, nd)
+	}
+	l, rng := pf.longest, rand.New(rand.NewPCG(7, 8))
+	fill := []byte("x = torch.cud(a)  # cuda\n")
+	halves := 0
+	for _, n := range []int{0, 1, 4*l + 63, 4*l + 64, 4*l + 65, 1000, 1001, 4096, 20000} {
+		for trial := 0; trial < 60; trial++ {
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = fill[rng.IntN(len(fill))]
+			}
+			mid := (n + l - 1) / 2
+			for k := rng.IntN(6); k >= 0 && n > 0; k-- {
+				p := []byte(parts[rng.IntN(len(parts))])
+				// around the middle, the second half's start, or anywhere
+				at := []int{mid - len(p) + rng.IntN(2*len(p)+1), mid - l + 1 + rng.IntN(3) - 1, rng.IntN(n), n - len(p), 0}[rng.IntN(5)]
+				at = max(0, min(at, n-len(p)))
+				if at >= 0 && at+len(p) <= n {
+					copy(src[at:], p)
+				}
+			}
+			var got []int
+			pf.scan(src, func(pos int, s int32) { got = append(got, pos, int(s)) })
+			if want := plain(src); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("n=%d: scan %v, plain walk %v", n, got, want)
+			}
+			if n >= 4*l+64 {
+				halves++
+			}
+		}
+	}
+	if halves == 0 {
+		t.Fatal("no input was long enough to be walked as two halves")
 	}
 }
