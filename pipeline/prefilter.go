@@ -23,8 +23,8 @@ import (
 // `import pipeline`. The language is rule.NeedleMatch's.
 //
 // Besides the rules, the prefilter answers for extra needle sets (the kernel
-// discovery's, see kernelNeedles): Select's second result says which of them
-// the file contains.
+// discovery's, kernels.PythonNeedles): Select's second result says which of
+// them the file contains.
 type prefilter struct {
 	rules  []*rule.Rule
 	always []bool   // rule i has no needles
@@ -227,17 +227,18 @@ func (pf *prefilter) Select(src []byte) ([]*rule.Rule, []bool) {
 }
 
 // selectPython is Select for a Python source after the lexical pre-check
-// (prefilter_lex.go): a rule's needle counts only where it matches outside
-// the file's comments and bare string statements, and a part marked `\q`
-// inside a code string only where it opens it; the extra sets count
-// everywhere, as their own readers search the whole file. It answers as
-// SelectCode with the lexer's spans does.
+// (prefilter_lex.go): a needle counts only where it matches outside the
+// file's comments and bare string statements, and a part marked `\q` inside
+// a code string only where it opens it. That holds for the extra sets too:
+// kernel discovery finds a kernel only through code (an import of triton, a
+// call of load_inline or CUDAExtension, a RawKernel), so a file naming triton
+// only in its comments and docstrings holds none. It answers as SelectCode
+// with the lexer's spans does.
 //
-// The file is scanned once, as it is: the sets are decided there, and each
-// match of a rule's needle part whose anchors hold is kept. The pre-check
-// only takes matches away, so when the kept matches complete no rule's
-// needle (most files), the lexer is not run; otherwise the kept matches are
-// checked against its spans.
+// The file is scanned once, as it is, and each match of a needle part whose
+// anchors hold is kept. The pre-check only takes matches away, so when the
+// kept matches complete no needle (most files), the lexer is not run;
+// otherwise the kept matches are checked against its spans.
 func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
 	found := make([]bool, len(pf.rules)+pf.sets)
 	copy(found, pf.always)
@@ -252,23 +253,17 @@ func (pf *prefilter) selectPython(src []byte) ([]*rule.Rule, []bool) {
 		for i := range pf.out[s] {
 			h := &pf.out[s][i]
 			o := pf.owner[h.needle]
-			if found[o] || o >= len(pf.rules) && mask[h.needle]&h.bit != 0 || !h.anchored(src, pos+1) {
+			if found[o] || !h.anchored(src, pos+1) {
 				continue
 			}
 			mask[h.needle] |= h.bit
-			if o < len(pf.rules) {
-				kept = append(kept, match{pos + 1, h})
-			} else if mask[h.needle] == pf.full[h.needle] {
-				found[o] = true
-			}
+			kept = append(kept, match{pos + 1, h})
 		}
 	})
-	complete := false // some rule's needle has all its parts among the kept matches
+	complete := false // some needle has all its parts among the kept matches
 	for nd, m := range mask {
-		if pf.owner[nd] < len(pf.rules) {
-			complete = complete || m == pf.full[nd]
-			mask[nd] = 0 // from here on, the matches the pre-check counts
-		}
+		complete = complete || m == pf.full[nd]
+		mask[nd] = 0 // from here on, the matches the pre-check counts
 	}
 	if complete {
 		spans, strs, _ := lexPython(src)
@@ -381,12 +376,11 @@ func (h *hit) anchored(src []byte, end int) bool {
 	return h.follow.OK(src, end)
 }
 
-// SelectCode is Select where a rule's needle counts only if its match does
-// not overlap one of the skip spans (sorted, disjoint), and a part marked
-// `\q` (rule.StringStart) that lies inside one of the code strings strs
-// (sorted, disjoint) only if it starts the string's content and
-// rule.StringOpens; the word boundaries and the call check around a match
-// read src as it is. The extra sets count matches everywhere.
+// SelectCode is Select where a needle counts only if its match does not
+// overlap one of the skip spans (sorted, disjoint), and a part marked `\q`
+// (rule.StringStart) that lies inside one of the code strings strs (sorted,
+// disjoint) only if it starts the string's content and rule.StringOpens; the
+// word boundaries and the call check around a match read src as it is.
 func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan, strs []codeString) ([]*rule.Rule, []bool) {
 	owners := len(pf.rules) + pf.sets
 	found := make([]bool, owners)
@@ -417,7 +411,7 @@ func (pf *prefilter) SelectCode(src []byte, skip []nonCodeSpan, strs []codeStrin
 			if found[o] || mask[h.needle]&h.bit != 0 {
 				continue
 			}
-			if o < len(pf.rules) && len(skip) > 0 {
+			if len(skip) > 0 {
 				for k < len(skip) && skip[k].end <= pos+1-pf.longest {
 					k++
 				}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
@@ -144,9 +145,8 @@ func TestPrefilterStringStart(t *testing.T) {
 	}
 }
 
-// TestPrefilterSkipsNonCode: a rule's needle in a comment or a docstring
-// does not select the rule; in an ordinary string or in code it does; the
-// extra sets count it everywhere.
+// TestPrefilterSkipsNonCode: a needle in a comment or a docstring does not
+// select its rule or set; in an ordinary string or in code it does.
 func TestPrefilterSkipsNonCode(t *testing.T) {
 	r := &rule.Rule{Code: "W", Needles: []string{`\bcuda\b`}}
 	pf := newPrefilter([]*rule.Rule{r}, []string{"triton"})
@@ -154,7 +154,10 @@ func TestPrefilterSkipsNonCode(t *testing.T) {
 		src       string
 		rule, set bool
 	}{
-		{"x = 1  # cuda, triton\n", false, true},
+		{"x = 1  # cuda, triton\n", false, false},
+		{"import triton  # cuda\n", false, true},
+		{"'''Runs triton kernels.'''\nimpl = 'triton'\n", false, true},
+		{"'''Runs triton kernels on cuda.'''\n", false, false},
 		{"'''Runs on cuda.'''\nx = 1\n", false, false},
 		{"d = 'cuda:0'\n", true, false},
 		{"x.cuda()  # cuda\n", true, false},
@@ -326,7 +329,7 @@ func isDocstring(stmt *ts.Node) bool {
 // random lines of code, comments and docstrings around the needles.
 func TestSelectCodeMatchesReference(t *testing.T) {
 	rules := defaultRules()
-	pf := newPrefilter(rules)
+	pf := newPrefilter(rules, kernels.PythonNeedles)
 	var inputs [][]byte
 	for _, r := range rules {
 		inputs = append(inputs, []byte(r.Example.Before))
@@ -346,6 +349,7 @@ func TestSelectCodeMatchesReference(t *testing.T) {
 			}
 		}
 	}
+	pieces = append(pieces, kernels.PythonNeedles...)
 	pieces = append(pieces, "_", "x", " ", ".", "\n", "\n", "\n", "(", "\"", "'", "'''", "#", "# ", "\\", "f'", "{", "}", "x = ", "=", "==")
 	rng := rand.New(rand.NewPCG(5, 6))
 	for i := 0; i < 5000; i++ {
@@ -418,6 +422,9 @@ func TestSelectCodeMatchesReference(t *testing.T) {
 			if want := mayReportOutside(r, in, spans, strs); got[r.Code] != want {
 				t.Fatalf("%s on %q (spans %v, strings %v): automaton %v, reference %v", r.Code, in, spans, strs, got[r.Code], want)
 			}
+		}
+		if want := mayReportOutside(&rule.Rule{Needles: kernels.PythonNeedles}, in, spans, strs); sets[0] != want {
+			t.Fatalf("kernel needles on %q (spans %v): automaton %v, reference %v", in, spans, sets[0], want)
 		}
 	}
 	t.Logf("%d inputs, %d with spans, %d with code strings", len(inputs), withSpans, withStrs)
