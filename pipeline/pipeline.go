@@ -259,7 +259,11 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		skip(CodeTooLarge, SevWarning, fmt.Sprintf("file is %d bytes, over the %d-byte limit; not read, left untouched", e.size, st.opts.MaxFileBytes))
 		return nil, nil, nil
 	}
-	src, err := readLimited(e.abs, st.opts.MaxFileBytes)
+	// Most files are read only to be scanned (no rule can report on them):
+	// their buffer goes back to srcBuffers for the next file, so the run
+	// does not allocate, zero and collect the whole tree's bytes.
+	buf := srcBuffers.Get().(*[]byte)
+	src, err := readLimitedInto(e.abs, st.opts.MaxFileBytes, *buf)
 	if err != nil {
 		skip(CodeUnreadable, SevError, "file could not be read: "+err.Error())
 		return nil, nil, nil
@@ -299,7 +303,10 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	if len(rules) == 0 {
 		if sets[0] && st.scanKernels {
 			st.kernelScanOnly(ctx, parsers, src, scanKernels)
+			return nil, nil, nil // the scan may hold slices of src
 		}
+		*buf = src
+		srcBuffers.Put(buf)
 		return nil, nil, nil
 	}
 	layout, _ := layoutOf(e.rel, st.pkgs)
@@ -389,6 +396,15 @@ func (st *state) applyRewrites(ctx context.Context, r *Run) error {
 }
 
 func readLimited(p string, limit int64) ([]byte, error) {
+	return readLimitedInto(p, limit, nil)
+}
+
+// srcBuffers holds file buffers (*[]byte) that readLimitedInto may reuse.
+var srcBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// readLimitedInto is readLimited reading into buf when it is large enough
+// (the result then shares buf's memory), else into a new buffer.
+func readLimitedInto(p string, limit int64, buf []byte) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
@@ -401,7 +417,10 @@ func readLimited(p string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("file grew to %d bytes, over the limit", fi.Size())
 	}
-	buf := make([]byte, fi.Size())
+	if int64(cap(buf)) < fi.Size() {
+		buf = make([]byte, fi.Size())
+	}
+	buf = buf[:fi.Size()]
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, err
