@@ -1614,7 +1614,14 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	m.writeWindowAddresses(ww, kinds, dims, ext, rows, sub)
 	idxFrom := len(wrap)
 	m.wrapperIndex(t, ww, dims, ext)
+	cols := m.columnForm(t, kinds, body, pj)
+	if cols {
+		m.writeColumnIndex(t, ww)
+	}
 	idxTo := len(wrap)
+	if cols {
+		m.writeColumnCall(t, ww, kw)
+	}
 	var ins, inSpecs []string
 	looped := false
 	window := 0

@@ -668,6 +668,116 @@ def _form(name, natural, applies=True):
     flat = o.reshape(-1)[:rows]
     flat = jnp.pad(flat, (0, max(0, n - flat.shape[0])))
     return flat[:n].reshape(shape).astype(dt)`},
+	{"_cols", []string{"_vperm", "_round_up"}, `def _cols(shapes, accs, stores, n, tables):
+    """The column form of a loop draft whose loop accesses (accs: per iteration, each thread's
+    flat address, the first n threads real; stores: which write) all read or write arrays of
+    one shape (shapes) at base + q * stride of one dim k: the thread's column along k. Where
+    the base is the same for all, its threads are one each of the positions of the other dims,
+    k is not one of the two dims XLA keeps minor (_vperm), a store writes every row of its
+    column and each table (the elements of an array read at each thread's own index elsewhere)
+    is at most 256, the kernel runs over the arrays' own layout: a block per position of the
+    dims before k and between it and the minor two, k's rows whole. Returns that layout (the
+    shape, _vperm's order, the view (lead, k, mid, rows, cols) and each thread's position in
+    it without k), else None."""
+    shape = tuple(shapes[0])
+    if len(shape) < 3 or any(tuple(s) != shape for s in shapes) or any(t > 256 for t in tables):
+        return None
+    numel = 1
+    for s in shape:
+        numel *= s
+    strides = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    def real(a):  # the first n threads' addresses
+        a = jnp.asarray(a, jnp.int32).reshape(-1)
+        return jnp.broadcast_to(a, (max(a.shape[0], n),))[:n]
+
+    base = real(accs[0][0]) if accs[0] else None
+    k = None
+    for acc, store in zip(accs, stores, strict=True):
+        if not acc or base is None:
+            return None
+        rows = [real(a) for a in acc]
+        step = int(rows[1][0] - rows[0][0]) if len(rows) > 1 and n > 0 else None
+        for q, r in enumerate(rows):
+            if bool(jnp.any(r != base + q * (step or 0))):
+                return None
+        kk = [i for i in range(len(shape)) if shape[i] > 1 and strides[i] == step]
+        if len(kk) != 1 or k not in (None, kk[0]):
+            return None
+        k = kk[0]
+        if len(rows) > shape[k] or (store and len(rows) != shape[k]):
+            return None
+    perm = _vperm(shape)
+    if k is None or k in perm[-2:] or n * shape[k] != numel:
+        return None
+    if bool(jnp.any(base < 0)) or bool(jnp.any(base >= numel)):
+        return None
+    at, rest = {}, base
+    for i in reversed(range(len(shape))):
+        at[i], rest = rest % shape[i], rest // shape[i]
+    if bool(jnp.any(at[k] != 0)):
+        return None
+    pos = jnp.zeros_like(base)
+    for i in perm:
+        if i != k:
+            pos = pos * shape[i] + at[i]
+    if jnp.unique(pos).shape[0] != n:
+        return None
+    pk = perm.index(k)
+    lead = mid = 1
+    for i in perm[:pk]:
+        lead *= shape[i]
+    for i in perm[pk + 1 : -2]:
+        mid *= shape[i]
+    rows, cols = shape[perm[-2]], shape[perm[-1]]
+    if len(accs) * shape[k] * _round_up(rows, 8) * _round_up(cols, 128) * 4 * 2 > 8 * 1024 * 1024:
+        return None  # the blocks, double-buffered, past 8 MiB of VMEM
+    return shape, perm, (lead, shape[k], mid, rows, cols), pos`},
+	{"_cols_view", nil, `def _cols_view(a, cols):
+    """a in _cols' view (lead, k, mid, rows, cols): a bitcast of its HBM layout."""
+    return a.transpose(cols[1]).reshape(cols[2])`},
+	{"_cols_result", nil, `def _cols_result(o, cols, dt):
+    shape, perm, _, _ = cols
+    o = o.reshape(tuple(shape[i] for i in perm))
+    return o.transpose(tuple(perm.index(i) for i in range(len(perm)))).astype(dt)`},
+	{"_cols_index", nil, `def _cols_index(idx, cols):
+    """Each thread's index (idx, the first threads real) at its place in _cols' view, without
+    the k dim: (lead, mid, rows, cols)."""
+    lead, _, mid, rows, cols_ = cols[2]
+    pos = cols[3]
+    idx = jnp.asarray(idx, jnp.int32).reshape(-1)
+    idx = jnp.broadcast_to(idx, (max(idx.shape[0], pos.shape[0]),))[: pos.shape[0]]
+    return jnp.zeros_like(pos).at[pos].set(idx).reshape(lead, mid, rows, cols_)`},
+	{"_cols_spec", nil, `def _cols_spec(cols, looped):
+    _, k, _, rows, cols_ = cols[2]
+    if looped:
+        return pl.BlockSpec((None, k, None, rows, cols_), lambda i, j: (i, 0, j, 0, 0))
+    return pl.BlockSpec((None, None, rows, cols_), lambda i, j: (i, j, 0, 0))`},
+	{"_ColsTaken", nil, `class _ColsTaken:
+    """A table (SMEM) read at an index block, as a ref the kernel loads whole: ref[...] is each
+    position's element (the index clipped into the table, as the gather form's take does)."""
+
+    def __init__(self, table, idx):
+        self.table, self.idx = table, idx
+
+    def __getitem__(self, key):
+        idx = jnp.clip(self.idx[key], 0, self.table.shape[0] - 1)
+        out = jnp.zeros(idx.shape, self.table.dtype)
+        for e in range(self.table.shape[0]):
+            out = jnp.where(idx == e, self.table[e], out)
+        return out`},
+	{"_cols_kernel", []string{"_ColsTaken"}, `def _cols_kernel(kernel, takes):
+    """kernel over _cols' blocks: each load takes[i] marks is its table and index refs."""
+
+    def body(*refs):
+        args, j = [], 0
+        for t in takes:
+            args.append(_ColsTaken(refs[j], refs[j + 1]) if t else refs[j])
+            j += 2 if t else 1
+        kernel(*args, *refs[j:])
+
+    return body`},
 	{"_unrows", nil, `def _unrows(o, rows, stride, shape, dt):
     n = 1
     for s in shape:

@@ -1,0 +1,133 @@
+package pallas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Loop drafts whose every loop access reads or writes the thread's own
+// column of an array (mmcv's tin_shift: input[n·t·c·hw + i·c·hw + j·hw +
+// hw_index], the flat address the thread's base, decomposed into the
+// array's coordinates, plus the iteration times the stride of one dim)
+// gather each iteration's reads and scatter its writes in XLA in the
+// padded form (v6e bytes accessed 353x the layout minimum on tin_shift).
+// The column form runs the same kernel over the arrays' own HBM layout
+// instead: a block per position of the dims before that dim and between it
+// and the two XLA keeps minor (_vperm), the dim's rows whole, so the
+// kernel's per-iteration block (ref[i]) is row i of every column of the
+// block; a load at the thread's own index elsewhere (tin_shift's shift
+// table) is taken in the kernel from the table in SMEM at each position's
+// index, a block of indices computed while tracing (_ColsTaken).
+//
+// The shape is decided here: every store a loop's, once per array, in
+// every thread, of 32-bit data; every load gathered per iteration or at
+// a data-free index (a table), of 32-bit data; a kernel that reads no
+// coordinate of its block (its body has no ROW, d or program_id line).
+// Sizes and addresses are known only when the draft is traced, so the
+// wrapper decides there (_cols) whether each access is such a column of
+// arrays of one shape, the same for all, one thread each, every store's
+// rows all written, the tables small and the blocks within VMEM; when not,
+// the padded form runs as before.
+
+// columnForm reports whether the draft may take the column form.
+func (m *ewMode) columnForm(t *tr, kinds []loopAddress, body []string, pj int) bool {
+	if pj >= 0 || m.gathers() || !m.anyLoopStore() {
+		return false
+	}
+	word := func(param string) bool {
+		prm := t.params[param]
+		return prm != nil && (prm.DType == "float32" || prm.DType == "int32")
+	}
+	count := map[string]int{}
+	for _, s := range m.stores {
+		count[s.param]++
+	}
+	for _, s := range m.stores {
+		if len(s.loops) != 1 || count[s.param] != 1 || !isTrue(s.mask) || !word(s.param) {
+			return false
+		}
+	}
+	looped := false
+	for i, l := range m.loads {
+		if kinds[i] != loopGathered || l.gather || !word(l.param) || len(l.loops) > 1 {
+			return false
+		}
+		looped = looped || len(l.loops) == 1
+	}
+	if !looped {
+		return false
+	}
+	for _, p := range t.outputParams() {
+		if count[p.Name] != 1 {
+			return false
+		}
+	}
+	for _, line := range body {
+		s := strings.TrimSpace(line)
+		if strings.Contains(line, "program_id") || strings.HasPrefix(s, "ROW = ") || strings.HasPrefix(s, "d = ") {
+			return false
+		}
+	}
+	return true
+}
+
+// writeColumnIndex writes, inside the wrapper's tracing block (8 spaces),
+// _cols' decision and each table load's index block.
+func (m *ewMode) writeColumnIndex(t *tr, ww func(string, ...any)) {
+	var shapes, accs, stores, tables []string
+	for _, l := range m.loads {
+		if len(l.loops) == 0 {
+			tables = append(tables, fmt.Sprintf("p_%s.size", l.param))
+			continue
+		}
+		shapes = append(shapes, fmt.Sprintf("p_%s.shape", l.param))
+		accs = append(accs, fmt.Sprintf("[%s %s]", l.idx.py, loopComprehension(l.loops)))
+		stores = append(stores, "False")
+	}
+	for _, s := range m.stores {
+		shapes = append(shapes, fmt.Sprintf("p_%s.shape", s.param))
+		accs = append(accs, fmt.Sprintf("[%s %s]", s.idx.py, loopComprehension(s.loops)))
+		stores = append(stores, "True")
+	}
+	ww("        cols = _cols([%s], [%s], [%s], D, [%s])", strings.Join(shapes, ", "), strings.Join(accs, ", "), strings.Join(stores, ", "), strings.Join(tables, ", "))
+	for _, l := range m.loads {
+		if len(l.loops) == 0 {
+			ww("        %s_cols = None if cols is None else _cols_index(%s, cols)", l.name, l.idx.py)
+		}
+	}
+}
+
+// writeColumnCall writes the column form's kernel call and result, where
+// _cols found it applies (the padded form follows).
+func (m *ewMode) writeColumnCall(t *tr, ww func(string, ...any), kw []string) {
+	var takes, ins, specs []string
+	for _, l := range m.loads {
+		if len(l.loops) == 0 {
+			takes = append(takes, "True")
+			ins = append(ins, fmt.Sprintf("p_%s.reshape(-1)", l.param), l.name+"_cols")
+			specs = append(specs, "pl.BlockSpec(memory_space=pltpu.SMEM)", "_cols_spec(cols, False)")
+			continue
+		}
+		takes = append(takes, "False")
+		ins = append(ins, fmt.Sprintf("_cols_view(p_%s, cols)", l.param))
+		specs = append(specs, "_cols_spec(cols, True)")
+	}
+	var ospecs, oshapes, res []string
+	for i, s := range m.stores {
+		prm := t.params[s.param]
+		ospecs = append(ospecs, "_cols_spec(cols, True)")
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(cols[2], %s)", t.blockType(prm)))
+		res = append(res, fmt.Sprintf("%q: _cols_result(outs[%d], cols, %s)", s.param, i, dtypePy(prm.DType)))
+	}
+	ww("    if _form(\"cols\", cols is not None, cols is not None):")
+	ww("        outs = pl.pallas_call(")
+	ww("            _cols_kernel(%s, (%s,)),", partialKernel(kw), strings.Join(takes, ", "))
+	ww("            grid=(cols[2][0], cols[2][2]),")
+	ww("            in_specs=[%s],", strings.Join(specs, ", "))
+	ww("            out_specs=[%s],", strings.Join(ospecs, ", "))
+	ww("            out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\", \"parallel\")),")
+	ww("            interpret=interpret,")
+	ww("        )(%s)", strings.Join(ins, ", "))
+	ww("        return {%s}", strings.Join(res, ", "))
+}
