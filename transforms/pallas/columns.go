@@ -17,7 +17,7 @@ import (
 // kernel's per-iteration block (ref[i]) is row i of every column of the
 // block; a load at the thread's own index elsewhere (tin_shift's shift
 // table) is taken in the kernel from the table in SMEM at each position's
-// index, a block of indices computed while tracing (_ColsTaken).
+// index, a block of indices computed while tracing (_cols_take).
 //
 // The shape is decided here: every store a loop's, once per array, in
 // every thread, of 32-bit data; every load gathered per iteration or at

@@ -206,7 +206,7 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 		// and written at the first one's columns, and the shift table's
 		// first element taken for every index
 		{"cols_first_lead_block", "lambda i, j: (i, 0, j, 0, 0)", "lambda i, j: (0, 0, j, 0, 0)"},
-		{"cols_table_first", "out = jnp.where(idx == e, self.table[e], out)", "out = jnp.where(idx == e, self.table[0], out)"},
+		{"cols_table_first", "out = jnp.where(idx == e, table_ref[e], out)", "out = jnp.where(idx == e, table_ref[0], out)"},
 	},
 	// maxpool_loop's plane form: the window columns read at stride 1 (c + x,
 	// not c + s * x), the window rows of the first row offset kept for

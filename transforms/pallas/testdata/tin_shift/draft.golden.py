@@ -523,28 +523,25 @@ def _cols_spec(cols, looped):
     return pl.BlockSpec((None, None, rows, cols_), lambda i, j: (i, j, 0, 0))
 
 
-class _ColsTaken:
-    """A table (SMEM) read at an index block, as a ref the kernel loads whole: ref[...] is each
-    position's element (the index clipped into the table, as the gather form's take does)."""
-
-    def __init__(self, table, idx):
-        self.table, self.idx = table, idx
-
-    def __getitem__(self, key):
-        idx = jnp.clip(self.idx[key], 0, self.table.shape[0] - 1)
-        out = jnp.zeros(idx.shape, self.table.dtype)
-        for e in range(self.table.shape[0]):
-            out = jnp.where(idx == e, self.table[e], out)
-        return out
+def _cols_take(table_ref, idx_ref):
+    """A table (SMEM) read at an index block: each position's element, the index clipped into
+    the table (as the padded form's take); the kernel's whole load of that block (x[...] of the
+    array is the array)."""
+    idx = jnp.clip(idx_ref[...], 0, table_ref.shape[0] - 1)
+    out = jnp.zeros(idx.shape, table_ref.dtype)
+    for e in range(table_ref.shape[0]):
+        out = jnp.where(idx == e, table_ref[e], out)
+    return out
 
 
 def _cols_kernel(kernel, takes):
-    """kernel over _cols' blocks: each load takes[i] marks is its table and index refs."""
+    """kernel over _cols' blocks: each load takes[i] marks is its table and index refs, the
+    kernel given the elements taken (_cols_take)."""
 
     def body(*refs):
         args, j = [], 0
         for t in takes:
-            args.append(_ColsTaken(refs[j], refs[j + 1]) if t else refs[j])
+            args.append(_cols_take(refs[j], refs[j + 1]) if t else refs[j])
             j += 2 if t else 1
         kernel(*args, *refs[j:])
 
