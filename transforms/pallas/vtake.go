@@ -171,11 +171,17 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	// the kernel's input, which the kernel copies once per block into a
 	// VMEM scratch and gathers from there (a fusion read at dynamic rows
 	// does not compile, libtpu 0.0.52; unfused, XLA writes the padded copy
-	// to HBM and reads it again: fixed_gather 3.25x the layout minimum)
+	// to HBM and reads it again: fixed_gather 3.25x the layout minimum).
+	// A float16 array gathered the same way: its int16 view (_f16_bits) is
+	// fused into the kernel's input (Mosaic takes no float16 inputs: "Only
+	// arguments with ... bfloat16 or 32-bit element types are supported");
+	// unfused, the conversion is an XLA op of its own, and beside it XLA
+	// copies the kernel's other inputs into VMEM first (half_interp, v6e:
+	// 4.17x the layout minimum, 1.00x fused with a float16 output block)
 	flatSrc := map[string]bool{}
 	var scratch []string
 	for i, l := range m.loads {
-		if vm[i] && src[l.param] == l.name && len(t.params[l.param].Shape) == 1 {
+		if vm[i] && src[l.param] == l.name && (len(t.params[l.param].Shape) == 1 || t.bitsHalf(t.params[l.param])) {
 			flatSrc[l.param] = true
 			refs = append(refs, l.name+"_vm")
 			scratch = append(scratch, l.name)
@@ -187,9 +193,22 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		}
 		return src[l.param] + "_ref"
 	}
+	// a float16 output: the outputs' blocks unsqueezed, (1, BROWS, BCOLS),
+	// their stores at [0], so that a float16 block's int16 view
+	// (_f16_out) keeps its rank (a squeezed block does not bitcast, libtpu
+	// 0.0.52: "'tpu.memref_bitcast' op Ranks do not match") and no XLA copy
+	// of an int16 result follows the kernel
+	plane := false
+	for _, s := range m.stores {
+		plane = plane || t.bitsHalf(t.params[s.param])
+	}
 	var body []string
 	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
-	w("    SHAPE = %s.shape", m.stores[0].name+"_ref")
+	if plane {
+		w("    SHAPE = %s.shape[1:]", m.stores[0].name+"_ref")
+	} else {
+		w("    SHAPE = %s.shape", m.stores[0].name+"_ref")
+	}
 	w("    ROW = pl.program_id(1) * SHAPE[0] + lax.broadcasted_iota(jnp.int32, SHAPE, 0)")
 	w("    COL = pl.program_id(2) * SHAPE[1] + lax.broadcasted_iota(jnp.int32, SHAPE, 1)")
 	w("    d = _vpos(OMETA, pl.program_id(0), ROW, COL)")
@@ -216,14 +235,26 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		}
 	}
 	taken := map[string]bool{}
+	stored := 0
 	for _, line := range t.lines {
 		if to, ok := inLoop[strings.TrimSpace(line)]; ok {
 			taken[strings.TrimSpace(line)] = true
 			line = line[:len(line)-len(strings.TrimLeft(line, " "))] + to
 		}
+		if plane {
+			for _, s := range m.stores {
+				ref := s.name + "_ref"
+				for _, lhs := range []string{ref, "_f16_out(" + ref + ")"} {
+					if l := strings.TrimLeft(line, " "); strings.HasPrefix(l, lhs+"[...] = ") {
+						line = line[:len(line)-len(l)] + lhs + "[0] = " + strings.TrimPrefix(l, lhs+"[...] = ")
+						stored++
+					}
+				}
+			}
+		}
 		w("    %s", line)
 	}
-	if len(taken) != len(inLoop) {
+	if len(taken) != len(inLoop) || (plane && stored != len(m.stores)) {
 		return nil, nil, false
 	}
 	body = dropUnusedSwap(pruneDead(body))
@@ -249,15 +280,25 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	ww("    BCOLS = min(_round_up(KCOLS, 128), 512)")
 	ww("    BROWS = min(_round_up(KROWS, %d), max(%d, 4096 // BCOLS // %d * %d))", sub, sub, sub, sub)
 	ww("    spec = pl.BlockSpec((None, BROWS, BCOLS), lambda lead, i, j: (lead, i, j))")
+	ospec := "spec"
+	if plane {
+		ww("    ospec = pl.BlockSpec((1, BROWS, BCOLS), lambda lead, i, j: (lead, i, j))")
+		ospec = "ospec"
+	}
 	var ins, inSpecs, fuse, oshapes, ospecs []string
 	fused := false // some input may take a fusion (its fuse entry is a condition, not False)
 	for i, l := range m.loads {
 		switch {
 		case vm[i] && src[l.param] == l.name && flatSrc[l.param]:
-			// fused (the pad), read whole into the scratch
+			// fused (the pad, a float16 array's bits), read whole into
+			// the scratch
 			ins = append(ins, l.name+"_in")
 			inSpecs = append(inSpecs, "_vwhole("+l.name+"_in)")
-			fuse = append(fuse, "p_"+l.param+".shape[0] % 128 != 0")
+			if t.bitsHalf(t.params[l.param]) {
+				fuse = append(fuse, "True")
+			} else {
+				fuse = append(fuse, "p_"+l.param+".shape[0] % 128 != 0")
+			}
 			fused = true
 		case vm[i] && src[l.param] == l.name:
 			// not fused: a fusion read by the kernel's dynamic row slices
@@ -283,8 +324,8 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		fusion = ", allow_input_fusion=[" + strings.Join(fuse, ", ") + "]"
 	}
 	for _, s := range m.stores {
-		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((VLEAD, KROWS, KCOLS), %s)", t.blockType(t.params[s.param])))
-		ospecs = append(ospecs, "spec")
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct((VLEAD, KROWS, KCOLS), %s)", t.outBlockType(t.params[s.param])))
+		ospecs = append(ospecs, ospec)
 	}
 	ww("    outs = pl.pallas_call(")
 	ww("        %s,", partialKernel(kw))
