@@ -44,8 +44,9 @@ var CudaAmpImport = &rule.Rule{
 	Name:   "cuda-amp-import",
 	Family: Family,
 	Safety: rule.Safe,
-	// The rule returns at once on a file without `torch.cuda` (see Run).
-	Needles: []string{"torch.cuda"},
+	// The rule reports only at the import statements it finds by these two
+	// texts (see Run).
+	Needles: []string{"torch.cuda.amp import", "torch.cuda import"},
 	Example: cudaAmpImportExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`from torch.cuda.amp import autocast, GradScaler`",

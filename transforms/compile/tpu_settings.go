@@ -36,8 +36,10 @@ model = torch.compile(model, backend="tpu", dynamic=False)
 // so the file spells torch.compile (not torch.compiler), or binds compile or torch under another
 // name with an import (from torch import compile; import torch as th). A
 // qualified callee or decorator is code, never a string literal, so `\q`
-// (rule.StringStart) is sound for torch.compile.
-var tpuSettingsNeedles = []string{`\qtorch.compile\b`, `from torch import & \bcompile\b`, `torch as & \bcompile\b`}
+// (rule.StringStart) is sound for torch.compile; `compile` bound by
+// `from torch import` is called or imported with no "." before it (`\m`:
+// re.compile is not it).
+var tpuSettingsNeedles = []string{`\qtorch.compile\b`, `from torch import & \m\bcompile\b`, `torch as & \bcompile\b`}
 
 // TPUSettings gives existing torch.compile calls the TPU backend and static shapes.
 var TPUSettings = &rule.Rule{

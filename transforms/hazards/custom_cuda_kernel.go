@@ -40,8 +40,9 @@ var CustomCudaKernel = &rule.Rule{
 	Safety: rule.DisplayOnly,
 	// Every reported name resolves through the imports to a qualified name
 	// whose components are source text: torch.utils.cpp_extension.*, cupy.*,
-	// triton.*, numba.cuda.jit.
-	Needles: []string{"cpp_extension", "cupy", "triton", "numba"},
+	// triton.*, numba.cuda.jit; cupy, triton and numba are first names, which
+	// an import names as code with no "." before them (`\q\m`).
+	Needles: []string{`\bcpp_extension\b`, `\q\m\bcupy\b`, `\q\m\btriton\b`, `\q\m\bnumba\b`},
 	Example: customKernelExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "Custom CUDA kernel (load_inline, load, CUDAExtension, Triton, CuPy): handed to the kernel stage",

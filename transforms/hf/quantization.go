@@ -18,11 +18,14 @@ var bnbKeywords = []string{"load_in_8bit", "load_in_4bit"}
 
 // Quantization reports bitsandbytes quantization in from_pretrained.
 var Quantization = &rule.Rule{
-	Code:    "PHF003",
-	Name:    "hf-bnb-quantization",
-	Family:  Family,
-	Safety:  rule.DisplayOnly,
-	Needles: []string{"load_in_", "BitsAndBytesConfig"},
+	Code:   "PHF003",
+	Name:   "hf-bnb-quantization",
+	Family: Family,
+	Safety: rule.DisplayOnly,
+	// It reports only keywords of a from_pretrained call: the call, and the
+	// keyword (or the config's constructor call) inside it.
+	Needles: []string{`\q\bfrom_pretrained\( & \q\bload_in_8bit\=`, `\q\bfrom_pretrained\( & \q\bload_in_4bit\=`,
+		`\q\bfrom_pretrained\( & \bBitsAndBytesConfig\(`},
 	Example: quantizationExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "bitsandbytes quantization when loading a Hugging Face model",
