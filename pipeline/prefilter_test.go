@@ -153,9 +153,7 @@ func TestPrefilterScanHalves(t *testing.T) {
 			}
 		}
 	}
-	for _, nd := range kernels.PythonNeedles {
-		parts = append(parts, nd)
-	}
+	parts = append(parts, kernels.PythonNeedles...)
 	l, rng := pf.longest, rand.New(rand.NewPCG(7, 8))
 	fill := []byte("x = torch.cud(a)  # cuda\n")
 	halves := 0
