@@ -22,7 +22,7 @@ import (
 // The shape is decided here: every store a loop's, once per array, in
 // every thread, of 32-bit data; every load gathered per iteration or at
 // a data-free index (a table), of 32-bit data; a kernel that reads no
-// coordinate of its block (its body has no ROW, d or program_id line).
+// coordinate of its block (its body names no ROW, d or program_id).
 // Sizes and addresses are known only when the draft is traced, so the
 // wrapper decides there (_cols) whether each access is such a column of
 // arrays of one shape, the same for all, one thread each, every store's
@@ -63,12 +63,11 @@ func (m *ewMode) columnForm(t *tr, kinds []loopAddress, body []string, pj int) b
 		}
 	}
 	for _, line := range body {
-		s := strings.TrimSpace(line)
-		if strings.Contains(line, "program_id") || strings.HasPrefix(s, "ROW = ") || strings.HasPrefix(s, "d = ") {
+		if strings.Contains(line, "program_id") {
 			return false
 		}
 	}
-	return true
+	return !readsName(body, "ROW") && !readsName(body, "d")
 }
 
 // writeColumnIndex writes, inside the wrapper's tracing block (8 spaces),

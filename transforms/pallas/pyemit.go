@@ -668,7 +668,7 @@ def _form(name, natural, applies=True):
     flat = o.reshape(-1)[:rows]
     flat = jnp.pad(flat, (0, max(0, n - flat.shape[0])))
     return flat[:n].reshape(shape).astype(dt)`},
-	{"_cols", []string{"_vperm", "_round_up"}, `def _cols(shapes, accs, stores, n, tables):
+	{"_cols", []string{"_vperm", "_round_up", "_numel"}, `def _cols(shapes, accs, stores, n, tables):
     """The column form of a loop draft whose loop accesses (accs: per iteration, each thread's
     flat address, the first n threads real; stores: which write) all read or write arrays of
     one shape (shapes) at base + q * stride of one dim k: the thread's column along k. Where
@@ -682,9 +682,7 @@ def _form(name, natural, applies=True):
     shape = tuple(shapes[0])
     if len(shape) < 3 or any(tuple(s) != shape for s in shapes) or any(t > 256 for t in tables):
         return None
-    numel = 1
-    for s in shape:
-        numel *= s
+    numel = _numel(shape)
     strides = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]
@@ -725,11 +723,8 @@ def _form(name, natural, applies=True):
     if jnp.unique(pos).shape[0] != n:
         return None
     pk = perm.index(k)
-    lead = mid = 1
-    for i in perm[:pk]:
-        lead *= shape[i]
-    for i in perm[pk + 1 : -2]:
-        mid *= shape[i]
+    lead = _numel(shape[i] for i in perm[:pk])
+    mid = _numel(shape[i] for i in perm[pk + 1 : -2])
     rows, cols = shape[perm[-2]], shape[perm[-1]]
     if len(accs) * shape[k] * _round_up(rows, 8) * _round_up(cols, 128) * 4 * 2 > 8 * 1024 * 1024:
         return None  # the blocks, double-buffered, past 8 MiB of VMEM

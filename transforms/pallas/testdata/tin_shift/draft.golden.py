@@ -375,6 +375,13 @@ def _gather_loop(a, idxs, dp, lanes):
     return jnp.stack([_gather(a, i, dp, lanes) for i in idxs])
 
 
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
 def _vperm(shape):
     """The order (major to minor) in which XLA lays out an array of shape, of 32- or 16-bit
     elements, on a TPU (libtpu 0.0.52; 2-D: _column_major; more dimensions: the pair of minor
@@ -440,9 +447,7 @@ def _cols(shapes, accs, stores, n, tables):
     shape = tuple(shapes[0])
     if len(shape) < 3 or any(tuple(s) != shape for s in shapes) or any(t > 256 for t in tables):
         return None
-    numel = 1
-    for s in shape:
-        numel *= s
+    numel = _numel(shape)
     strides = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         strides[i] = strides[i + 1] * shape[i + 1]
@@ -484,11 +489,8 @@ def _cols(shapes, accs, stores, n, tables):
     if jnp.unique(pos).shape[0] != n:
         return None
     pk = perm.index(k)
-    lead = mid = 1
-    for i in perm[:pk]:
-        lead *= shape[i]
-    for i in perm[pk + 1 : -2]:
-        mid *= shape[i]
+    lead = _numel(shape[i] for i in perm[:pk])
+    mid = _numel(shape[i] for i in perm[pk + 1 : -2])
     rows, cols = shape[perm[-2]], shape[perm[-1]]
     if len(accs) * shape[k] * _round_up(rows, 8) * _round_up(cols, 128) * 4 * 2 > 8 * 1024 * 1024:
         return None  # the blocks, double-buffered, past 8 MiB of VMEM
