@@ -130,3 +130,105 @@ func (m *ewMode) writeColumnCall(t *tr, ww func(string, ...any), kw []string) {
 	ww("        )(%s)", strings.Join(ins, ", "))
 	ww("        return {%s}", strings.Join(res, ", "))
 }
+
+// The lane-select form: where XLA keeps the dim the loop steps along
+// minor (mmcv's psamask collect: mask[n, q, h, w] and buffer[n, c, h, w]
+// laid out (n, w, h, q) and (n, w, h, c)), each thread's column is a lane
+// run of its own row of the view (lead, rows, k). A store whose position
+// along k depends on the thread (buffer[n, (hidx + h - hh)·W + (widx + w -
+// hw), h, w]) under a condition (the clamped window) then writes, in its
+// own row, the lane its row table names (computed while tracing from the
+// padded form's destinations, -1 where the thread does not write): the
+// kernel loads iteration q as lane q of each row and stores it by a select
+// against the lane index over the block, which starts as the array's prior
+// content (the padded form's scatter keeps what no thread writes). _lsel
+// checks at trace time that every access is such a run, the arrays of one
+// shape but along k, laid out alike with k minor, one thread per position,
+// and that the blocks fit VMEM; else the forms before run.
+
+// laneForm reports whether the draft may take the lane-select form.
+func (m *ewMode) laneForm(t *tr, kinds []loopAddress, body []string, pj int) bool {
+	if pj >= 0 || m.gathers() || !m.anyLoopStore() {
+		return false
+	}
+	word := func(param string) bool {
+		prm := t.params[param]
+		return prm != nil && (prm.DType == "float32" || prm.DType == "int32")
+	}
+	count := map[string]int{}
+	for _, s := range m.stores {
+		count[s.param]++
+	}
+	for _, s := range m.stores {
+		if len(s.loops) == 0 || count[s.param] != 1 || !word(s.param) {
+			return false
+		}
+	}
+	for i, l := range m.loads {
+		if kinds[i] != loopGathered || l.gather || l.prior || !word(l.param) || len(l.loops) == 0 || count[l.param] != 0 {
+			return false
+		}
+	}
+	for _, p := range t.outputParams() {
+		if count[p.Name] != 1 {
+			return false
+		}
+	}
+	for _, line := range body {
+		s := strings.TrimSpace(line)
+		if strings.Contains(line, "program_id") || strings.HasPrefix(s, "ROW = ") || strings.HasPrefix(s, "d = ") || strings.Contains(line, "[...]") {
+			return false
+		}
+		for _, st := range m.stores {
+			// a store ref only stored through, once a line, at the line's start
+			ref := st.name + "_ref"
+			if readsName([]string{line}, ref) && (!strings.HasPrefix(s, ref+"[") || strings.Count(line, ref) != 1 || !strings.Contains(s, "] = ")) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// writeLaneIndex writes, inside the wrapper's tracing block, _lsel's
+// decision (the stores' destinations are the padded form's dst_i).
+func (m *ewMode) writeLaneIndex(t *tr, ww func(string, ...any)) {
+	var lshapes, accs, sshapes, dsts []string
+	for _, l := range m.loads {
+		lshapes = append(lshapes, fmt.Sprintf("p_%s.shape", l.param))
+		accs = append(accs, fmt.Sprintf("[%s %s]", l.idx.py, loopComprehension(l.loops)))
+	}
+	for i, s := range m.stores {
+		sshapes = append(sshapes, fmt.Sprintf("p_%s.shape", s.param))
+		dsts = append(dsts, fmt.Sprintf("dst_%d", i))
+	}
+	ww("        lsel = _lsel([%s], [%s], [%s], [%s], D)", strings.Join(lshapes, ", "), strings.Join(accs, ", "), strings.Join(sshapes, ", "), strings.Join(dsts, ", "))
+}
+
+// writeLaneCall writes the lane-select form's kernel call and result,
+// where _lsel found it applies (the padded form follows).
+func (m *ewMode) writeLaneCall(t *tr, ww func(string, ...any), kw []string) {
+	var loads, stores, ospecs, oshapes, res []string
+	for _, l := range m.loads {
+		loads = append(loads, "p_"+l.param)
+	}
+	for i, s := range m.stores {
+		prm := t.params[s.param]
+		stores = append(stores, "p_"+s.param)
+		ospecs = append(ospecs, fmt.Sprintf("_lsel_spec(lsel, p_%s)", s.param))
+		oshapes = append(oshapes, fmt.Sprintf("jax.ShapeDtypeStruct(_lsel_shape(lsel, p_%s), %s)", s.param, t.blockType(prm)))
+		res = append(res, fmt.Sprintf("%q: _lsel_result(outs[%d], lsel, p_%s.shape, %s)", s.param, i, s.param, dtypePy(prm.DType)))
+	}
+	ww("    if _form(\"lsel\", lsel is not None, lsel is not None):")
+	ww("        ins, in_specs = _lsel_ins(lsel, [%s], [%s])", strings.Join(loads, ", "), strings.Join(stores, ", "))
+	ww("        outs = pl.pallas_call(")
+	ww("            _lsel_kernel(%s, %d),", partialKernel(kw), len(m.loads))
+	ww("            grid=(lsel[1],),")
+	ww("            in_specs=in_specs,")
+	ww("            out_specs=[%s],", strings.Join(ospecs, ", "))
+	ww("            out_shape=[%s],", strings.Join(oshapes, ", "))
+	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
+	ww("            interpret=interpret,")
+	ww("        )(*ins)")
+	ww("        return {%s}", strings.Join(res, ", "))
+}

@@ -1615,12 +1615,19 @@ func (m *ewMode) padded(t *tr, dims []string, ext map[string]val, flat, size pol
 	idxFrom := len(wrap)
 	m.wrapperIndex(t, ww, dims, ext)
 	cols := m.columnForm(t, kinds, body, pj)
+	lsel := !cols && m.laneForm(t, kinds, body, pj)
 	if cols {
 		m.writeColumnIndex(t, ww)
+	}
+	if lsel {
+		m.writeLaneIndex(t, ww)
 	}
 	idxTo := len(wrap)
 	if cols {
 		m.writeColumnCall(t, ww, kw)
+	}
+	if lsel {
+		m.writeLaneCall(t, ww, kw)
 	}
 	var ins, inSpecs []string
 	looped := false

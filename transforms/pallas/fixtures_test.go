@@ -223,6 +223,13 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	"float32_instance": {{"feat_column_not_stepped",
 		"                                    + ix_step\n                                )\n                            )\n                        ),\n                        jnp.int32,\n                    ),\n                    shape,\n                ),\n            )\n            mask = _vtake(",
 		"                                    + 0\n                                )\n                            )\n                        ),\n                        jnp.int32,\n                    ),\n                    shape,\n                ),\n            )\n            mask = _vtake("}},
+	// window_scatter's lane-select form: every lead block (the batch)
+	// given the first one's row table, and every iteration's store
+	// selecting the lanes the first iteration names
+	"window_scatter": {
+		{"lsel_table_first_block", "lambda i, p=period: (i % p, 0, 0)", "lambda i, p=period: (0, 0, 0)"},
+		{"lsel_first_iteration_lanes", "hit = t[:, q : q + 1] == lane", "hit = t[:, 0:1] == lane"},
+	},
 	// a box's x2 column read for its x1 (the strided views are the arrays'
 	// columns, boxes1[:, k])
 	"box_iou": {{"column_swapped", "boxes1[:, 0].reshape(1, rows)", "boxes1[:, 2].reshape(1, rows)"}},

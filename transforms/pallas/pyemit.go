@@ -770,6 +770,148 @@ def _form(name, natural, applies=True):
         kernel(*args, *refs[j:])
 
     return body`},
+	{"_lsel", []string{"_vperm", "_round_up"}, `def _lsel(lshapes, laccs, sshapes, sdsts, n):
+    """The lane-select form of a loop draft whose loads (laccs: per iteration, each thread's flat
+    address, the first n threads real) read arrays at base + q * stride of one dim k and whose
+    stores write, per iteration, where their destinations say (sdsts: _loop_dst's, the array's
+    size where the thread does not write) along k in the thread's own place. Where the arrays
+    are of one shape but along k, XLA keeps them alike (_vperm) with k minor, each load's base
+    is at k = 0 and the same for all, one thread each, and every write is at the thread's own
+    place, the kernel runs over the arrays' own layout (lead, rows, k): a block per lead
+    position, the thread's run of k the lanes of its row. Returns (the order, the lead blocks,
+    the rows, each store's row table (lead, rows, iterations): the lane iteration q writes, -1
+    where none, and its period in lead blocks), else None."""
+    if not lshapes or n <= 0:
+        return None
+    shapes = [tuple(s) for s in list(lshapes) + list(sshapes)]
+    nd = len(shapes[0])
+    if nd < 3 or any(len(s) != nd for s in shapes):
+        return None
+    perm = _vperm(shapes[0])
+    k = perm[-1]
+    rest = shapes[0][:k] + shapes[0][k + 1 :]
+    if any(_vperm(s) != perm or s[:k] + s[k + 1 :] != rest for s in shapes):
+        return None
+
+    def real(a):  # the first n threads' addresses (NumPy: one pass each, no per-op dispatch)
+        a = np.asarray(a, np.int64).reshape(-1)
+        return np.broadcast_to(a, (max(a.shape[0], n),))[:n]
+
+    def place(shape, a):  # the coordinate along k and the place without it (perm's order)
+        at = {}
+        for i in reversed(range(nd)):
+            at[i], a = a % shape[i], a // shape[i]
+        pos = np.zeros_like(at[k])
+        for i in perm[:-1]:
+            pos = pos * shape[i] + at[i]
+        return at[k], pos
+
+    pos = None
+    for shape, acc in zip(lshapes, laccs, strict=True):
+        shape = tuple(shape)
+        numel = shape[k] * math.prod(rest)
+        stride = math.prod(shape[k + 1 :])
+        if not acc or len(acc) > shape[k]:
+            return None
+        base = real(acc[0])
+        if base.min() < 0 or base.max() >= numel:
+            return None
+        for q, a in enumerate(acc):
+            if not np.array_equal(real(a), base + q * stride):
+                return None
+        at, p = place(shape, base)
+        if at.any() or (pos is not None and not np.array_equal(p, pos)):
+            return None
+        pos = p
+    if np.unique(pos).shape[0] != n:
+        return None
+    rows, places = shapes[0][perm[-2]], math.prod(rest)
+    lead = places // rows
+    tables = []
+    for shape, dst in zip(sshapes, sdsts, strict=True):
+        shape = tuple(shape)
+        numel = shape[k] * places
+        dst = np.asarray(dst, np.int64)[:, :n]
+        hit = dst != numel
+        at, p = place(shape, np.where(hit, dst, 0))
+        if np.logical_and(hit, p != pos[None, :]).any():
+            return None
+        q = dst.shape[0]
+        table = np.full((places, q), -1, np.int32)
+        table[pos] = np.where(hit, at, -1).T
+        table = table.reshape(lead, rows, q)
+        period = next(
+            d
+            for d in range(1, lead + 1)
+            if lead % d == 0 and (table.reshape(-1, d, rows, q) == table[None, :d]).all()
+        )
+        tables.append((jnp.asarray(table[:period]), period))
+    words = sum(_round_up(s[k], 128) for s in shapes) + sum(_round_up(s[k], 128) for s in sshapes)
+    words += sum(_round_up(t.shape[2], 128) for t, _ in tables)
+    if words * _round_up(rows, 8) * 4 * 2 > 8 * 1024 * 1024:
+        return None  # the blocks, double-buffered, past 8 MiB of VMEM
+    return perm, lead, rows, tables`},
+	{"_lsel_shape", nil, `def _lsel_shape(lsel, a):
+    perm, lead, rows, _ = lsel
+    return (lead, rows, a.shape[perm[-1]])`},
+	{"_lsel_spec", []string{"_lsel_shape"}, `def _lsel_spec(lsel, a):
+    return pl.BlockSpec((None, *_lsel_shape(lsel, a)[1:]), lambda i: (i, 0, 0))`},
+	{"_lsel_ins", []string{"_lsel_spec", "_lsel_shape"}, `def _lsel_ins(lsel, loads, stores):
+    """The kernel's inputs in _lsel's view (lead, rows, k), a bitcast of each array's HBM layout:
+    the loads, each store's prior content and its row table (its block the lead block's place
+    in the table's period), with their block specs."""
+    perm = lsel[0]
+    ins = [a.transpose(perm).reshape(_lsel_shape(lsel, a)) for a in list(loads) + list(stores)]
+    specs = [_lsel_spec(lsel, a) for a in list(loads) + list(stores)]
+    for table, period in lsel[3]:
+        ins.append(table)
+        specs.append(pl.BlockSpec((None, *table.shape[1:]), lambda i, p=period: (i % p, 0, 0)))
+    return ins, specs`},
+	{"_lsel_result", nil, `def _lsel_result(o, lsel, shape, dt):
+    perm = lsel[0]
+    o = o.reshape(tuple(shape[i] for i in perm))
+    return o.transpose(tuple(perm.index(i) for i in range(len(perm)))).astype(dt)`},
+	{"_lsel_kernel", nil, `def _lsel_kernel(kernel, nloads):
+    """kernel over _lsel's blocks: a load's iteration q is lane q of each row; a store's is a
+    select of the lanes its row table names at q, over the block, which starts as the prior
+    content; in the kernel's own order, a later iteration's write over an earlier one. Each
+    block is read once and each output written once (the kernel's loops unroll at trace time;
+    a block-wide ref access per iteration is what TPU interpret mode's checks pay for)."""
+
+    def load(ref):
+        held = []
+
+        class Load:
+            def __getitem__(self, q):
+                if not held:
+                    held.append(ref[...])
+                return held[0][:, q : q + 1]
+
+        return Load()
+
+    def store(prior, table):
+        o, t = [prior[...]], table[...]
+        lane = lax.broadcasted_iota(jnp.int32, o[0].shape, 1)
+
+        class Store:
+            def __setitem__(self, q, v):
+                hit = t[:, q : q + 1] == lane
+                o[0] = jnp.where(hit, jnp.asarray(v).astype(o[0].dtype), o[0])
+
+        return Store(), o
+
+    def body(*refs):
+        ns = (len(refs) - nloads) // 3
+        loads = refs[:nloads]
+        prior = refs[nloads : nloads + ns]
+        tables = refs[nloads + ns : nloads + 2 * ns]
+        outs = refs[nloads + 2 * ns :]
+        stores = [store(p, t) for p, t in zip(prior, tables, strict=True)]
+        kernel(*[load(r) for r in loads], *[s for s, _ in stores])
+        for (_, v), o in zip(stores, outs, strict=True):
+            o[...] = v[0]
+
+    return body`},
 	{"_unrows", nil, `def _unrows(o, rows, stride, shape, dt):
     n = 1
     for s in shape:
@@ -818,6 +960,9 @@ func moduleImports(body string) string {
 	third = append(third, "import jax")
 	if ids["jnp"] {
 		third = append(third, "import jax.numpy as jnp")
+	}
+	if ids["np"] {
+		third = append(third, "import numpy as np")
 	}
 	if ids["lax"] {
 		third = append(third, "from jax import lax")
