@@ -29,18 +29,35 @@ import (
 // rows all written, the tables small and the blocks within VMEM; when not,
 // the padded form runs as before.
 
-// columnForm reports whether the draft may take the column form.
-func (m *ewMode) columnForm(t *tr, kinds []loopAddress, body []string, pj int) bool {
+// loopFormStores is what the column and lane-select forms ask first: no
+// per-thread program id column (pj), no gathers, a store in a loop, and
+// every output stored exactly once. It gives the 32-bit check and each
+// array's store count.
+func (m *ewMode) loopFormStores(t *tr, pj int) (word func(string) bool, count map[string]int, ok bool) {
 	if pj >= 0 || m.gathers() || !m.anyLoopStore() {
-		return false
+		return nil, nil, false
 	}
-	word := func(param string) bool {
+	word = func(param string) bool {
 		prm := t.params[param]
 		return prm != nil && (prm.DType == "float32" || prm.DType == "int32")
 	}
-	count := map[string]int{}
+	count = map[string]int{}
 	for _, s := range m.stores {
 		count[s.param]++
+	}
+	for _, p := range t.outputParams() {
+		if count[p.Name] != 1 {
+			return nil, nil, false
+		}
+	}
+	return word, count, true
+}
+
+// columnForm reports whether the draft may take the column form.
+func (m *ewMode) columnForm(t *tr, kinds []loopAddress, body []string, pj int) bool {
+	word, count, ok := m.loopFormStores(t, pj)
+	if !ok {
+		return false
 	}
 	for _, s := range m.stores {
 		if len(s.loops) != 1 || count[s.param] != 1 || !isTrue(s.mask) || !word(s.param) {
@@ -56,11 +73,6 @@ func (m *ewMode) columnForm(t *tr, kinds []loopAddress, body []string, pj int) b
 	}
 	if !looped {
 		return false
-	}
-	for _, p := range t.outputParams() {
-		if count[p.Name] != 1 {
-			return false
-		}
 	}
 	for _, line := range body {
 		if strings.Contains(line, "program_id") {
@@ -119,15 +131,22 @@ func (m *ewMode) writeColumnCall(t *tr, ww func(string, ...any), kw []string) {
 		res = append(res, fmt.Sprintf("%q: _cols_result(outs[%d], cols, %s)", s.param, i, dtypePy(prm.DType)))
 	}
 	ww("    if _form(\"cols\", cols is not None, cols is not None):")
+	writeFormCall(ww, fmt.Sprintf("_cols_kernel(%s, (%s,))", partialKernel(kw), strings.Join(takes, ", ")), "cols[2][0], cols[2][2]", `"parallel", "parallel"`,
+		"["+strings.Join(specs, ", ")+"]", ospecs, oshapes, strings.Join(ins, ", "), res)
+}
+
+// writeFormCall writes the pallas_call of a form chosen in run() (inside
+// its if, 8 spaces) and the return of its results.
+func writeFormCall(ww func(string, ...any), kernel, grid, semantics, inSpecs string, ospecs, oshapes []string, args string, res []string) {
 	ww("        outs = pl.pallas_call(")
-	ww("            _cols_kernel(%s, (%s,)),", partialKernel(kw), strings.Join(takes, ", "))
-	ww("            grid=(cols[2][0], cols[2][2]),")
-	ww("            in_specs=[%s],", strings.Join(specs, ", "))
+	ww("            %s,", kernel)
+	ww("            grid=(%s),", grid)
+	ww("            in_specs=%s,", inSpecs)
 	ww("            out_specs=[%s],", strings.Join(ospecs, ", "))
 	ww("            out_shape=[%s],", strings.Join(oshapes, ", "))
-	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\", \"parallel\")),")
+	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=(%s)),", semantics)
 	ww("            interpret=interpret,")
-	ww("        )(%s)", strings.Join(ins, ", "))
+	ww("        )(%s)", args)
 	ww("        return {%s}", strings.Join(res, ", "))
 }
 
@@ -148,16 +167,9 @@ func (m *ewMode) writeColumnCall(t *tr, ww func(string, ...any), kw []string) {
 
 // laneForm reports whether the draft may take the lane-select form.
 func (m *ewMode) laneForm(t *tr, kinds []loopAddress, body []string, pj int) bool {
-	if pj >= 0 || m.gathers() || !m.anyLoopStore() {
+	word, count, ok := m.loopFormStores(t, pj)
+	if !ok {
 		return false
-	}
-	word := func(param string) bool {
-		prm := t.params[param]
-		return prm != nil && (prm.DType == "float32" || prm.DType == "int32")
-	}
-	count := map[string]int{}
-	for _, s := range m.stores {
-		count[s.param]++
 	}
 	for _, s := range m.stores {
 		if len(s.loops) == 0 || count[s.param] != 1 || !word(s.param) {
@@ -166,11 +178,6 @@ func (m *ewMode) laneForm(t *tr, kinds []loopAddress, body []string, pj int) boo
 	}
 	for i, l := range m.loads {
 		if kinds[i] != loopGathered || l.gather || l.prior || !word(l.param) || len(l.loops) == 0 || count[l.param] != 0 {
-			return false
-		}
-	}
-	for _, p := range t.outputParams() {
-		if count[p.Name] != 1 {
 			return false
 		}
 	}
@@ -221,14 +228,5 @@ func (m *ewMode) writeLaneCall(t *tr, ww func(string, ...any), kw []string) {
 	}
 	ww("    if _form(\"lsel\", lsel is not None, lsel is not None):")
 	ww("        ins, in_specs = _lsel_ins(lsel, [%s], [%s])", strings.Join(loads, ", "), strings.Join(stores, ", "))
-	ww("        outs = pl.pallas_call(")
-	ww("            _lsel_kernel(%s, %d),", partialKernel(kw), len(m.loads))
-	ww("            grid=(lsel[1],),")
-	ww("            in_specs=in_specs,")
-	ww("            out_specs=[%s],", strings.Join(ospecs, ", "))
-	ww("            out_shape=[%s],", strings.Join(oshapes, ", "))
-	ww("            compiler_params=pltpu.CompilerParams(dimension_semantics=(\"parallel\",)),")
-	ww("            interpret=interpret,")
-	ww("        )(*ins)")
-	ww("        return {%s}", strings.Join(res, ", "))
+	writeFormCall(ww, fmt.Sprintf("_lsel_kernel(%s, %d)", partialKernel(kw), len(m.loads)), "lsel[1],", `"parallel",`, "in_specs", ospecs, oshapes, "*ins", res)
 }
