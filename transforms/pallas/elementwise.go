@@ -237,14 +237,16 @@ func (m *ewMode) load(t *tr, p ptrv, idx val) (val, error) {
 	if err != nil {
 		return val{}, err
 	}
-	for _, l := range m.loads {
+	live := and(t.alive, t.path) // when the thread reads it (_vwin's windows)
+	for i, l := range m.loads {
 		if l.param == p.base && l.idx.py == idx.py {
+			m.loads[i].mask = orMask(l.mask, live)
 			return dataVal(l.name, ct), nil
 		}
 	}
 	name := fmt.Sprintf("ld%d", len(m.loads))
 	loops := t.loopsOf(idx)
-	m.loads = append(m.loads, ewAccess{name: name, param: p.base, idx: idx, loops: loops})
+	m.loads = append(m.loads, ewAccess{name: name, param: p.base, idx: idx, mask: live, loops: loops})
 	if len(loops) > 0 {
 		// this iteration's block of the per-iteration gather
 		t.emit("%s", strings.TrimSpace(t.loadSliceLine(name, name+"_ref", loopIndexPy(loops), prm)))
@@ -725,8 +727,12 @@ func (m *ewMode) generate(t *tr, k *kernels.Kernel) (string, error) {
 		if vm, out, ok := m.gatherLoads(t, flat, size, dims); ok {
 			// gathered in the kernel, the padded form kept for arrays too large for VMEM
 			xla := renderDraft(t, nm, kern, insertBeforeDomain(wrap, guard))
-			if vk, vw, ok := m.gatherInPlace(t, dims, ext, vm, out); ok {
-				if mod, ok := withXLAFallback(renderDraft(t, nm, vk, insertBeforeDomain(vw, guard)), xla); ok {
+			if vk, vw, win, ok := m.gatherInPlace(t, dims, ext, vm, out); ok {
+				vmem := renderDraft(t, nm, vk, insertBeforeDomain(vw, guard))
+				if win != nil { // and over windows of the arrays when they do not fit whole
+					vmem += "\n\n" + renderRunWin(t, nm, insertBeforeDomain(win, guard))
+				}
+				if mod, ok := withXLAFallback(vmem, xla); ok {
 					return mod, nil
 				}
 			}
@@ -987,6 +993,7 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		nm.add(l.name+"_layout", v+"_layout")
 		nm.add(l.name+"_held", v+"_held")
 		nm.add(l.name+"_meta", v+"_meta")
+		nm.add(l.name+"_at", v+"_at")
 	}
 	stored := map[string]int{}
 	for _, s := range m.stores {
@@ -999,6 +1006,12 @@ func (m *ewMode) names(t *tr, dims []string) *renamer {
 		}
 		stored[s.param]++
 		nm.add(s.name+"_ref", n+"_ref")
+	}
+	// _run_win's (vwin.go), after the arrays' names, which they yield to
+	for _, p := range [][3]string{{"WINS", "windows", "view_windows"}, {"WLIVE", "reads", "window_reads"}, {"WTABLE", "table", "window_table"},
+		{"WBLOCKS", "blocks", "window_blocks"}, {"WSPECS", "window_specs", "window_in_specs"},
+		{"WLEAD", "at_lead", "window_at_lead"}, {"WROW", "at_row", "window_at_row"}, {"WCOL", "at_col", "window_at_col"}} {
+		nm.addOr(p[0], p[1], p[2])
 	}
 	return nm
 }
@@ -1045,14 +1058,19 @@ func kernelDef(refs []string, body []string, uniforms []string) (string, []strin
 	return "def _kernel(" + params + "):", kw
 }
 
-// partialKernel is the kernel as pallas_call takes it.
+// partialKernel is the kernel as pallas_call takes it: each keyword k
+// given the wrapper's k, or an entry "k=value" as it is.
 func partialKernel(kw []string) string {
 	if len(kw) == 0 {
 		return "_kernel"
 	}
 	var a []string
 	for _, k := range kw {
-		a = append(a, k+"="+k)
+		if strings.Contains(k, "=") {
+			a = append(a, k)
+		} else {
+			a = append(a, k+"="+k)
+		}
 	}
 	return "functools.partial(_kernel, " + strings.Join(a, ", ") + ")"
 }

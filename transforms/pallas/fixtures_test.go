@@ -221,8 +221,14 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 	// float32_instance's in-kernel window gather: the feature's window
 	// column not stepped (every ix step reads the window's first column)
 	"float32_instance": {{"feat_column_not_stepped",
-		"                                    + ix_step\n                                )\n                            )\n                        ),\n                        jnp.int32,\n                    ),\n                    shape,\n                ),\n            )\n            mask = _vtake(",
-		"                                    + 0\n                                )\n                            )\n                        ),\n                        jnp.int32,\n                    ),\n                    shape,\n                ),\n            )\n            mask = _vtake("}},
+		"                                        + ix_step\n                                    )\n                                )\n                            ),\n                            jnp.int32,\n                        ),\n                        shape,\n                    ),\n                ),\n            )\n            mask = _vtake(",
+		"                                        + 0\n                                    )\n                                )\n                            ),\n                            jnp.int32,\n                        ),\n                        shape,\n                    ),\n                ),\n            )\n            mask = _vtake("},
+		// the windowed form (_run_win): every window at its array's origin
+		// (the table's block index dropped), and every grid step given the
+		// first step's windows
+		{"window_origin_dropped", "        flat = flat * b + c - o\n", "        flat = flat * b + c\n"},
+		{"window_table_first_step", "columns.append(lo[last, e] // b)", "columns.append(lo[0 * last, e] // b)"},
+	},
 	// window_scatter's lane-select form: every lead block (the batch)
 	// given the first one's row table, and every iteration's store
 	// selecting the lanes the first iteration names
@@ -250,7 +256,7 @@ var draftMutants = map[string][]struct{ name, old, new string }{
 // must be rejected with (the harness's forced forms, forms.py): a
 // V-FORM naming the forced branch, then the failure under it.
 var mutantReasons = map[string]string{
-	"gather_points/xla_fallback_without_plane_offset": "V-FORM: forced vfits=False (the XLA form (_run_xla)): V-MISMATCH",
+	"gather_points/xla_fallback_without_plane_offset": "V-FORM: forced vfits=False (the windowed or XLA form (_run_win, _run_xla)): V-MISMATCH",
 }
 
 // selected: FIXTURE=a,b limits the test to those fixtures.

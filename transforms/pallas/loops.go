@@ -440,6 +440,10 @@ func (t *tr) bindMask(m val) val {
 	}
 	name := t.fresh("m")
 	t.emit("%s = %s", name, m.py)
+	if t.maskDefs == nil {
+		t.maskDefs = map[string]string{}
+	}
+	t.maskDefs[name] = m.py
 	m.py = name
 	return m
 }

@@ -592,10 +592,13 @@ def _form(name, natural, applies=True):
     wide = jnp.int32 if sub == 16 else src_ref.dtype
     parts = pl.cdiv(rows, sub)
 
-    def rows_of(g, got):
+    def rows_of(g, got, held=None):
         lead, r0 = g // parts, g % parts * sub
         for c in range(per_row):
-            src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            if held is None:
+                src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            else:
+                src = held[lead, r0 : r0 + sub, c * 128 : (c + 1) * 128]
             src = src.astype(wide)
             for s in range(min(sub, rows)):
                 k = jnp.where(r0 + s < rows, (lead * rows + r0 + s) * per_row + c, -1)
@@ -604,7 +607,13 @@ def _form(name, natural, applies=True):
                 got = jnp.where(key == k, v, got)
         return got
 
-    got = lax.fori_loop(0, src_ref.shape[0] * parts, rows_of, jnp.zeros(idx.shape, wide))
+    steps = src_ref.shape[0] * parts
+    if steps * per_row > 32:
+        got = lax.fori_loop(0, steps, rows_of, jnp.zeros(idx.shape, wide))
+    else:  # at most 32 tiles (a window): read once, its rows unrolled
+        held, got = src_ref[...], jnp.zeros(idx.shape, wide)
+        for g in range(steps):
+            got = rows_of(g, got, held)
     return got if fill is None else jnp.where(inside, got, jnp.asarray(fill, wide))`},
 	{"_vback", nil, `def _vback(o, meta):
     """An output written in its _vview, in its own shape."""
@@ -615,6 +624,131 @@ def _form(name, natural, applies=True):
     for i, p in enumerate(perm):
         inv[p] = i
     return o.reshape([shape[p] for p in perm]).transpose(inv)`},
+	{"_vnd", []string{"_vsrc", "_vperm"}, `def _vnd(a):
+    """a with its dimensions in the order XLA lays them out on a TPU (_vperm), unmerged: a
+    bitcast of its HBM layout (a 1-D array in 128-lane rows, as _vsrc), and _vsrc's meta."""
+    if a.ndim == 1:
+        return _vsrc(a)
+    meta = (tuple(a.shape), _vperm(a.shape))
+    return a.transpose(meta[1]), meta`},
+	{"_vcoords", nil, `def _vcoords(meta, idx):
+    """The coordinates in its _vnd view of an array's flat element idx (NumPy or jnp)."""
+    shape, perm = meta
+    if len(shape) == 1:
+        return 0 * idx, idx // 128, idx % 128
+    at, rest = {}, idx
+    for i in reversed(range(len(shape))):
+        at[i], rest = rest % shape[i], rest // shape[i]
+    return tuple(at[i] for i in perm)`},
+	{"_vwin_at", []string{"_vcoords"}, `def _vwin_at(meta, at, idx):
+    """_vtake's (meta, idx) for an array of meta: its own when at is None (the whole view in
+    VMEM), else a window's: at is (origin, block), a block of its _vnd view at origin, and
+    idx (clipped into the array) the flat index in that block, its leading dims merged."""
+    if at is None:
+        return meta, idx
+    origin, block = at
+    flat = 0
+    coords = _vcoords(meta, jnp.clip(idx, 0, math.prod(meta[0]) - 1))
+    for c, o, b in zip(coords, origin, block, strict=True):
+        flat = flat * b + c - o
+    return ((math.prod(block[:-2]), *block[-2:]), (0, 1, 2)), flat`},
+	{"_vwin", []string{"_vcoords", "_round_up", "_form"}, `def _vwin(srcs, oview, oblock):
+    """The windows the kernel gathers from when the arrays do not fit VMEM whole: per source
+    (its _vnd view, meta, and per read the flat addresses over the output's view oview and
+    whether the thread reads each, None: always), the smallest block of its view (whole
+    tiles) such that at every grid step (oblock blocks of oview) every element read lies in
+    one block. Checked in NumPy at trace time (the addresses depend on sizes only). Returns
+    (the block table, flat: per step, source and dim the block's index; the blocks; their
+    specs), or None when a read is outside its array or the windows pass _vfits' budget."""
+    lead, rows, cols = oview
+    brows, bcols = oblock
+    ni, nj = pl.cdiv(rows, brows), pl.cdiv(cols, bcols)
+    ol, orow, ocol = np.indices(oview)
+    step = ((ol * ni + orow // brows) * nj + ocol // bcols).reshape(-1)
+    steps = lead * ni * nj
+    columns, blocks, words = [], [], 0
+    for view, meta, addrs, reads in srcs:
+        n, nd = math.prod(meta[0]), view.ndim
+        lo = np.full((steps, nd), np.iinfo(np.int64).max)
+        hi = np.full((steps, nd), -1)
+        for a, r in zip(addrs, [True] * len(addrs) if reads is None else reads, strict=True):
+            a = np.broadcast_to(np.asarray(a, np.int64), oview).reshape(-1)
+            r = np.broadcast_to(np.asarray(r, bool), oview).reshape(-1)
+            a, s = a[r], step[r]
+            if a.size and (a.min() < 0 or a.max() >= n):
+                return None  # a read outside the array
+            at = np.stack(_vcoords(meta, a), axis=1)
+            np.minimum.at(lo, s, at)
+            np.maximum.at(hi, s, at)
+        used = hi[:, 0] >= 0
+        if not used.any():
+            return None
+        last = np.maximum.accumulate(np.where(used, np.arange(steps), -1))
+        last = np.where(last < 0, int(np.argmax(used)), last)  # a step that reads none: the last block
+        sub = 32 // view.dtype.itemsize
+        block = []
+        for e in range(nd):
+            unit = {nd - 2: sub, nd - 1: 128}.get(e, 1)
+            full = _round_up(view.shape[e], unit)
+            span = int((hi[used, e] - lo[used, e]).max()) + 1
+            sizes = list(range(_round_up(span, unit), full, unit))[:64] + [full]
+            b = next(b for b in sizes if (lo[used, e] // b == hi[used, e] // b).all())
+            block.append(b)
+            columns.append(lo[last, e] // b)
+        blocks.append(tuple(block))
+        words += math.prod(block) * view.dtype.itemsize // 4
+    fits = words * 4 <= 512 * 1024 and all(b[-1] <= 4096 for b in blocks)
+    if not _form("vwin", fits, fits):
+        return None
+    table = np.stack(columns, axis=1).reshape(-1).astype(np.int32)
+    specs, first = [], 0
+    for block in blocks:
+        nd = len(block)
+
+        def index(lead, i, j, t, first=first, nd=nd):
+            at = ((lead * ni + i) * nj + j) * len(columns) + first
+            return tuple(t[at + e] for e in range(nd))
+
+        specs.append(pl.BlockSpec(block, index))
+        first += len(block)
+    return jnp.asarray(table), blocks, specs`},
+	{"_vwin_kernel", nil, `def _vwin_kernel(kernel, names, blocks, at):
+    """kernel over _vwin's windows (its refs at positions at): each read as _vtake reads a 3-D
+    block (its leading dims merged; read whole, [...], reshaped so), its origin (the block's
+    index in the table at this grid step, times the block) passed to kernel as names' keyword."""
+
+    def merged(ref):
+        dims = ref.shape[:-2]
+
+        class Merged:
+            shape = (math.prod(dims), *ref.shape[-2:])
+            dtype = ref.dtype
+
+            def __getitem__(self, key):
+                if key is Ellipsis:
+                    return ref[...].reshape(self.shape)
+                lead, rows, cols = key
+                idx = []
+                for s in reversed(dims):
+                    idx.insert(0, lead % s)
+                    lead = lead // s
+                return ref[(*idx, rows, cols)]
+
+        return Merged()
+
+    def body(table_ref, *refs):
+        step = (pl.program_id(0) * pl.num_programs(1) + pl.program_id(1)) * pl.num_programs(2)
+        step = step + pl.program_id(2)
+        width = sum(len(b) for b in blocks)
+        refs, origins, first = list(refs), {}, 0
+        for name, block, i in zip(names, blocks, at, strict=True):
+            origin = tuple(table_ref[step * width + first + e] * block[e] for e in range(len(block)))
+            origins[name] = (origin, block)
+            refs[i] = refs[i] if len(block) == 3 else merged(refs[i])
+            first += len(block)
+        kernel(*refs, **origins)
+
+    return body`},
 	{"_loop_dst", nil, `def _loop_dst(idxs, masks, d, n, size):
     """Flat destinations of a loop's store, one row per iteration (size where
     the thread does not write). They depend on sizes only: checked here, while

@@ -415,6 +415,9 @@ type tr struct {
 	// defs are the kernel's bound temporaries (bind): name -> expression,
 	// so a data-dependent index can be rebuilt outside the kernel.
 	defs map[string]string
+	// maskDefs are the masks bindMask named: name -> expression, so that
+	// a read's liveness can be rebuilt outside the kernel (maskExpr).
+	maskDefs map[string]string
 	// divs are the quotient and remainder atoms of polys (recombine).
 	divs map[string]divAtom
 }

@@ -3,6 +3,7 @@ package pallas
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
@@ -28,8 +29,10 @@ import (
 // the thread's own position of an array shaped like the output read its
 // block. No XLA gather, no relayout of the output: each array is read once
 // and each output written once. When the gathered arrays do not fit the
-// VMEM budget (_vfits) run() hands the call to the padded form, kept in the
-// module as _run_xla.
+// VMEM budget (_vfits) run() hands the call to the windowed form (_run_win,
+// vwin.go: each grid step's reads in one block of each array) where the
+// addresses depend on sizes only, and past its budget, or for a gather by
+// value, to the padded form, kept in the module as _run_xla.
 //
 // The shared helper's contract, for other drafts that gather in the kernel:
 // _vtake(src_ref, meta, idx, fill=None) is src's flat element idx for
@@ -152,7 +155,7 @@ func vsrcType(p *kernels.Param) bool {
 // ok is false when a loop load's per-iteration read was not found among the
 // translated lines to take its gather's place (the form would read the whole
 // array's block where the old read stood), and the padded form stays alone.
-func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[int]bool, out *kernels.Param) (kern, wrap []string, ok bool) {
+func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[int]bool, out *kernels.Param) (kern, wrap, win []string, ok bool) {
 	src := map[string]string{} // a gathered array: the load whose ref carries it
 	var refs []string
 	for i, l := range m.loads {
@@ -202,6 +205,13 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 	for _, s := range m.stores {
 		plane = plane || t.bitsHalf(t.params[s.param])
 	}
+	windowed := m.windowable(vm, out, flatSrc, plane)
+	at := func(l ewAccess) string { // the window's origin a windowed kernel is given
+		if !windowed {
+			return ""
+		}
+		return src[l.param] + "_at"
+	}
 	var body []string
 	w := func(format string, a ...any) { body = append(body, fmt.Sprintf(format, a...)) }
 	if plane {
@@ -222,16 +232,20 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		switch {
 		case len(l.loops) > 0:
 			from := strings.TrimSpace(t.loadSliceLine(l.name, l.name+"_ref", loopIndexPy(l.loops), t.params[l.param]))
-			inLoop[from] = strings.TrimSpace(t.vtakeLine(l, srcRef(l), src[l.param]))
+			inLoop[from] = strings.TrimSpace(t.vtakeLine(l, srcRef(l), src[l.param], at(l)))
 		case vm[i]:
-			body = append(body, t.vtakeLine(l, srcRef(l), src[l.param]))
+			body = append(body, t.vtakeLine(l, srcRef(l), src[l.param], at(l)))
 		default:
 			body = append(body, t.loadLine(l.name, l.name+"_ref", t.params[l.param]))
 		}
 	}
+	var ats []string
 	for _, l := range m.loads {
 		if src[l.param] == l.name {
 			metas = append(metas, l.name+"_meta")
+			if windowed {
+				ats = append(ats, l.name+"_at")
+			}
 		}
 	}
 	taken := map[string]bool{}
@@ -255,11 +269,26 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		w("    %s", line)
 	}
 	if len(taken) != len(inLoop) || (plane && stored != len(m.stores)) {
-		return nil, nil, false
+		return nil, nil, nil, false
 	}
 	body = dropUnusedSwap(pruneDead(body))
-	def, kw := kernelDef(refs, body, append(t.uniformNames(dims), append([]string{"OMETA"}, metas...)...))
+	def, kw := kernelDef(refs, body, slices.Concat(t.uniformNames(dims), []string{"OMETA"}, metas, ats))
 	kern = append([]string{def}, body...)
+	kwWhole, kwWin := kw, kw
+	if windowed {
+		// the whole arrays in VMEM: no window; windowed, _vwin_kernel
+		// passes each window's origin
+		kwWhole, kwWin = nil, nil
+		for _, k := range kw {
+			if slices.Contains(ats, k) {
+				kwWhole = append(kwWhole, k+"=None")
+			} else {
+				kwWhole = append(kwWhole, k)
+				kwWin = append(kwWin, k)
+			}
+		}
+		win = m.runWin(t, dims, ext, vm, src, out, kwWin, ats)
+	}
 
 	ww := func(format string, a ...any) { wrap = append(wrap, fmt.Sprintf(format, a...)) }
 	t.writeDomain(ww, dims, ext)
@@ -271,7 +300,11 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		}
 	}
 	ww("    if not _vfits(%s):", strings.Join(views, ", "))
-	ww("        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM")
+	if windowed {
+		ww("        return _run_win(args, interpret=interpret)  # too large to gather in VMEM whole")
+	} else {
+		ww("        return _run_xla(args, interpret=interpret)  # too large to gather in VMEM")
+	}
 	sub := t.sublanes()
 	ww("    (VLEAD, KROWS, KCOLS), OMETA = _vview(%s)", t.shapePy(out))
 	// small blocks (at most 4096 elements): every gather is unrolled over
@@ -328,7 +361,7 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		ospecs = append(ospecs, ospec)
 	}
 	ww("    outs = pl.pallas_call(")
-	ww("        %s,", partialKernel(kw))
+	ww("        %s,", partialKernel(kwWhole))
 	ww("        grid=(VLEAD, pl.cdiv(KROWS, BROWS), pl.cdiv(KCOLS, BCOLS)),")
 	ww("        in_specs=[%s],", strings.Join(inSpecs, ", "))
 	ww("        out_specs=[%s],", strings.Join(ospecs, ", "))
@@ -353,22 +386,22 @@ func (m *ewMode) gatherInPlace(t *tr, dims []string, ext map[string]val, vm map[
 		res = append(res, fmt.Sprintf("%q: %s", s.param, o))
 	}
 	ww("    return {%s}", strings.Join(res, ", "))
-	return kern, wrap, true
+	return kern, wrap, win, true
 }
 
 // vtakeLine is the kernel's read of load l from the whole array in VMEM
 // (ref, holding the view whose meta is load from's): its element at l's
 // index, which for a gather by value is rebuilt from the loads before it.
-func (t *tr) vtakeLine(l ewAccess, ref, from string) string {
+func (t *tr) vtakeLine(l ewAccess, ref, from, win string) string {
 	prm := t.params[l.param]
-	at := l.idx.py
+	idx := l.idx.py
 	switch {
 	case l.gather:
-		at = l.at
+		idx = l.at
 	case len(l.loops) > 0 || l.idx.k == kUniform:
 		// _vtake takes a block of indices: an iteration's index, or a fixed
 		// one (table[0] beside a gather), may not read the thread's position
-		at = "jnp.broadcast_to(jnp.asarray(" + at + ", jnp.int32), SHAPE)"
+		idx = "jnp.broadcast_to(jnp.asarray(" + idx + ", jnp.int32), SHAPE)"
 	}
 	fill := ""
 	switch {
@@ -377,7 +410,10 @@ func (t *tr) vtakeLine(l ewAccess, ref, from string) string {
 	case l.gather:
 		fill = ", jnp.nan"
 	}
-	read := fmt.Sprintf("_vtake(%s, %s_meta, %s%s)", ref, from, at, fill)
+	read := fmt.Sprintf("_vtake(%s, %s_meta, %s%s)", ref, from, idx, fill)
+	if win != "" { // a window of the array: _vwin_at's meta and index in it
+		read = fmt.Sprintf("_vtake(%s, *_vwin_at(%s_meta, %s, %s)%s)", ref, from, win, idx, fill)
+	}
 	ct := computeType(prm)
 	switch {
 	case t.bitsHalf(prm):

@@ -21,7 +21,8 @@ import contextlib
 
 # What each alternative of a decision is: (True, False).
 FORMS = {
-    "vfits": ("the in-kernel gather (_vtake)", "the XLA form (_run_xla)"),
+    "vfits": ("the in-kernel gather (_vtake)", "the windowed or XLA form (_run_win, _run_xla)"),
+    "vwin": ("the in-kernel gather from windows (_run_win)", "the XLA form (_run_xla)"),
     "plane": ("the plane form (the window's plane in VMEM)", "the per-iteration gathers"),
     "own_rows": ("the array's own rows (_row_halo)", "the flat blocks"),
     "column_major": ("the column-major form (over the transposes)", "the row-major form"),
@@ -31,7 +32,7 @@ FORMS = {
 # every source row per block, so the in-kernel gather forced at
 # float32_instance's larger shapes took the validation past 480 s; these are
 # proven at the shapes that take them (the verdict's forms.natural says which).
-BUDGETED = {"vfits", "plane"}
+BUDGETED = {"vfits", "plane", "vwin"}
 # Forms the TPU compile gate compiles when forced: the fallbacks, and both
 # layouts of a 2-D array (a first form forced past its VMEM budget is one no
 # user's shape runs).

@@ -236,7 +236,7 @@ def test_forms_force_each_other_form():
     with forms.hooked(0, (("own_rows", True),)):
         assert run(big=False) == (True, None, False, True)
     assert forms.children(0, (("own_rows", True),)) == []
-    assert "the XLA form (_run_xla)" in describe(ctx)
+    assert "the windowed or XLA form (_run_win, _run_xla)" in describe(ctx)
     # a budgeted first form (the in-kernel gather) is not forced past its budget
     with forms.hooked(1):
         assert run(big=True) == (False, False, False, False)

@@ -1192,10 +1192,13 @@ def _vtake(src_ref, meta, idx, fill=None):
     wide = jnp.int32 if sub == 16 else src_ref.dtype
     parts = pl.cdiv(rows, sub)
 
-    def rows_of(g, got):
+    def rows_of(g, got, held=None):
         lead, r0 = g // parts, g % parts * sub
         for c in range(per_row):
-            src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            if held is None:
+                src = src_ref[lead, pl.ds(pl.multiple_of(r0, sub), sub), pl.ds(c * 128, 128)]
+            else:
+                src = held[lead, r0 : r0 + sub, c * 128 : (c + 1) * 128]
             src = src.astype(wide)
             for s in range(min(sub, rows)):
                 k = jnp.where(r0 + s < rows, (lead * rows + r0 + s) * per_row + c, -1)
@@ -1204,7 +1207,13 @@ def _vtake(src_ref, meta, idx, fill=None):
                 got = jnp.where(key == k, v, got)
         return got
 
-    got = lax.fori_loop(0, src_ref.shape[0] * parts, rows_of, jnp.zeros(idx.shape, wide))
+    steps = src_ref.shape[0] * parts
+    if steps * per_row > 32:
+        got = lax.fori_loop(0, steps, rows_of, jnp.zeros(idx.shape, wide))
+    else:  # at most 32 tiles (a window): read once, its rows unrolled
+        held, got = src_ref[...], jnp.zeros(idx.shape, wide)
+        for g in range(steps):
+            got = rows_of(g, got, held)
     return got if fill is None else jnp.where(inside, got, jnp.asarray(fill, wide))
 
 
