@@ -17,7 +17,7 @@ var (
 	reTempName  = regexp.MustCompile(`^[a-z]{1,3}[0-9]+$`)
 	pyKeywords  = "False None True and as assert async await break class continue def del elif else except finally for " + "from global if import in is lambda nonlocal not or pass raise return try while with yield"
 	pyBuiltins  = "abs all any bool dict float int len list max min object range round slice str sum tuple type"
-	draftNames  = "jax jnp lax pl pltpu functools math run args interpret spec outs d D res np"
+	draftNames  = "jax jnp lax pl pltpu functools itertools math run args interpret spec outs d D res np"
 	pyDraftSafe = func() map[string]bool {
 		m := map[string]bool{}
 		for _, s := range []string{pyKeywords, pyBuiltins, draftNames} {
@@ -654,12 +654,16 @@ def _form(name, natural, applies=True):
     return ((math.prod(block[:-2]), *block[-2:]), (0, 1, 2)), flat`},
 	{"_vwin", []string{"_vcoords", "_round_up", "_form"}, `def _vwin(srcs, oview, oblock):
     """The windows the kernel gathers from when the arrays do not fit VMEM whole: per source
-    (its _vnd view, meta, and per read the flat addresses over the output's view oview and
-    whether the thread reads each, None: always), the smallest block of its view (whole
-    tiles) such that at every grid step (oblock blocks of oview) every element read lies in
-    one block. Checked in NumPy at trace time (the addresses depend on sizes only). Returns
-    (the block table, flat: per step, source and dim the block's index; the blocks; their
-    specs), or None when a read is outside its array or the windows pass _vfits' budget."""
+    (its _vnd view, meta, and per load of it its reads' flat addresses over the output's view
+    oview, an iterable of arrays, and whether the thread reads each, None: always), the
+    smallest block of its view (whole tiles) such that at every grid step (oblock blocks of
+    oview) every element read lies in one block. Checked in NumPy at trace time (the addresses
+    depend on sizes only), one read at a time. Returns (the block table, flat: per step,
+    source and dim the block's index; the blocks; their specs), or None when a read is outside
+    its array, the windows pass _vfits' budget or the output 16M elements (the check's own
+    cost)."""
+    if math.prod(oview) > 1 << 24:
+        return None
     lead, rows, cols = oview
     brows, bcols = oblock
     ni, nj = pl.cdiv(rows, brows), pl.cdiv(cols, bcols)
@@ -671,7 +675,9 @@ def _form(name, natural, applies=True):
         n, nd = math.prod(meta[0]), view.ndim
         lo = np.full((steps, nd), np.iinfo(np.int64).max)
         hi = np.full((steps, nd), -1)
-        for a, r in zip(addrs, [True] * len(addrs) if reads is None else reads, strict=True):
+        lives = [itertools.repeat(True)] * len(addrs) if reads is None else reads
+        groups = zip(addrs, lives, strict=True)
+        for a, r in itertools.chain.from_iterable(zip(g, v, strict=False) for g, v in groups):
             a = np.broadcast_to(np.asarray(a, np.int64), oview).reshape(-1)
             r = np.broadcast_to(np.asarray(r, bool), oview).reshape(-1)
             a, s = a[r], step[r]
@@ -1087,6 +1093,9 @@ func moduleImports(body string) string {
 	var std, third []string
 	if ids["functools"] {
 		std = append(std, "import functools")
+	}
+	if ids["itertools"] {
+		std = append(std, "import itertools")
 	}
 	if ids["math"] {
 		std = append(std, "import math")

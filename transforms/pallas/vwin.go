@@ -114,8 +114,10 @@ func (m *ewMode) runWin(t *tr, dims []string, ext map[string]val, vm map[int]boo
 	ww("        WLEAD, WROW, WCOL = np.indices((VLEAD, KROWS, KCOLS))")
 	ww("        d = _vpos(OMETA, WLEAD, WROW, WCOL)")
 	writeIndexVars(ww, "        ", dims, ext)
-	// per array: its reads' addresses and when the thread reads them
-	// (None: always), the latter named once when every array has the same
+	// per array, per load of it: its reads' addresses and when the thread
+	// reads them (None: always), generators that _vwin runs one iteration
+	// at a time (each an array the output's size); the latter written once,
+	// as a function, when every array has the same
 	var entries [][2]string
 	var lives []string
 	for _, s := range m.loads {
@@ -128,34 +130,38 @@ func (m *ewMode) runWin(t *tr, dims []string, ext map[string]val, vm map[int]boo
 			if !vm[i] || src[l.param] != s.name {
 				continue
 			}
-			comp := ""
-			if len(l.loops) > 0 {
-				comp = " " + loopComprehension(l.loops)
-			}
-			addrs = append(addrs, fmt.Sprintf("[%s%s]", l.idx.py, comp))
 			e := t.liveExpr(l, known)
 			always = always && e == "True"
-			live = append(live, fmt.Sprintf("[%s%s]", e, comp))
+			if len(l.loops) > 0 {
+				comp := loopComprehension(l.loops)
+				addrs = append(addrs, fmt.Sprintf("(%s %s)", l.idx.py, comp))
+				live = append(live, fmt.Sprintf("(%s %s)", e, comp))
+			} else {
+				addrs = append(addrs, fmt.Sprintf("(%s,)", l.idx.py))
+				live = append(live, fmt.Sprintf("(%s,)", e))
+			}
 		}
+		lv := "[" + strings.Join(live, ", ") + "]"
 		if always {
-			live = []string{"None"}
+			lv = "None"
 		}
-		entries = append(entries, [2]string{s.name, strings.Join(addrs, " + ")})
-		lives = append(lives, strings.Join(live, " + "))
+		entries = append(entries, [2]string{s.name, "[" + strings.Join(addrs, ", ") + "]"})
+		lives = append(lives, lv)
 	}
 	shared := len(lives) > 1 && lives[0] != "None"
 	for _, l := range lives {
 		shared = shared && l == lives[0]
 	}
 	if shared {
-		ww("        WLIVE = %s", lives[0])
+		ww("        def WLIVE():")
+		ww("            return %s", lives[0])
 	}
 	ww("        WINS = _vwin(")
 	ww("            [")
 	for i, e := range entries {
 		live := lives[i]
 		if shared {
-			live = "WLIVE"
+			live = "WLIVE()"
 		}
 		ww("                (%s_in, %s_meta, %s, %s),", e[0], e[0], e[1], live)
 	}

@@ -3,6 +3,7 @@
 """
 
 import functools
+import itertools
 import math
 
 import jax
@@ -403,72 +404,81 @@ def _run_win(args, *, interpret):
         at_lead, at_row, at_col = np.indices((lead, kernel_rows, kernel_cols))
         d = _vpos(out_meta, at_lead, at_row, at_col)
         i_x = d
-        reads = [
-            (
-                jnp.logical_not(
-                    jnp.logical_or(
-                        jnp.logical_or(
+
+        def reads():
+            return [
+                (
+                    (
+                        jnp.logical_not(
                             jnp.logical_or(
-                                (
+                                jnp.logical_or(
+                                    jnp.logical_or(
+                                        (
+                                            (
+                                                (
+                                                    _c_div(
+                                                        _c_rem(
+                                                            _c_div(i_x, width, jnp.int32),
+                                                            height,
+                                                            jnp.int32,
+                                                        ),
+                                                        up,
+                                                        jnp.int32,
+                                                    )
+                                                    - _c_div((k - 1), 2, jnp.int32)
+                                                )
+                                                + iy_step
+                                            )
+                                            < 0
+                                        ),
+                                        (
+                                            (
+                                                (
+                                                    _c_div(
+                                                        _c_rem(
+                                                            _c_div(i_x, width, jnp.int32),
+                                                            height,
+                                                            jnp.int32,
+                                                        ),
+                                                        up,
+                                                        jnp.int32,
+                                                    )
+                                                    - _c_div((k - 1), 2, jnp.int32)
+                                                )
+                                                + iy_step
+                                            )
+                                            >= _c_div(height, up, jnp.int32)
+                                        ),
+                                    ),
                                     (
                                         (
-                                            _c_div(
-                                                _c_rem(
-                                                    _c_div(i_x, width, jnp.int32), height, jnp.int32
-                                                ),
-                                                up,
-                                                jnp.int32,
+                                            (
+                                                _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
+                                                - _c_div((k - 1), 2, jnp.int32)
                                             )
-                                            - _c_div((k - 1), 2, jnp.int32)
+                                            + ix_step
                                         )
-                                        + iy_step
-                                    )
-                                    < 0
+                                        < 0
+                                    ),
                                 ),
                                 (
                                     (
                                         (
-                                            _c_div(
-                                                _c_rem(
-                                                    _c_div(i_x, width, jnp.int32), height, jnp.int32
-                                                ),
-                                                up,
-                                                jnp.int32,
-                                            )
+                                            _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
                                             - _c_div((k - 1), 2, jnp.int32)
                                         )
-                                        + iy_step
+                                        + ix_step
                                     )
-                                    >= _c_div(height, up, jnp.int32)
+                                    >= _c_div(width, up, jnp.int32)
                                 ),
-                            ),
-                            (
-                                (
-                                    (
-                                        _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
-                                        - _c_div((k - 1), 2, jnp.int32)
-                                    )
-                                    + ix_step
-                                )
-                                < 0
-                            ),
-                        ),
-                        (
-                            (
-                                (
-                                    _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
-                                    - _c_div((k - 1), 2, jnp.int32)
-                                )
-                                + ix_step
                             )
-                            >= _c_div(width, up, jnp.int32)
-                        ),
+                        )
                     )
+                    for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
+                    for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
                 )
-            )
-            for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
-            for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
-        ]
+            ]
+
         windows = _vwin(
             [
                 (
@@ -476,14 +486,26 @@ def _run_win(args, *, interpret):
                     feat_meta,
                     [
                         (
-                            0
-                            + (
-                                (
+                            (
+                                0
+                                + (
                                     (
                                         (
                                             (
                                                 (
-                                                    _c_div(
+                                                    (
+                                                        _c_div(
+                                                            _c_div(
+                                                                _c_div(i_x, width, jnp.int32),
+                                                                height,
+                                                                jnp.int32,
+                                                            ),
+                                                            channels,
+                                                            jnp.int32,
+                                                        )
+                                                        * channels
+                                                    )
+                                                    + _c_rem(
                                                         _c_div(
                                                             _c_div(i_x, width, jnp.int32),
                                                             height,
@@ -492,149 +514,73 @@ def _run_win(args, *, interpret):
                                                         channels,
                                                         jnp.int32,
                                                     )
-                                                    * channels
                                                 )
-                                                + _c_rem(
+                                                * _c_div(height, up, jnp.int32)
+                                            )
+                                            + (
+                                                (
                                                     _c_div(
-                                                        _c_div(i_x, width, jnp.int32),
-                                                        height,
+                                                        _c_rem(
+                                                            _c_div(i_x, width, jnp.int32),
+                                                            height,
+                                                            jnp.int32,
+                                                        ),
+                                                        up,
                                                         jnp.int32,
-                                                    ),
-                                                    channels,
-                                                    jnp.int32,
+                                                    )
+                                                    - _c_div((k - 1), 2, jnp.int32)
                                                 )
+                                                + iy_step
                                             )
-                                            * _c_div(height, up, jnp.int32)
                                         )
-                                        + (
-                                            (
-                                                _c_div(
-                                                    _c_rem(
-                                                        _c_div(i_x, width, jnp.int32),
-                                                        height,
-                                                        jnp.int32,
-                                                    ),
-                                                    up,
-                                                    jnp.int32,
-                                                )
-                                                - _c_div((k - 1), 2, jnp.int32)
-                                            )
-                                            + iy_step
+                                        * _c_div(width, up, jnp.int32)
+                                    )
+                                    + (
+                                        (
+                                            _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
+                                            - _c_div((k - 1), 2, jnp.int32)
                                         )
+                                        + ix_step
                                     )
-                                    * _c_div(width, up, jnp.int32)
-                                )
-                                + (
-                                    (
-                                        _c_div(_c_rem(i_x, width, jnp.int32), up, jnp.int32)
-                                        - _c_div((k - 1), 2, jnp.int32)
-                                    )
-                                    + ix_step
                                 )
                             )
+                            for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
+                            for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
                         )
-                        for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
-                        for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
                     ],
-                    reads,
+                    reads(),
                 ),
                 (
                     mask_in,
                     mask_meta,
                     [
                         (
-                            0
-                            + (
-                                (
+                            (
+                                0
+                                + (
                                     (
                                         (
                                             (
                                                 (
                                                     (
                                                         (
-                                                            _c_div(
-                                                                _c_div(
-                                                                    _c_div(i_x, width, jnp.int32),
-                                                                    height,
-                                                                    jnp.int32,
-                                                                ),
-                                                                channels,
-                                                                jnp.int32,
-                                                            )
-                                                            * k
-                                                        )
-                                                        * k
-                                                    )
-                                                    * groups
-                                                )
-                                                + (
-                                                    (
-                                                        (
                                                             (
                                                                 _c_div(
-                                                                    _c_rem(
+                                                                    _c_div(
                                                                         _c_div(
-                                                                            _c_div(
-                                                                                i_x,
-                                                                                width,
-                                                                                jnp.int32,
-                                                                            ),
-                                                                            height,
-                                                                            jnp.int32,
+                                                                            i_x, width, jnp.int32
                                                                         ),
-                                                                        channels,
+                                                                        height,
                                                                         jnp.int32,
                                                                     ),
-                                                                    _c_div(
-                                                                        channels, groups, jnp.int32
-                                                                    ),
+                                                                    channels,
                                                                     jnp.int32,
                                                                 )
                                                                 * k
                                                             )
-                                                            + (
-                                                                (
-                                                                    (
-                                                                        (
-                                                                            _c_div(
-                                                                                _c_rem(
-                                                                                    _c_div(
-                                                                                        i_x,
-                                                                                        width,
-                                                                                        jnp.int32,
-                                                                                    ),
-                                                                                    height,
-                                                                                    jnp.int32,
-                                                                                ),
-                                                                                up,
-                                                                                jnp.int32,
-                                                                            )
-                                                                            - _c_div(
-                                                                                (k - 1),
-                                                                                2,
-                                                                                jnp.int32,
-                                                                            )
-                                                                        )
-                                                                        + iy_step
-                                                                    )
-                                                                    - _c_div(
-                                                                        _c_rem(
-                                                                            _c_div(
-                                                                                i_x,
-                                                                                width,
-                                                                                jnp.int32,
-                                                                            ),
-                                                                            height,
-                                                                            jnp.int32,
-                                                                        ),
-                                                                        up,
-                                                                        jnp.int32,
-                                                                    )
-                                                                )
-                                                                + _c_div((k - 1), 2, jnp.int32)
-                                                            )
+                                                            * k
                                                         )
-                                                        * k
+                                                        * groups
                                                     )
                                                     + (
                                                         (
@@ -642,38 +588,116 @@ def _run_win(args, *, interpret):
                                                                 (
                                                                     _c_div(
                                                                         _c_rem(
-                                                                            i_x, width, jnp.int32
+                                                                            _c_div(
+                                                                                _c_div(
+                                                                                    i_x,
+                                                                                    width,
+                                                                                    jnp.int32,
+                                                                                ),
+                                                                                height,
+                                                                                jnp.int32,
+                                                                            ),
+                                                                            channels,
+                                                                            jnp.int32,
                                                                         ),
-                                                                        up,
+                                                                        _c_div(
+                                                                            channels,
+                                                                            groups,
+                                                                            jnp.int32,
+                                                                        ),
                                                                         jnp.int32,
                                                                     )
-                                                                    - _c_div((k - 1), 2, jnp.int32)
+                                                                    * k
                                                                 )
-                                                                + ix_step
+                                                                + (
+                                                                    (
+                                                                        (
+                                                                            (
+                                                                                _c_div(
+                                                                                    _c_rem(
+                                                                                        _c_div(
+                                                                                            i_x,
+                                                                                            width,
+                                                                                            jnp.int32,
+                                                                                        ),
+                                                                                        height,
+                                                                                        jnp.int32,
+                                                                                    ),
+                                                                                    up,
+                                                                                    jnp.int32,
+                                                                                )
+                                                                                - _c_div(
+                                                                                    (k - 1),
+                                                                                    2,
+                                                                                    jnp.int32,
+                                                                                )
+                                                                            )
+                                                                            + iy_step
+                                                                        )
+                                                                        - _c_div(
+                                                                            _c_rem(
+                                                                                _c_div(
+                                                                                    i_x,
+                                                                                    width,
+                                                                                    jnp.int32,
+                                                                                ),
+                                                                                height,
+                                                                                jnp.int32,
+                                                                            ),
+                                                                            up,
+                                                                            jnp.int32,
+                                                                        )
+                                                                    )
+                                                                    + _c_div((k - 1), 2, jnp.int32)
+                                                                )
                                                             )
-                                                            - _c_div(
-                                                                _c_rem(i_x, width, jnp.int32),
-                                                                up,
-                                                                jnp.int32,
-                                                            )
+                                                            * k
                                                         )
-                                                        + _c_div((k - 1), 2, jnp.int32)
+                                                        + (
+                                                            (
+                                                                (
+                                                                    (
+                                                                        _c_div(
+                                                                            _c_rem(
+                                                                                i_x,
+                                                                                width,
+                                                                                jnp.int32,
+                                                                            ),
+                                                                            up,
+                                                                            jnp.int32,
+                                                                        )
+                                                                        - _c_div(
+                                                                            (k - 1), 2, jnp.int32
+                                                                        )
+                                                                    )
+                                                                    + ix_step
+                                                                )
+                                                                - _c_div(
+                                                                    _c_rem(i_x, width, jnp.int32),
+                                                                    up,
+                                                                    jnp.int32,
+                                                                )
+                                                            )
+                                                            + _c_div((k - 1), 2, jnp.int32)
+                                                        )
                                                     )
                                                 )
+                                                * height
                                             )
-                                            * height
+                                            + _c_rem(
+                                                _c_div(i_x, width, jnp.int32), height, jnp.int32
+                                            )
                                         )
-                                        + _c_rem(_c_div(i_x, width, jnp.int32), height, jnp.int32)
+                                        * width
                                     )
-                                    * width
+                                    + _c_rem(i_x, width, jnp.int32)
                                 )
-                                + _c_rem(i_x, width, jnp.int32)
                             )
+                            for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
+                            for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
                         )
-                        for iy_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
-                        for ix_step in range((1 + 2 * (_c_div((k - 1), 2, jnp.int32))))
                     ],
-                    reads,
+                    reads(),
                 ),
             ],
             (lead, kernel_rows, kernel_cols),
@@ -1263,12 +1287,16 @@ def _vwin_at(meta, at, idx):
 
 def _vwin(srcs, oview, oblock):
     """The windows the kernel gathers from when the arrays do not fit VMEM whole: per source
-    (its _vnd view, meta, and per read the flat addresses over the output's view oview and
-    whether the thread reads each, None: always), the smallest block of its view (whole
-    tiles) such that at every grid step (oblock blocks of oview) every element read lies in
-    one block. Checked in NumPy at trace time (the addresses depend on sizes only). Returns
-    (the block table, flat: per step, source and dim the block's index; the blocks; their
-    specs), or None when a read is outside its array or the windows pass _vfits' budget."""
+    (its _vnd view, meta, and per load of it its reads' flat addresses over the output's view
+    oview, an iterable of arrays, and whether the thread reads each, None: always), the
+    smallest block of its view (whole tiles) such that at every grid step (oblock blocks of
+    oview) every element read lies in one block. Checked in NumPy at trace time (the addresses
+    depend on sizes only), one read at a time. Returns (the block table, flat: per step,
+    source and dim the block's index; the blocks; their specs), or None when a read is outside
+    its array, the windows pass _vfits' budget or the output 16M elements (the check's own
+    cost)."""
+    if math.prod(oview) > 1 << 24:
+        return None
     lead, rows, cols = oview
     brows, bcols = oblock
     ni, nj = pl.cdiv(rows, brows), pl.cdiv(cols, bcols)
@@ -1280,7 +1308,9 @@ def _vwin(srcs, oview, oblock):
         n, nd = math.prod(meta[0]), view.ndim
         lo = np.full((steps, nd), np.iinfo(np.int64).max)
         hi = np.full((steps, nd), -1)
-        for a, r in zip(addrs, [True] * len(addrs) if reads is None else reads, strict=True):
+        lives = [itertools.repeat(True)] * len(addrs) if reads is None else reads
+        groups = zip(addrs, lives, strict=True)
+        for a, r in itertools.chain.from_iterable(zip(g, v, strict=False) for g, v in groups):
             a = np.broadcast_to(np.asarray(a, np.int64), oview).reshape(-1)
             r = np.broadcast_to(np.asarray(r, bool), oview).reshape(-1)
             a, s = a[r], step[r]
