@@ -259,6 +259,25 @@ var mutantReasons = map[string]string{
 	"gather_points/xla_fallback_without_plane_offset": "V-FORM: forced vfits=False (the windowed or XLA form (_run_win, _run_xla)): V-MISMATCH",
 }
 
+// draftScript is the start of a Python script that imports the draft module
+// written by writeDraft, passed as its first argument, as m.
+const draftScript = `import importlib.util, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("draft", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+`
+
+// writeDraft writes a draft module into a test's temporary folder.
+func writeDraft(t *testing.T, module string) string {
+	t.Helper()
+	mod := filepath.Join(t.TempDir(), "draft.py")
+	if err := os.WriteFile(mod, []byte(module), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mod
+}
+
 // selected: FIXTURE=a,b limits the test to those fixtures.
 func selected(name string) bool {
 	only := os.Getenv("FIXTURE")

@@ -2,9 +2,7 @@ package pallas_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -83,16 +81,8 @@ func TestLoopStoreOverlapRaises(t *testing.T) {
 		if err != nil {
 			t.Fatalf("overlap_kernel: %v", err)
 		}
-		mod := filepath.Join(t.TempDir(), "draft.py")
-		if err := os.WriteFile(mod, []byte(res.Module), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		script := `import importlib.util, sys
-import numpy as np
-spec = importlib.util.spec_from_file_location("draft", sys.argv[1])
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-n, k = int(sys.argv[2]), 3
+		mod := writeDraft(t, res.Module)
+		script := draftScript + `n, k = int(sys.argv[2]), 3
 args = {"n": n, "k": k, "x": np.arange(n, dtype=np.float32), "cnt": np.zeros(n, np.int32)}
 try:
     out = m.run(args, interpret=True)["out"]

@@ -2,9 +2,7 @@ package pallas_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,16 +26,8 @@ func TestWindowsChosen(t *testing.T) {
 	if !strings.Contains(res.Module, "def _run_win(") {
 		t.Fatal("float32_instance's draft has no windowed form (_run_win)")
 	}
-	mod := filepath.Join(t.TempDir(), "draft.py")
-	if err := os.WriteFile(mod, []byte(res.Module), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	script := `import importlib.util, sys
-import numpy as np
-spec = importlib.util.spec_from_file_location("draft", sys.argv[1])
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-view = np.zeros((4, 8, 128), np.float32)
+	mod := writeDraft(t, res.Module)
+	script := draftScript + `view = np.zeros((4, 8, 128), np.float32)
 meta = ((4, 8, 128), (0, 1, 2))
 own = np.arange(4 * 8 * 128).reshape(4, 8, 128)
 def show(w):
