@@ -1274,15 +1274,19 @@ def _vcoords(meta, idx):
 def _vwin_at(meta, at, idx):
     """_vtake's (meta, idx) for an array of meta: its own when at is None (the whole view in
     VMEM), else a window's: at is (origin, block), a block of its _vnd view at origin, and
-    idx (clipped into the array) the flat index in that block, its leading dims merged."""
+    idx (clipped into the array) the flat index in that block, its leading dims merged and
+    its last two no longer than the view's (_vtake visits no row of the block's padding)."""
     if at is None:
         return meta, idx
     origin, block = at
+    shape, perm = meta
+    view = (1, pl.cdiv(shape[0], 128), 128) if len(shape) == 1 else [shape[p] for p in perm]
+    inner = (*block[:-2], min(block[-2], view[-2]), min(block[-1], view[-1]))
     flat = 0
-    coords = _vcoords(meta, jnp.clip(idx, 0, math.prod(meta[0]) - 1))
-    for c, o, b in zip(coords, origin, block, strict=True):
+    coords = _vcoords(meta, jnp.clip(idx, 0, math.prod(shape) - 1))
+    for c, o, b in zip(coords, origin, inner, strict=True):
         flat = flat * b + c - o
-    return ((math.prod(block[:-2]), *block[-2:]), (0, 1, 2)), flat
+    return ((math.prod(block[:-2]), *inner[-2:]), (0, 1, 2)), flat
 
 
 def _vwin(srcs, oview, oblock):
