@@ -150,7 +150,10 @@ func TestFixtureDrafts(t *testing.T) {
 			names = append(names, name+"/"+mu.name)
 		}
 	}
-	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 480 * time.Second}, 0) {
+	// The wall limit is a resource bound, not a speed check: float32_instance's
+	// windowed draft takes 227 s alone on 2 cores and passed 480 s under make
+	// test, where every package's tests run beside it.
+	for i, r := range validators.ValidateAll(ctx, reqs, validators.Options{Python: py, Timeout: 900 * time.Second}, 0) {
 		if r.Err != nil {
 			t.Errorf("%s: %v", names[i], r.Err)
 			continue
