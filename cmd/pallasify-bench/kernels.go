@@ -54,9 +54,10 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 		}
 		req.Candidate = []byte(res.Module)
 		t1 := time.Now()
-		v, err := validators.Validate(ctx, req, validators.Options{Timeout: 300 * time.Second})
+		v, err := validators.Validate(ctx, req, validators.Options{Timeout: validateLimit})
 		tv := time.Since(t1)
 		os.RemoveAll(work)
+		e.traffic = append(e.traffic, trafficOf(f.Name, res.Class, res.Module, v, err))
 		note := ""
 		if err != nil {
 			note = "validation failed: " + err.Error()
@@ -64,9 +65,6 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
 			if !v.Proven() {
 				note += "; " + v.Reason
-			}
-			if t, ok := trafficOf(f.Name, res.Class, res.Module, v); ok {
-				e.traffic = append(e.traffic, t)
 			}
 		}
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
@@ -101,7 +99,7 @@ func trafficNote(tpu map[string]validators.ChipCompile) string {
 // kernel's correct candidate (sandboxed, uncached, e.runs times in sequence)
 // and reports the median wall time against the 10 s target.
 func protocolMedians(ctx context.Context, e *env) ([]row, error) {
-	res, err := validators.BenchFixtures(ctx, filepath.Join("fixtures", "kernels"), e.runs, validators.Options{Timeout: 300 * time.Second})
+	res, err := validators.BenchFixtures(ctx, filepath.Join("fixtures", "kernels"), e.runs, validators.Options{Timeout: validateLimit})
 	if err != nil {
 		return nil, fmt.Errorf("protocol bench: %w", err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pallasify/pallasify/validators"
 )
 
 // TestXLAMoves: the bench names the XLA data movement a draft's run() and
@@ -57,5 +60,35 @@ def _run_xla(args, *, interpret):
 	}
 	if got := xlaMoves("def run(args, *, interpret):\n    return {\"o\": outs[0]}\n"); len(got) != 0 {
 		t.Fatalf("an in-place draft: xlaMoves = %q, want none", got)
+	}
+}
+
+// TestTrafficUnmeasured: a drafted kernel without a measurement (rejected,
+// timed out, not compiled) has a row saying why and counts against the
+// bound: the summary never calls every draft within it.
+func TestTrafficUnmeasured(t *testing.T) {
+	ok := traffic{Kernel: "gelu", Class: "elementwise", Bytes: 102, Min: 100, LayoutMin: 100}
+	timedOut := trafficOf("pattern slow", "elementwise", "", &validators.Verdict{Verdict: "rejected", Reason: "V-TIMEOUT: wall limit 300s exceeded"}, nil)
+	failed := trafficOf("pattern broken", "row-reduction", "", nil, errors.New("no python"))
+	var b strings.Builder
+	printTraffic(&b, []traffic{ok, timedOut, failed})
+	out := b.String()
+	for _, want := range []string{
+		"NOT MEASURED: rejected V-TIMEOUT: wall limit 300s exceeded",
+		"NOT MEASURED: validation failed: no python",
+		"2 of 3 drafts not measured: pattern broken, pattern slow",
+		"every measured draft within 1.25x of its minimum (1 of 3)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("printTraffic lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "every draft within") {
+		t.Errorf("printTraffic calls every draft within the bound with two unmeasured:\n%s", out)
+	}
+	b.Reset()
+	printTraffic(&b, []traffic{ok})
+	if !strings.Contains(b.String(), "every draft within 1.25x of its minimum") {
+		t.Errorf("one measured draft within the bound:\n%s", b.String())
 	}
 }
