@@ -58,15 +58,7 @@ func draftValidate(ctx context.Context, e *env) ([]row, error) {
 		tv := time.Since(t1)
 		os.RemoveAll(work)
 		e.traffic = append(e.traffic, trafficOf(f.Name, res.Class, res.Module, v, err))
-		note := ""
-		if err != nil {
-			note = "validation failed: " + err.Error()
-		} else {
-			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
-			if !v.Proven() {
-				note += "; " + v.Reason
-			}
-		}
+		note := validationNote(res.Class, v, err)
 		rows = append(rows, row{Name: name, Wall: td + tv, Note: fmt.Sprintf("draft %s + validate %s: %s", td.Round(time.Millisecond), tv.Round(time.Millisecond), note)})
 	}
 	prows, pts, err := draftPatterns(ctx, e)

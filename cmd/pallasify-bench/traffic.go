@@ -33,9 +33,9 @@ const validateLimit = 900 * time.Second
 // traffic is one drafted kernel's bytes accessed on trafficChip at the
 // largest validated shape, beside the two minimums.
 type traffic struct {
-	Kernel, Class, Verdict string
-	Shape                  map[string]int64
-	Bytes, Min, LayoutMin  float64
+	Kernel, Class         string
+	Shape                 map[string]int64
+	Bytes, Min, LayoutMin float64
 	// XLA names the data movement the draft leaves to XLA around its
 	// kernel (trafficCauses), printed beside a draft over the bound.
 	XLA []string
@@ -117,7 +117,6 @@ func trafficOf(name, class, module string, v *validators.Verdict, err error) tra
 		t.Missing = fmt.Sprintf("validation failed: %v", err)
 		return t
 	}
-	t.Verdict = v.Verdict
 	c, ok := v.TPU[trafficChip]
 	switch {
 	case !v.Proven():
@@ -130,6 +129,19 @@ func trafficOf(name, class, module string, v *validators.Verdict, err error) tra
 		t.Shape, t.Bytes, t.Min, t.LayoutMin, t.XLA = c.Shape, c.BytesAccessed, c.MinBytes, c.LayoutMinBytes, xlaMoves(module)
 	}
 	return t
+}
+
+// validationNote is a draft's row note: its verdict, class, cases, the
+// chips' compile times and bytes accessed, and the reason where not proven.
+func validationNote(class string, v *validators.Verdict, err error) string {
+	if err != nil {
+		return "validation failed: " + err.Error()
+	}
+	note := fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
+	if !v.Proven() {
+		note += "; " + v.Reason
+	}
+	return note
 }
 
 // printTraffic prints one line per drafted kernel: bytes accessed, the
@@ -241,15 +253,7 @@ func draftPatterns(ctx context.Context, e *env) ([]row, []traffic, error) {
 		v, err := validators.Validate(ctx, req, validators.Options{Timeout: validateLimit})
 		os.RemoveAll(work)
 		ts = append(ts, trafficOf("pattern "+ent.Name(), res.Class, res.Module, v, err))
-		note := ""
-		if err != nil {
-			note = "validation failed: " + err.Error()
-		} else {
-			note = fmt.Sprintf("%s (%s), %d cases; tpu compile %s%s", v.Verdict, res.Class, v.Stats.Cases, validators.TPULine(v.TPU), trafficNote(v.TPU))
-			if !v.Proven() {
-				note += "; " + v.Reason
-			}
-		}
+		note := validationNote(res.Class, v, err)
 		rows = append(rows, row{Name: name, Wall: time.Since(t0), Note: note})
 	}
 	return rows, ts, nil
