@@ -56,7 +56,7 @@ type Options struct {
 	// $PALLASIFY_PYTHON, then .venv/bin/python above the working directory,
 	// then python3.
 	Python string
-	// Timeout bounds one harness run (default 120 s).
+	// Timeout bounds one harness run (default DefaultTimeout).
 	Timeout time.Duration
 	// Limits override the sandbox limits (zero fields keep the defaults).
 	Limits sandbox.Limits
@@ -128,25 +128,28 @@ type Stats struct {
 
 // Verdict mirrors the harness's JSON verdict (validators/CONTRACTS.md).
 type Verdict struct {
-	Schema          string             `json:"schema"`
-	Kernel          string             `json:"kernel"`
-	Verdict         string             `json:"verdict"`
-	Reason          string             `json:"reason"`
-	HarnessVersion  string             `json:"harness_version,omitempty"`
-	JAXVersion      string             `json:"jax_version"`
-	Backend         string             `json:"backend,omitempty"`
-	InterpretChecks map[string]any     `json:"interpret_checks"`
-	Gates           map[string]*bool   `json:"gates"`
-	Reference       map[string]any     `json:"reference,omitempty"`
-	Subnormals      string             `json:"subnormals,omitempty"`
-	Cases           []Case             `json:"cases"`
-	DegenerateCases int                `json:"degenerate_cases"`
-	Stats           Stats              `json:"stats"`
-	DurationS       float64            `json:"duration_s"`
-	Shapes          []map[string]int64 `json:"shapes,omitempty"`
-	Seeds           int                `json:"seeds,omitempty"`
-	Distributions   []string           `json:"distributions,omitempty"`
-	SpecialValues   bool               `json:"special_values,omitempty"`
+	Schema          string           `json:"schema"`
+	Kernel          string           `json:"kernel"`
+	Verdict         string           `json:"verdict"`
+	Reason          string           `json:"reason"`
+	HarnessVersion  string           `json:"harness_version,omitempty"`
+	JAXVersion      string           `json:"jax_version"`
+	Backend         string           `json:"backend,omitempty"`
+	InterpretChecks map[string]any   `json:"interpret_checks"`
+	Gates           map[string]*bool `json:"gates"`
+	Reference       map[string]any   `json:"reference,omitempty"`
+	Subnormals      string           `json:"subnormals,omitempty"`
+	Cases           []Case           `json:"cases"`
+	DegenerateCases int              `json:"degenerate_cases"`
+	Stats           Stats            `json:"stats"`
+	DurationS       float64          `json:"duration_s"`
+	// PhasesS is the wall time of each kind of phase ("candidate run 1",
+	// "reference", "forced", "tpu compile", ...): where a slow validation spent it.
+	PhasesS       map[string]float64 `json:"phases_s,omitempty"`
+	Shapes        []map[string]int64 `json:"shapes,omitempty"`
+	Seeds         int                `json:"seeds,omitempty"`
+	Distributions []string           `json:"distributions,omitempty"`
+	SpecialValues bool               `json:"special_values,omitempty"`
 	// Failures lists the first failure on each failing shape (the reason is
 	// the most specific of them).
 	Failures  []string `json:"failures,omitempty"`
@@ -377,12 +380,19 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 	return v, nil
 }
 
+// DefaultTimeout is the wall limit of one kernel validation unless a caller
+// (--kernel-timeout) sets another. A resource bound, not a speed check:
+// mmcv carafe_naive's windowed draft (fixture float32_instance) takes
+// 204-369 s on a 2-core machine depending on its load, and a validation that
+// runs out of time is a V-TIMEOUT verdict, a kernel never wired.
+const DefaultTimeout = 10 * time.Minute
+
 func withDefaults(opt Options) Options {
 	if opt.Seeds <= 0 {
 		opt.Seeds = 5
 	}
 	if opt.Timeout <= 0 {
-		opt.Timeout = 120 * time.Second
+		opt.Timeout = DefaultTimeout
 	}
 	return opt
 }

@@ -36,7 +36,7 @@ func (k *kernelFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&k.Enabled, "kernels", true, "draft Pallas replacements for custom CUDA kernels, validate them, and wire in the proven ones")
 	fl.BoolVar(&k.NoSandbox, "no-sandbox", false, "run kernel validation without bubblewrap (untrusted code runs unconfined)")
 	fl.BoolVar(&k.NoCache, "no-verdict-cache", false, "do not reuse cached validation verdicts")
-	fl.DurationVar(&k.Timeout, "kernel-timeout", 240*time.Second, "wall limit of one kernel validation")
+	fl.DurationVar(&k.Timeout, "kernel-timeout", validators.DefaultTimeout, "wall limit of one kernel validation")
 	bindTPUChips(fl, &k.TPU)
 }
 

@@ -42,10 +42,11 @@ type Stages struct {
 }
 
 // DefaultStages are the kernel stages as `migrate` runs them by default:
-// sandboxed, verdict cache in the user's cache directory, 240 s per
-// validation, the LLM drafter when the environment or config names one.
+// sandboxed, verdict cache in the user's cache directory,
+// validators.DefaultTimeout per validation, the LLM drafter when the
+// environment or config names one.
 func DefaultStages() Stages {
-	return Stages{Validation: validators.Options{Timeout: 240 * time.Second, CacheDir: validators.DefaultCacheDir()}}
+	return Stages{Validation: validators.Options{Timeout: validators.DefaultTimeout, CacheDir: validators.DefaultCacheDir()}}
 }
 
 // Migrator is the production Migrator with these kernel stages:

@@ -444,6 +444,9 @@ func formsNote(v *validators.Verdict) string {
 	} else if t != nil {
 		note += fmt.Sprintf(", %d forced contexts compiled for %v in %.1fs", t.Contexts, t.Chips, t.CompileS)
 	}
+	if len(v.PhasesS) > 0 {
+		note += fmt.Sprintf("; phases (s) %v", v.PhasesS)
+	}
 	return note
 }
 

@@ -98,12 +98,32 @@ class Verdict:
             "stats": {"max_abs": 0.0, "max_rel": 0.0, "ulp_p50": 0, "ulp_p99": 0, "ulp_max": 0, "mismatches": 0,
                       "cases": 0},
             "duration_s": 0.0,
+            "phases_s": {},
         }
-        self.phase = "start"
+        self._phase, self._phase_t = "start", self.t0
         self.lock = threading.Lock()
         self.written = False
 
+    @property
+    def phase(self) -> str:
+        return self._phase
+
+    @phase.setter
+    def phase(self, name: str):
+        """Each phase's wall time goes to its kind in phases_s (the text before
+        its first comma; forced runs, captured launches and TPU compiles one
+        kind each), so a slow validation says where its time went."""
+        self._lap()
+        self._phase = name
+
+    def _lap(self):
+        now = time.monotonic()
+        kinds, kind = self.d["phases_s"], _phase_kind(self._phase)
+        kinds[kind] = round(kinds.get(kind, 0.0) + now - self._phase_t, 3)
+        self._phase_t = now
+
     def finish(self, verdict, code="", msg=""):
+        self._lap()
         self.d["verdict"] = verdict
         self.d["reason"] = f"{code}: {one_line(msg)}" if code else ""
         self.d["duration_s"] = round(time.monotonic() - self.t0, 3)
@@ -135,6 +155,13 @@ class Verdict:
         st["mismatches"] = int(sum(c.get("mismatches", 0) + c.get("nan_mismatches", 0) for c in cs))
         for c in cs:
             c.pop("sizes_key", None)
+
+
+def _phase_kind(phase: str) -> str:
+    for kind in ("forced", "captured", "tpu compile", "case"):
+        if phase.startswith(kind):
+            return kind
+    return phase.split(",")[0]
 
 
 def _clean(o):

@@ -47,6 +47,11 @@ def test_full_protocol_verdict_fields(tmp_path, refs):
     c = v["cases"][0]
     for k in ("max_abs", "max_rel", "ulp_p50", "ulp_p99", "ulp_max", "mismatches", "first_mismatches", "nan_mask_ok"):
         assert k in c
+    # Where the time went, per kind of phase: the kinds together are the run's wall time.
+    ph = v["phases_s"]
+    assert {"candidate run 1", "reference", "candidate run 2", "tpu compile"} <= set(ph)
+    assert not any("seed" in k or "," in k for k in ph)
+    assert abs(sum(ph.values()) - v["duration_s"]) < 0.05 * v["duration_s"] + 0.05
 
 
 def test_reference_py_equals_so(tmp_path, refs):
@@ -69,6 +74,8 @@ def test_histogram_int_outputs(tmp_path, refs):
 def test_timeout(tmp_path, refs):
     v = run_harness(tmp_path, "axpy", "loop.py", "--timeout", "4", reference=refs["axpy"], subprocess_run=True)
     assert code(v) == "V-TIMEOUT" and v["_rc"] == 124
+    # the candidate loops at import: that phase holds the time the limit cut
+    assert "during candidate-import" in v["reason"] and v["phases_s"]["candidate-import"] > 2
 
 
 def test_degenerate_kernel_is_an_error(tmp_path, refs):
