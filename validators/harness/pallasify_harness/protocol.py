@@ -119,7 +119,8 @@ class Verdict:
     def _lap(self):
         now = time.monotonic()
         kinds, kind = self.d["phases_s"], _phase_kind(self._phase)
-        kinds[kind] = round(kinds.get(kind, 0.0) + now - self._phase_t, 3)
+        # a new dict, not an insert: the timeout thread may be writing the verdict
+        self.d["phases_s"] = {**kinds, kind: round(kinds.get(kind, 0.0) + now - self._phase_t, 3)}
         self._phase_t = now
 
     def finish(self, verdict, code="", msg=""):
