@@ -128,32 +128,32 @@ type Stats struct {
 
 // Verdict mirrors the harness's JSON verdict (validators/CONTRACTS.md).
 type Verdict struct {
-	Schema          string           `json:"schema"`
-	Kernel          string           `json:"kernel"`
-	Verdict         string           `json:"verdict"`
-	Reason          string           `json:"reason"`
-	HarnessVersion  string           `json:"harness_version,omitempty"`
-	JAXVersion      string           `json:"jax_version"`
-	Backend         string           `json:"backend,omitempty"`
-	InterpretChecks map[string]any   `json:"interpret_checks"`
-	Gates           map[string]*bool `json:"gates"`
-	Reference       map[string]any   `json:"reference,omitempty"`
-	Subnormals      string           `json:"subnormals,omitempty"`
-	Cases           []Case           `json:"cases"`
-	DegenerateCases int              `json:"degenerate_cases"`
-	Stats           Stats            `json:"stats"`
-	DurationS       float64          `json:"duration_s"`
-	// PhasesS is the wall time of each kind of phase ("candidate run 1",
-	// "reference", "forced", "tpu compile", ...): where a slow validation spent it.
-	PhasesS       map[string]float64 `json:"phases_s,omitempty"`
-	Shapes        []map[string]int64 `json:"shapes,omitempty"`
-	Seeds         int                `json:"seeds,omitempty"`
-	Distributions []string           `json:"distributions,omitempty"`
-	SpecialValues bool               `json:"special_values,omitempty"`
+	Schema          string             `json:"schema"`
+	Kernel          string             `json:"kernel"`
+	Verdict         string             `json:"verdict"`
+	Reason          string             `json:"reason"`
+	HarnessVersion  string             `json:"harness_version,omitempty"`
+	JAXVersion      string             `json:"jax_version"`
+	Backend         string             `json:"backend,omitempty"`
+	InterpretChecks map[string]any     `json:"interpret_checks"`
+	Gates           map[string]*bool   `json:"gates"`
+	Reference       map[string]any     `json:"reference,omitempty"`
+	Subnormals      string             `json:"subnormals,omitempty"`
+	Cases           []Case             `json:"cases"`
+	DegenerateCases int                `json:"degenerate_cases"`
+	Stats           Stats              `json:"stats"`
+	DurationS       float64            `json:"duration_s"`
+	Shapes          []map[string]int64 `json:"shapes,omitempty"`
+	Seeds           int                `json:"seeds,omitempty"`
+	Distributions   []string           `json:"distributions,omitempty"`
+	SpecialValues   bool               `json:"special_values,omitempty"`
 	// Failures lists the first failure on each failing shape (the reason is
 	// the most specific of them).
 	Failures  []string `json:"failures,omitempty"`
 	Precision string   `json:"precision,omitempty"`
+	// PhasesS is the wall time of each kind of phase ("candidate run 1",
+	// "reference", "forced", "tpu compile", ...): where a slow validation spent it.
+	PhasesS map[string]float64 `json:"phases_s,omitempty"`
 	// Sandboxed says whether the harness ran under bubblewrap.
 	Sandboxed bool `json:"sandboxed"`
 	// Cached is true when the verdict came from the cache.
