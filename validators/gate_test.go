@@ -36,6 +36,10 @@ func TestGateOnFixtureCandidates(t *testing.T) {
 		{"import subprocess\nfrom jax.experimental import pallas as pl\ndef run(args, *, interpret):\n    pl.pallas_call\n", "import of 'subprocess'"},
 		{"from jax.experimental.pallas import tpu as pltpu\nx = pltpu.VMEMx\ndef run(args, *, interpret):\n    pass\n", "pltpu.VMEMx does not exist"},
 		{"from jax.experimental import pallas as pl\nfrom jax.experimental.pallas import BlockSpecs\ndef run(args, *, interpret):\n    pl.pallas_call\n", "BlockSpecs does not exist"},
+		// issue 32: numpy.ctypeslib's ctypes, and numpy's file readers
+		{"import numpy.ctypeslib as nc\nfrom jax.experimental import pallas as pl\ndef run(args, *, interpret):\n    nc.ctypes.CDLL(None).system(b'id'); pl.pallas_call\n", "banned: import of 'numpy.ctypeslib'"},
+		{"import numpy as np\nfrom jax.experimental import pallas as pl\ndef run(args, *, interpret):\n    np.ctypeslib.ctypes.CDLL(None); pl.pallas_call\n", "module 'numpy.ctypeslib'"},
+		{"import numpy as np\nfrom jax.experimental import pallas as pl\ndef run(args, *, interpret):\n    np.fromfile('/etc/passwd'); pl.pallas_call\n", "file I/O is not allowed"},
 		{"import jax.numpy as jnp\nfrom jax.experimental import pallas as pl\ndef run(args, interpret):\n    jnp.dot(1, 2, precison=None); pl.pallas_call\n", "no keyword argument 'precison'"},
 	}
 	for _, b := range bad {

@@ -1,22 +1,49 @@
 """Static checks on a candidate module before it is imported.
 
 A candidate may use jax (and numpy/math/functools for constants and
-plumbing) and nothing else: no imports of os/subprocess/socket/ctypes/
-importlib/sys/builtins, no open()/exec()/eval()/__import__, no dynamic
-getattr tricks or dunder access, no try/except fallbacks, no module-level
-mutable caches, no host callbacks, and no call to the library op the kernel
-replaces outside the Pallas kernel body (when the spec tells us which).
+plumbing) and nothing else. The ban reasons about what the candidate's names
+reach, not about spellings:
+
+- modules: only the ones in ALLOWED_MODULES may be imported or reached, by an
+  import or through an attribute chain (``np.ctypeslib``, ``typing.sys``):
+  every prefix of a chain rooted at an imported name is resolved against the
+  installed packages, and a module object outside the allow-list is refused;
+  names known to be modules (MODULE_ATTRS) are refused as attributes of
+  anything, for the chains that cannot be resolved;
+- module objects are used only as the root of an attribute chain: never
+  stored, passed, returned or put in a container (``m = [np][0]`` would hide
+  what ``m.ctypeslib`` reaches);
+- file I/O: numpy's and jax's readers and writers (``np.fromfile``,
+  ``np.load``, ``tofile``, ``np.memmap``, ...) by name and, resolved, by
+  identity (so ``np.lib.npyio.load`` is ``np.load``);
+- frames and code objects (``gi_frame.f_back.f_globals`` is the harness's
+  namespace), dunders, ``getattr`` with a computed name or a banned one,
+  open()/exec()/eval()/__import__, try/except fallbacks, module-level
+  mutable caches, host callbacks, and calls to the library op the kernel
+  replaces outside the Pallas kernel body (when the spec tells us which).
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 from dataclasses import dataclass
 
-ALLOWED_IMPORTS = {
-    "jax", "numpy", "math", "functools", "typing", "__future__", "ml_dtypes",
-    "dataclasses", "itertools", "operator", "enum",
+# Modules a candidate may import or reach: name -> whether its submodules
+# are allowed too. numpy's submodules are not: ctypeslib (ctypes), f2py and
+# distutils (compilers), testing, lib (npyio, format: file I/O), core, rec.
+ALLOWED_MODULES = {
+    "jax": False, "jax.numpy": True, "jax.lax": True, "jax.nn": True, "jax.random": False, "jax.scipy": True,
+    "jax.experimental": False, "jax.experimental.pallas": True, "jax.tree_util": False, "jax.typing": False,
+    "jax.dtypes": False, "jax.ops": False, "jax.image": False,
+    "numpy": False, "numpy.linalg": False, "numpy.fft": False, "numpy.random": False, "numpy.typing": False,
+    "numpy.dtypes": False,
+    "math": False, "functools": False, "typing": False, "__future__": False, "ml_dtypes": False,
+    "dataclasses": False, "itertools": False, "operator": False, "enum": False,
 }
+# The import roots, for messages.
+ALLOWED_IMPORTS = sorted({m.split(".")[0] for m in ALLOWED_MODULES})
 BANNED_CALLS = {
     "open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars",
     "breakpoint", "input", "memoryview", "setattr", "delattr",
@@ -24,6 +51,30 @@ BANNED_CALLS = {
 BANNED_ATTRS = {
     "pure_callback", "io_callback", "host_callback", "callback", "data_ptr",
     "unsafe_buffer_pointer", "_src", "config", "enable_x64", "disable_jit",
+}
+# Attribute names that are modules outside the allow-list wherever they
+# appear (the resolved check catches the rest when the chain resolves).
+MODULE_ATTRS = {
+    "ctypes", "ctypeslib", "f2py", "distutils", "testing", "lib", "core", "_core", "npyio", "multiarray",
+    "os", "sys", "subprocess", "builtins", "importlib", "shutil", "socket", "pathlib", "pickle", "io",
+    "profiler", "rec", "char",
+}
+# Readers and writers of files: by attribute name anywhere, and (IO_OBJECTS)
+# by the identity of what a chain resolves to.
+IO_ATTRS = {
+    "fromfile", "tofile", "dump", "loadtxt", "savetxt", "genfromtxt", "savez", "savez_compressed", "memmap",
+    "open_memmap", "DataSource", "fromregex", "recfromtxt", "recfromcsv", "read_array", "write_array",
+}
+IO_OBJECTS = [
+    "numpy.fromfile", "numpy.load", "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.savetxt",
+    "numpy.loadtxt", "numpy.genfromtxt", "numpy.memmap", "numpy.DataSource", "numpy.fromregex",
+    "numpy.lib.format.open_memmap", "jax.numpy.load", "jax.numpy.save", "jax.numpy.fromfile",
+]
+# Frames and code objects: a running generator's frame leads to its caller's
+# globals (the harness's), a traceback's to every frame.
+FRAME_ATTRS = {
+    "gi_frame", "cr_frame", "ag_frame", "gi_code", "cr_code", "ag_code", "f_back", "f_globals", "f_locals",
+    "f_builtins", "f_code", "tb_frame", "tb_next", "co_code", "func_globals", "func_code",
 }
 ALLOWED_DUNDERS = {"__name__", "__future__"}
 MUTABLE_CALLS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "deque", "bytearray", "WeakValueDictionary", "WeakKeyDictionary"}
@@ -49,6 +100,71 @@ _BANS_BY_CLASS = {
 }
 _ACTIVATIONS = ["gelu", "relu", "relu6", "silu", "swish", "sigmoid", "softplus", "elu", "selu", "celu", "mish",
                 "leaky_relu", "hard_tanh", "log_sigmoid", "tanh", "softmax", "log_softmax", "logsumexp"]
+
+
+def module_allowed(name: str) -> bool:
+    """Whether a candidate may import or reach module name."""
+    if name in ALLOWED_MODULES:
+        return True
+    parts = name.split(".")
+    if "_src" in parts:
+        return False
+    return any(ALLOWED_MODULES.get(".".join(parts[:i])) for i in range(len(parts) - 1, 0, -1))
+
+
+_UNRESOLVED = object()
+
+
+def _root(name: str):
+    """The module object of an import root the candidate may use (imported
+    here only when allowed; _UNRESOLVED when it is not installed)."""
+    if not module_allowed(name):
+        return _UNRESOLVED
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - not installed here: the static checks remain
+        return _UNRESOLVED
+
+
+def _resolve(dotted: str):
+    """The objects each prefix of dotted names (a list, shorter than dotted's
+    parts when a prefix does not resolve)."""
+    parts = dotted.split(".")
+    obj = _root(parts[0])
+    if obj is _UNRESOLVED:
+        return []
+    out, path = [obj], parts[0]
+    for p in parts[1:]:
+        path += "." + p
+        try:
+            nxt = getattr(obj, p)
+        except Exception:  # noqa: BLE001 - a lazy attribute that raises, or a missing one
+            nxt = _UNRESOLVED
+            if inspect.ismodule(obj) and module_allowed(path):
+                try:
+                    nxt = importlib.import_module(path)
+                except Exception:  # noqa: BLE001
+                    pass
+        if nxt is _UNRESOLVED:
+            break
+        out.append(nxt)
+        obj = nxt
+    return out
+
+
+_io_ids = None
+
+
+def _io_objects() -> set:
+    global _io_ids
+    if _io_ids is None:
+        ids = set()
+        for d in IO_OBJECTS:
+            objs = _resolve(d)
+            if len(objs) == len(d.split(".")):
+                ids.add(id(objs[-1]))
+        _io_ids = ids
+    return _io_ids
 
 
 @dataclass
@@ -96,25 +212,49 @@ class _Checker(ast.NodeVisitor):
         self.ref_anywhere, self.ref_calls, self.ref_attrs = reference_bans(cls, name)
         self.kernel_depth = 0
         self.kernel_names: set[str] = set()
+        self.modules: set[str] = set()  # local names bound to module objects
+        self.inner: set[int] = set()  # ids of nodes that are the value of an attribute
 
     def ban(self, node, msg, kind="security"):
         self.bans.append(Ban(getattr(node, "lineno", 0), msg, kind))
 
     # -- imports ---------------------------------------------------------
     def _check_module(self, node, mod: str):
-        root = mod.split(".")[0]
-        if root not in ALLOWED_IMPORTS:
-            self.ban(node, f"import of {mod!r} is not allowed (allowed: {', '.join(sorted(ALLOWED_IMPORTS))})")
-        elif "_src" in mod.split("."):
+        if "_src" in mod.split("."):
             self.ban(node, f"import of private module {mod!r}")
+        elif not module_allowed(mod):
+            self.ban(node, f"import of {mod!r} is not allowed (allowed: {', '.join(sorted(ALLOWED_MODULES))})")
+
+    def _check_reach(self, node, dotted: str, whole: bool):
+        """Ban what the chain dotted reaches: a module outside the allow-list
+        at any prefix, a file reader or writer; whole: dotted is a complete
+        expression, so a module it ends on is used as a value."""
+        parts = dotted.split(".")
+        if dotted in IO_OBJECTS or (len(parts) > 1 and parts[-1] in IO_ATTRS):
+            self.ban(node, f"use of {dotted} (file I/O is not allowed)")
+            return
+        objs = _resolve(dotted)
+        io = _io_objects()
+        for i, obj in enumerate(objs):
+            if inspect.ismodule(obj) and not module_allowed(getattr(obj, "__name__", "")):
+                self.ban(node, f"{'.'.join(parts[:i + 1])} is module {obj.__name__!r}, which a candidate may not use "
+                               f"(allowed: {', '.join(sorted(ALLOWED_MODULES))})")
+                return
+            if id(obj) in io:
+                self.ban(node, f"use of {'.'.join(parts[:i + 1])} (file I/O is not allowed)")
+                return
+        if whole and len(objs) == len(parts) and len(parts) > 1 and inspect.ismodule(objs[-1]):
+            self.ban(node, f"module {dotted} used as a value (a module may only be the root of an attribute chain)")
 
     def visit_Import(self, node):
         for a in node.names:
             self._check_module(node, a.name)
             if a.asname:
                 self.aliases[a.asname] = a.name
+                self.modules.add(a.asname)
             else:
                 self.aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+                self.modules.add(a.name.split(".")[0])
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
@@ -127,9 +267,16 @@ class _Checker(ast.NodeVisitor):
             if a.name == "*":
                 self.ban(node, f"star import from {mod!r}")
                 continue
-            if a.name in BANNED_ATTRS:
+            if a.name in BANNED_ATTRS or a.name in MODULE_ATTRS or a.name in FRAME_ATTRS:
                 self.ban(node, f"import of {mod}.{a.name} is not allowed")
             self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod != "__future__" else a.name
+            if mod == "__future__":
+                continue
+            full = f"{mod}.{a.name}"
+            self._check_reach(node, full, False)
+            objs = _resolve(full)
+            if full in ALLOWED_MODULES or len(objs) == len(full.split(".")) and inspect.ismodule(objs[-1]):
+                self.modules.add(a.asname or a.name)
         self.generic_visit(node)
 
     # -- names and attributes -------------------------------------------
@@ -146,6 +293,8 @@ class _Checker(ast.NodeVisitor):
         return ".".join([base] + parts[::-1])
 
     def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.modules and id(node) not in self.inner:
+            self.ban(node, f"module {node.id} used as a value (a module may only be the root of an attribute chain)")
         if node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
             self.ban(node, f"use of {node.id}")
         if node.id in ("__builtins__", "builtins"):
@@ -159,9 +308,21 @@ class _Checker(ast.NodeVisitor):
         elif a in BANNED_ATTRS:
             full = self.dotted(node) or a
             self.ban(node, f"use of {full} (host callbacks, config changes and raw pointers are not allowed)")
+        elif a in MODULE_ATTRS:
+            self.ban(node, f"use of .{a} (a module a candidate may not use)")
+        elif a in IO_ATTRS:
+            self.ban(node, f"use of .{a} (file I/O is not allowed)")
+        elif a in FRAME_ATTRS:
+            self.ban(node, f"use of .{a} (frame and code introspection is not allowed)")
         elif self.kernel_depth == 0 and a in self.ref_attrs:
             self.ban(node, f"use of .{a} outside the Pallas kernel: the candidate must not fall back to the op it replaces",
                      "reference")
+        if id(node) not in self.inner:
+            d = self.dotted(node)
+            if d is not None:
+                self._check_reach(node, d, isinstance(node.ctx, ast.Load))
+        if isinstance(node.value, (ast.Attribute, ast.Name)):
+            self.inner.add(id(node.value))
         self.generic_visit(node)
 
     # -- calls -----------------------------------------------------------
@@ -175,6 +336,8 @@ class _Checker(ast.NodeVisitor):
                 if len(node.args) < 2 or not isinstance(node.args[1], ast.Constant) or (
                         isinstance(node.args[0], ast.Name) and node.args[0].id in self.aliases):
                     self.ban(node, "dynamic getattr (on a module or with a computed name)")
+                elif _banned_name(node.args[1].value):
+                    self.ban(node, f"getattr of {node.args[1].value!r}")
         else:
             target = self.dotted(f)
         if target and target in self.ref_anywhere:
@@ -249,6 +412,15 @@ class _Checker(ast.NodeVisitor):
 
     visit_FunctionDef = _visit_func
     visit_AsyncFunctionDef = _visit_func
+
+
+def _banned_name(name) -> bool:
+    """Whether an attribute of that name may not be read (getattr's constant)."""
+    if not isinstance(name, str):
+        return True
+    if name.startswith("__") and name.endswith("__") and name not in ALLOWED_DUNDERS:
+        return True
+    return name in BANNED_ATTRS or name in MODULE_ATTRS or name in IO_ATTRS or name in FRAME_ATTRS
 
 
 def _is_mutable(v) -> bool:
