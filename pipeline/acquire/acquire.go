@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
@@ -75,6 +76,14 @@ type Options struct {
 	Depth int
 	// Limiter bounds concurrent clones.
 	Limiter Limiter
+	// CloneTimeout bounds one clone, from its start to its checkout
+	// (default DefaultCloneTimeout; negative: no limit). Waiting for a
+	// Limiter slot does not count.
+	CloneTimeout time.Duration
+	// IdleTimeout fails a clone that makes no progress for this long: no
+	// progress message from the remote and no byte written to the clone
+	// (default DefaultIdleTimeout; negative: no limit).
+	IdleTimeout time.Duration
 }
 
 // Source is an acquired tree.
@@ -357,9 +366,9 @@ func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err e
 	if opts.Branch != "" {
 		co.ReferenceName = plumbing.NewBranchReferenceName(opts.Branch)
 	}
-	repo, err := git.PlainCloneContext(ctx, dir, false, co)
+	repo, err := watchedClone(ctx, dir, cleanURL, co, opts.CloneTimeout, opts.IdleTimeout, func() { os.RemoveAll(ws) })
 	if err != nil {
-		return nil, fmt.Errorf("acquire: clone %s: %w", cleanURL, err)
+		return nil, err
 	}
 	src = &Source{Dir: dir, URL: cleanURL, Auth: auth, Credentials: creds, Cloned: true, cleanup: remove}
 	if err := src.fill(repo); err != nil {
@@ -370,8 +379,9 @@ func clone(ctx context.Context, rawURL string, opts Options) (src *Source, err e
 
 // ResolveHead returns the commit pathOrURL would be migrated at, without
 // cloning: for a git URL the head of branch (default: the remote's HEAD)
-// as the remote lists it (the token only where creds allow), for a local
-// path its checked-out commit ("" outside git).
+// as the remote lists it (the token only where creds allow; a remote that
+// has not answered within DefaultIdleTimeout fails with CodeStalled), for a
+// local path its checked-out commit ("" outside git).
 func ResolveHead(ctx context.Context, pathOrURL, branch string, creds Credentials) (string, error) {
 	if !IsRemote(pathOrURL) {
 		repo, err := git.PlainOpenWithOptions(pathOrURL, &git.PlainOpenOptions{DetectDotGit: true})
@@ -389,8 +399,14 @@ func ResolveHead(ctx context.Context, pathOrURL, branch string, creds Credential
 	}
 	clean, _ := StripCredentials(pathOrURL)
 	rem := git.NewRemote(memory.NewStorage(), &gitconfig.RemoteConfig{Name: "origin", URLs: []string{clean}})
-	refs, err := rem.ListContext(ctx, &git.ListOptions{Auth: creds.AuthFor(clean), CABundle: creds.CABundle})
+	lctx, cancel := context.WithTimeoutCause(ctx, DefaultIdleTimeout,
+		fmt.Errorf("%s: listing the refs of %s got no answer within %s", CodeStalled, clean, DefaultIdleTimeout))
+	defer cancel()
+	refs, err := rem.ListContext(lctx, &git.ListOptions{Auth: creds.AuthFor(clean), CABundle: creds.CABundle})
 	if err != nil {
+		if ctx.Err() == nil && lctx.Err() != nil {
+			return "", context.Cause(lctx)
+		}
 		return "", fmt.Errorf("list %s: %w", clean, err)
 	}
 	want := plumbing.HEAD
