@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,13 +54,25 @@ func (g *GateResult) String() string {
 type Gate struct {
 	// Python is the interpreter ("" finds it as validation does).
 	Python string
-	// NoSandbox runs unconfined (--no-sandbox).
+	// NoSandbox runs unconfined (--no-sandbox). The drafts the gate passes
+	// are then validated unconfined too, as the user: unless
+	// UnsandboxedLLMCode also says so, the gate refuses to pass any
+	// (ErrUnsandboxedLLM), so an LLM's Python never runs outside the
+	// sandbox by the side effect of a flag meant for trusted code.
 	NoSandbox bool
+	// UnsandboxedLLMCode is the explicit opt-in (--unsandboxed-llm-code) to
+	// run LLM-written Python unconfined under NoSandbox.
+	UnsandboxedLLMCode bool
 	// Timeout bounds one run (default 60 s).
 	Timeout time.Duration
 }
 
 var _ draft.Gate = (*Gate)(nil)
+
+// ErrUnsandboxedLLM is CheckAll's error under NoSandbox without
+// UnsandboxedLLMCode: the drafts would run unconfined.
+var ErrUnsandboxedLLM = errors.New("refusing to run LLM-written Python without the sandbox (--no-sandbox): " +
+	"install bubblewrap, or pass --unsandboxed-llm-code to run it as your user")
 
 // Check implements draft.Gate: it gates one candidate of a kernel of class
 // cls named name and returns its problems, one per line ("" : it may run).
@@ -81,6 +94,9 @@ type GateItem struct {
 func (g *Gate) CheckAll(ctx context.Context, items []GateItem) ([]*GateResult, error) {
 	if len(items) == 0 {
 		return nil, nil
+	}
+	if g.NoSandbox && !g.UnsandboxedLLMCode {
+		return nil, fmt.Errorf("static gate: %w", ErrUnsandboxedLLM)
 	}
 	py, err := FindPython(g.Python)
 	if err != nil {

@@ -2,6 +2,7 @@ package validators
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +68,20 @@ func TestGateOnFixtureCandidates(t *testing.T) {
 	p, err := g.Check(context.Background(), items[good+4].Code, "scan", "scan_kernel")
 	if err != nil || !strings.Contains(p, "import of 'subprocess'") {
 		t.Errorf("Check: %q, %v", p, err)
+	}
+}
+
+// Under --no-sandbox the gate passes no LLM draft (so none runs unconfined)
+// unless the user opted in by name; it does not even start Python.
+func TestGateRefusesUnsandboxedLLMCode(t *testing.T) {
+	good := []byte("from jax.experimental import pallas as pl\ndef run(args, *, interpret):\n    return pl.pallas_call\n")
+	_, err := (&Gate{NoSandbox: true, Python: "/nonexistent/python"}).Check(context.Background(), good, "elementwise", "add")
+	if !errors.Is(err, ErrUnsandboxedLLM) {
+		t.Fatalf("gate under --no-sandbox: %v, want ErrUnsandboxedLLM", err)
+	}
+	py := testPython(t)
+	p, err := (&Gate{NoSandbox: true, UnsandboxedLLMCode: true, Python: py}).Check(context.Background(), good, "elementwise", "add")
+	if err != nil || p != "" {
+		t.Fatalf("gate with --unsandboxed-llm-code: %q, %v", p, err)
 	}
 }

@@ -15,9 +15,11 @@ import (
 type kernelFlags struct {
 	Enabled   bool
 	NoSandbox bool
-	NoCache   bool
-	Timeout   time.Duration
-	TPU       tpuChipsFlag
+	// UnsandboxedLLMCode lets an LLM's drafts run under --no-sandbox.
+	UnsandboxedLLMCode bool
+	NoCache            bool
+	Timeout            time.Duration
+	TPU                tpuChipsFlag
 	// Drafters run after the rule drafter (the LLM drafter plugs in here).
 	Drafters []pipeline.KernelDrafter
 	// Validator overrides the real validator (tests).
@@ -35,6 +37,7 @@ func (k *kernelFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVar(&k.Enabled, "kernels", true, "draft Pallas replacements for custom CUDA kernels, validate them, and wire in the proven ones")
 	fl.BoolVar(&k.NoSandbox, "no-sandbox", false, "run kernel validation without bubblewrap (untrusted code runs unconfined)")
+	fl.BoolVar(&k.UnsandboxedLLMCode, "unsandboxed-llm-code", false, "with --no-sandbox, also run LLM-written Python unconfined, as your user (refused otherwise)")
 	fl.BoolVar(&k.NoCache, "no-verdict-cache", false, "do not reuse cached validation verdicts")
 	fl.DurationVar(&k.Timeout, "kernel-timeout", validators.DefaultTimeout, "wall limit of one kernel validation")
 	bindTPUChips(fl, &k.TPU)

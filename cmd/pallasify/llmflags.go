@@ -68,7 +68,7 @@ func (f *llmFlags) setup(k *kernelFlags, root string, cfg *config.Config, getenv
 		return usageErr(err)
 	}
 	k.Drafters = append(k.Drafters, d)
-	k.Gate = &validators.Gate{NoSandbox: k.NoSandbox}
+	k.Gate = &validators.Gate{NoSandbox: k.NoSandbox, UnsandboxedLLMCode: k.UnsandboxedLLMCode}
 	return nil
 }
 
