@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +26,10 @@ type deliveryFlags struct {
 	Branch, Push, PR, Keep bool
 	Config                 string
 	Workspace              string
-	Getenv                 func(string) string
+	// CloneTimeout and CloneIdle bound the clone of a git URL (zero: the
+	// acquire defaults; negative: none).
+	CloneTimeout, CloneIdle time.Duration
+	Getenv                  func(string) string
 
 	// Set by open (zero after flag parsing, so options stay comparable).
 	src     *acquire.Source
@@ -43,6 +47,8 @@ func (d *deliveryFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&d.Keep, "keep", false, "keep the clone of a git URL")
 	fl.StringVar(&d.Config, "config", "", "config `FILE` merged over the repository's pallasify.yaml")
 	fl.StringVar(&d.Workspace, "workspace", "", "directory for clones of git URLs (default: the temp dir)")
+	fl.DurationVar(&d.CloneTimeout, "clone-timeout", 0, fmt.Sprintf("deadline for cloning a git URL (default %s; negative: none)", acquire.DefaultCloneTimeout))
+	fl.DurationVar(&d.CloneIdle, "clone-idle-timeout", 0, fmt.Sprintf("fail a clone that receives and writes nothing for this long (default %s; negative: none)", acquire.DefaultIdleTimeout))
 }
 
 func (d *deliveryFlags) getenv(k string) string {
@@ -97,7 +103,8 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 	}
 	d.token, d.client = tok, client
 	d.secrets.Add(d.token)
-	src, err := acquire.Open(ctx, pathOrURL, acquire.Options{Workspace: d.Workspace, Keep: d.Keep, Token: d.token, TokenHosts: hosts})
+	src, err := acquire.Open(ctx, pathOrURL, acquire.Options{Workspace: d.Workspace, Keep: d.Keep, Token: d.token, TokenHosts: hosts,
+		CloneTimeout: d.CloneTimeout, IdleTimeout: d.CloneIdle})
 	if err != nil {
 		return "", nil, usageErr(errors.New(d.secrets.String(err.Error())))
 	}
