@@ -11,11 +11,16 @@ package bot
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -117,6 +122,7 @@ type Server struct {
 	seen    map[string]bool
 	order   []string
 	closed  bool
+	bodies  *budget // webhook bodies being read, unauthenticated
 }
 
 type job struct {
@@ -165,7 +171,7 @@ func New(opts Options) (*Server, error) {
 		opts.Log = io.Discard
 	}
 	return &Server{opts: opts, log: opts.Secrets.JSONLogger(opts.Log, slog.LevelInfo),
-		jobs: make(chan job, opts.Queue), seen: map[string]bool{}}, nil
+		jobs: make(chan job, opts.Queue), seen: map[string]bool{}, bodies: newBudget(bodyBudget)}, nil
 }
 
 // Start runs the workers until Shutdown; jobs get a context derived from ctx.
@@ -222,26 +228,166 @@ func reply(w http.ResponseWriter, status int, msg string) {
 	fmt.Fprintf(w, "{\"status\":%q}\n", msg)
 }
 
-const maxPayload = 25 << 20 // GitHub caps payloads at 25 MB
+// Limits on webhook bodies, which are read before anyone knows who sent
+// them.
+const (
+	// maxPayload is GitHub's cap on a webhook payload (25 MB); a body
+	// declared larger is refused unread (413).
+	maxPayload = 25 << 20
+	// bodyBudget bounds the bytes of the bodies being read (and held) at
+	// once; a request that cannot get its declared length (maxPayload when
+	// undeclared) within bodyWait is refused busy (503), unread.
+	bodyBudget = 64 << 20
+	bodyWait   = 2 * time.Second
+)
 
+// budget is a pool of bytes: acquire waits until n fit, release frees them.
+// Unlike a FIFO semaphore, a small request is never queued behind a large
+// one that does not fit yet.
+type budget struct {
+	mu    sync.Mutex
+	used  int64
+	max   int64
+	freed chan struct{}
+}
+
+func newBudget(max int64) *budget { return &budget{max: max, freed: make(chan struct{})} }
+
+func (b *budget) acquire(ctx context.Context, n int64, wait time.Duration) bool {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		b.mu.Lock()
+		if b.used+n <= b.max {
+			b.used += n
+			b.mu.Unlock()
+			return true
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+func (b *budget) release(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	close(b.freed)
+	b.freed = make(chan struct{})
+}
+
+// parseSignature decodes an X-Hub-Signature-256 value, "sha256=" and 64
+// hex digits.
+func parseSignature(v string) ([]byte, bool) {
+	h, ok := strings.CutPrefix(v, "sha256=")
+	if !ok || len(h) != 2*sha256.Size {
+		return nil, false
+	}
+	mac, err := hex.DecodeString(h)
+	return mac, err == nil
+}
+
+// readSigned reads body (size bytes when known, else -1) and computes its
+// HMAC-SHA256 under secret as it reads.
+func readSigned(body io.Reader, size int64, secret []byte) (data, mac []byte, err error) {
+	m := hmac.New(sha256.New, secret)
+	if size < 0 {
+		size = 64 << 10
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	if _, err := io.Copy(io.MultiWriter(buf, m), body); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), m.Sum(nil), nil
+}
+
+// webhookPayload is the event JSON of a signed body: the body itself, or
+// its payload field when GitHub posts it as a form.
+func webhookPayload(contentType string, body []byte) ([]byte, error) {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = contentType
+	}
+	switch mt {
+	case "application/json":
+		return body, nil
+	case "application/x-www-form-urlencoded":
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return nil, err
+		}
+		return []byte(form.Get("payload")), nil
+	}
+	return nil, fmt.Errorf("unsupported Content-Type %q", contentType)
+}
+
+// webhook checks everything it can before reading the body (a well-formed
+// signature header, a delivery id, the declared length), reads the body
+// only within the byte budget, and checks the signature, computed while
+// reading, before parsing anything.
 func (s *Server) webhook(w http.ResponseWriter, r *http.Request) {
 	delivery := r.Header.Get("X-GitHub-Delivery")
 	event := github.WebHookType(r)
 	log := s.log.With("delivery", delivery, "event", event)
-	if r.Header.Get(github.SHA256SignatureHeader) == "" {
+	sig := r.Header.Get(github.SHA256SignatureHeader)
+	if sig == "" {
 		log.Warn("webhook refused: no X-Hub-Signature-256")
 		reply(w, http.StatusUnauthorized, "missing signature")
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxPayload)
-	payload, err := github.ValidatePayload(r, s.opts.Secret)
-	if err != nil {
-		log.Warn("webhook refused: bad signature", "err", err)
+	want, ok := parseSignature(sig)
+	if !ok {
+		log.Warn("webhook refused: malformed X-Hub-Signature-256")
 		reply(w, http.StatusUnauthorized, "bad signature")
 		return
 	}
 	if delivery == "" {
 		reply(w, http.StatusBadRequest, "missing X-GitHub-Delivery")
+		return
+	}
+	if r.ContentLength > maxPayload {
+		log.Warn("webhook refused: body over the payload cap", "bytes", r.ContentLength)
+		reply(w, http.StatusRequestEntityTooLarge, "payload too large")
+		return
+	}
+	n := r.ContentLength
+	if n < 0 {
+		n = maxPayload
+	}
+	if !s.bodies.acquire(r.Context(), n, bodyWait) {
+		log.Warn("webhook refused: too many bodies being read", "bytes", n)
+		w.Header().Set("Retry-After", "1")
+		reply(w, http.StatusServiceUnavailable, "busy")
+		return
+	}
+	defer s.bodies.release(n)
+	body, mac, err := readSigned(http.MaxBytesReader(w, r.Body, maxPayload), r.ContentLength, s.opts.Secret)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			reply(w, http.StatusRequestEntityTooLarge, "payload too large")
+			return
+		}
+		log.Warn("webhook refused: unreadable body", "err", err)
+		reply(w, http.StatusBadRequest, "unreadable body")
+		return
+	}
+	if !hmac.Equal(mac, want) {
+		log.Warn("webhook refused: bad signature")
+		reply(w, http.StatusUnauthorized, "bad signature")
+		return
+	}
+	payload, err := webhookPayload(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		log.Info("webhook ignored", "err", err)
+		reply(w, http.StatusBadRequest, "unreadable payload")
 		return
 	}
 	if !s.firstDelivery(delivery) {
