@@ -113,10 +113,13 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	entries, err := batch.ParseList(f, filepath.Base(o.List))
+	entries, dups, err := batch.ParseList(f, filepath.Base(o.List))
 	f.Close()
 	if err != nil {
 		return usageErr(err)
+	}
+	for _, p := range dups {
+		fmt.Fprintln(o.IO.ErrOut, p.String())
 	}
 	cfg, probs, err := config.Load("", true, o.Config)
 	for _, p := range probs {

@@ -39,8 +39,11 @@ func helperMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	entries, err := batch.ParseList(f, "repos.txt")
+	entries, probs, err := batch.ParseList(f, "repos.txt")
 	f.Close()
+	for _, p := range probs {
+		fmt.Fprintln(os.Stderr, p)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -254,9 +257,9 @@ func parseFile(t *testing.T, p string) []batch.Entry {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	e, err := batch.ParseList(f, filepath.Base(p))
-	if err != nil {
-		t.Fatal(err)
+	e, probs, err := batch.ParseList(f, filepath.Base(p))
+	if err != nil || len(probs) != 0 {
+		t.Fatal(err, probs)
 	}
 	return e
 }
@@ -315,13 +318,12 @@ func TestParseList(t *testing.T) {
 		{"unknown option", "https://github.com/a/b color=red\n", "repos.txt:1: unknown option", 0},
 		{"bad bool", "\nhttps://github.com/a/b pr=maybe\n", "repos.txt:2:", 0},
 		{"bad target", "x target=gpu\n", "repos.txt:1:", 0},
-		{"duplicate", "https://github.com/a/b\nhttps://github.com/a/b\n", "already listed on line 1", 0},
 		{"credentials", "https://u:ghp_secret@github.com/a/b\n", "credentials in a URL", 0},
 		{"empty", "# nothing\n", "no repositories", 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := batch.ParseList(strings.NewReader(c.in), "repos.txt")
+			got, _, err := batch.ParseList(strings.NewReader(c.in), "repos.txt")
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want %q", err, c.err)
