@@ -361,12 +361,15 @@ func Validate(ctx context.Context, req Request, opt Options) (*Verdict, error) {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
 	elapsed := time.Since(start)
+	why := sb.Violation(cmd)
 	v, perr := readVerdict(filepath.Join(work, "verdict.json"))
-	if perr != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		v = killedVerdict(req.Spec.ID, cmd, runErr, elapsed, lim, out.String())
+	switch {
+	case perr != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case perr != nil, why != "" && v.Verdict != Proven:
+		// A sandbox limit is the cause of whatever the harness then wrote
+		// (a candidate that failed on its full /tmp).
+		v = killedVerdict(req.Spec.ID, cmd, runErr, elapsed, lim, out.String(), why)
 	}
 	v.Sandboxed = !opt.NoSandbox
 	if v.Verdict != Proven {
@@ -412,11 +415,16 @@ func harnessEnv(work string) []string {
 	}
 }
 
-// killedVerdict explains a harness run that wrote no verdict.
-func killedVerdict(id string, cmd *exec.Cmd, runErr error, elapsed time.Duration, lim sandbox.Limits, output string) *Verdict {
+// killedVerdict explains a harness run that wrote no verdict; violation is
+// the sandbox's coded reason for stopping it ("" when none).
+func killedVerdict(id string, cmd *exec.Cmd, runErr error, elapsed time.Duration, lim sandbox.Limits, output, violation string) *Verdict {
 	v := &Verdict{Schema: VerdictSchema, Kernel: id, Verdict: Rejected, DurationS: elapsed.Seconds()}
 	st := cmd.ProcessState
 	switch {
+	case strings.HasPrefix(violation, sandbox.ViolationTime):
+		v.Reason = "V-TIMEOUT: " + violation
+	case violation != "":
+		v.Reason = "V-SANDBOX: " + violation
 	case elapsed >= lim.Wall-time.Second:
 		v.Reason = fmt.Sprintf("V-TIMEOUT: killed after the %s wall limit", lim.Wall)
 	case st != nil && !st.Exited():

@@ -159,8 +159,10 @@ func TestValidatorVerdictsForEscapes(t *testing.T) {
 	}{
 		{"read-host-file", "print(open('/etc/hostname').read())\nraise SystemExit(open('/etc/hostname').read())\n", sandbox.Limits{}, "V-"},
 		{"read-home", "import os\nprint(os.listdir(os.path.expanduser('~root')))\nprint(open('/root/.bashrc').read())\n", sandbox.Limits{}, "V-"},
-		{"fork-bomb", "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", sandbox.Limits{Procs: 128}, "V-SANDBOX"},
-		{"fill-disk", "i = 0\nwhile True:\n    i += 1\n    with open('junk%d' % i, 'wb') as f:\n        f.write(b'x' * (4 << 20))\n", sandbox.Limits{DiskMB: 64}, "V-SANDBOX"},
+		{"fork-bomb", "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n", sandbox.Limits{Procs: 128}, "V-SANDBOX: " + sandbox.ViolationProcs},
+		{"fill-disk", "i = 0\nwhile True:\n    i += 1\n    with open('junk%d' % i, 'wb') as f:\n        f.write(b'x' * (4 << 20))\n", sandbox.Limits{DiskMB: 64}, "V-SANDBOX: " + sandbox.ViolationDisk},
+		{"fill-tmp", "with open('/tmp/junk', 'wb') as f:\n    f.write(b'x' * (64 << 20))\n", sandbox.Limits{TmpMB: 16}, "V-SANDBOX: " + sandbox.ViolationDisk},
+		{"sleep", "import time\ntime.sleep(600)\n", sandbox.Limits{Wall: 20 * time.Second}, "V-TIMEOUT: " + sandbox.ViolationTime},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -170,7 +172,7 @@ func TestValidatorVerdictsForEscapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if v.Verdict == validators.Proven || !strings.HasPrefix(v.Code(), tc.want) {
+			if v.Verdict == validators.Proven || !strings.HasPrefix(v.Reason, tc.want) {
 				t.Fatalf("verdict %s %q, want %s\n%s", v.Verdict, v.Reason, tc.want, v.Output)
 			}
 			js, _ := json.Marshal(v)

@@ -49,15 +49,21 @@ type Limits struct {
 	// Procs bounds the processes and threads of the sandbox (RLIMIT_NPROC
 	// in its user namespace, and the watchdog; default DefaultProcs).
 	Procs int
-	// DiskMB bounds the bytes of regular files under the work directory
-	// (the watchdog; default DefaultDiskMB).
+	// DiskMB bounds what the sandbox writes: the regular files under the
+	// work directory plus the contents of its private /tmp and /dev/shm,
+	// counted together by the watchdog (default DefaultDiskMB).
 	DiskMB int
+	// TmpMB bounds each of /tmp and /dev/shm, which live in the host's
+	// memory: a hard limit (the tmpfs size; a write past it fails with
+	// ENOSPC), default DefaultTmpMB, at most DiskMB.
+	TmpMB int
 }
 
 // Defaults of the process and work-directory limits.
 const (
 	DefaultProcs  = 1024
 	DefaultDiskMB = 4096
+	DefaultTmpMB  = 512
 	// maxFiles bounds the entries under the work directory (inodes).
 	maxFiles = 200000
 )
@@ -66,6 +72,7 @@ const (
 const (
 	ViolationProcs = "SBX-PROCS"
 	ViolationDisk  = "SBX-DISK"
+	ViolationTime  = "SBX-TIME"
 )
 
 // Run as root, each sandbox gets a user id of its own in this range, so
@@ -92,33 +99,80 @@ type Sandbox struct {
 	// $PALLASIFY_PYTHON is exposed automatically.
 	ReadOnly []string
 
-	mu         sync.Mutex
-	violations map[*exec.Cmd]string
+	mu   sync.Mutex
+	runs map[*exec.Cmd]*runState
 }
 
-// Violation returns why the watchdog stopped cmd ("" when it did not): a
-// coded line such as "SBX-PROCS: 1024 processes, the sandbox's limit".
+// runState is what Violation needs to know about one command.
+type runState struct {
+	why            string          // the watchdog's reason, once it stopped the sandbox
+	parent, walled context.Context // the caller's context, and it with the wall limit
+	wall           time.Duration
+	scratch        []*scratch // the sandbox's /tmp and /dev/shm, once attached
+}
+
+// Violation returns why a sandbox limit stopped cmd ("" when none did): a
+// coded line such as "SBX-PROCS: 1024 processes, the sandbox's limit". Call
+// it after cmd ended: it also tells a run killed at its wall limit
+// (SBX-TIME) and one that failed with its /tmp or /dev/shm full (SBX-DISK).
 func (s *Sandbox) Violation(cmd *exec.Cmd) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.violations[cmd]
+	st := s.runs[cmd]
+	if st == nil {
+		return ""
+	}
+	if st.why != "" {
+		return st.why
+	}
+	if errors.Is(st.walled.Err(), context.DeadlineExceeded) && st.parent.Err() == nil {
+		return fmt.Sprintf("%s: killed at the sandbox's wall limit (%s)", ViolationTime, st.wall)
+	}
+	if cmd.ProcessState != nil && !cmd.ProcessState.Success() {
+		for _, sc := range st.scratch {
+			if used, size, ok := sc.usage(); ok && size-used < 64<<10 {
+				return fmt.Sprintf("%s: the sandbox's %s is full (its limit %d MiB)", ViolationDisk, sc.path, size>>20)
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Sandbox) track(cmd *exec.Cmd, st *runState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs == nil {
+		s.runs = map[*exec.Cmd]*runState{}
+	}
+	s.runs[cmd] = st
 }
 
 func (s *Sandbox) setViolation(cmd *exec.Cmd, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.violations == nil {
-		s.violations = map[*exec.Cmd]string{}
-	}
-	if s.violations[cmd] == "" {
-		s.violations[cmd] = why
+	if st := s.runs[cmd]; st != nil && st.why == "" {
+		st.why = why
 	}
 }
 
+func (s *Sandbox) setScratch(cmd *exec.Cmd, sc []*scratch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.runs[cmd]; st != nil {
+		st.scratch = sc
+	}
+}
+
+// forget drops cmd's state and closes what holds its tmpfs mounts alive.
 func (s *Sandbox) forget(cmd *exec.Cmd) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.violations, cmd)
+	if st := s.runs[cmd]; st != nil {
+		for _, sc := range st.scratch {
+			sc.close()
+		}
+	}
+	delete(s.runs, cmd)
 }
 
 // systemDirs are bound read-only when they exist (a symlink, as on merged-
@@ -363,6 +417,11 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 	if lim.DiskMB <= 0 {
 		lim.DiskMB = DefaultDiskMB
 	}
+	if lim.TmpMB <= 0 {
+		lim.TmpMB = DefaultTmpMB
+	}
+	lim.TmpMB = min(lim.TmpMB, lim.DiskMB)
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, wall)
 	ulimits := "ulimit -c 0"
 	if lim.CPUSeconds > 0 {
@@ -372,7 +431,8 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 		ulimits += "; ulimit -v " + strconv.Itoa(lim.MemoryMB*1024)
 	}
 	if lim.FileMB > 0 {
-		ulimits += "; ulimit -f " + strconv.Itoa(lim.FileMB*1024)
+		// POSIX sh counts ulimit -f in 512-byte blocks (dash, and bash as sh).
+		ulimits += "; ulimit -f " + strconv.Itoa(lim.FileMB*2048)
 	}
 	if !s.Disabled {
 		// Counted per user namespace: only this sandbox's processes.
@@ -393,7 +453,9 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 	if s.Disabled {
 		cmd := exec.CommandContext(ctx, inner[0], inner[1:]...)
 		cmd.Dir, cmd.Env, cmd.WaitDelay = workdir, env, 5*time.Second
-		return cmd, cancel, nil
+		s.track(cmd, &runState{parent: parent, walled: ctx, wall: wall})
+		var once sync.Once
+		return cmd, func() { once.Do(func() { cancel(); s.forget(cmd) }) }, nil
 	}
 	bw, err := s.bwrap()
 	if err != nil {
@@ -422,15 +484,33 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 		os.RemoveAll(etc)
 		return nil, nil, err
 	}
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		cancel()
+		os.RemoveAll(etc)
+		infoR.Close()
+		infoW.Close()
+		return nil, nil, err
+	}
+	sizes, err := tmpfsSizes(bw, lim.TmpMB)
+	if err != nil {
+		cancel()
+		os.RemoveAll(etc)
+		infoR.Close()
+		infoW.Close()
+		blockR.Close()
+		blockW.Close()
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
+	}
 	args := systemBinds()
 	args = append(args,
 		"--ro-bind", filepath.Join(etc, "passwd"), "/etc/passwd",
 		"--ro-bind", filepath.Join(etc, "group"), "/etc/group",
 		"--dev", "/dev",
-		"--perms", "01777", "--tmpfs", "/dev/shm",
-		"--proc", "/proc",
-		"--perms", "01777", "--tmpfs", "/tmp",
 	)
+	args = append(args, sizes.args("/dev/shm")...)
+	args = append(args, "--proc", "/proc")
+	args = append(args, sizes.args("/tmp")...)
 	ro := s.exposed(workdir, argv[0])
 	bound := append([]string{workdir}, ro...)
 	args = append(args, parentDirs(bound)...)
@@ -444,6 +524,7 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 		"--die-with-parent",
 		"--new-session",
 		"--info-fd", "3",
+		"--block-fd", "4",
 		"--chdir", workdir,
 		"--",
 	)
@@ -451,8 +532,9 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 	cmd.Dir = workdir
 	cmd.Env = env
 	cmd.WaitDelay = 5 * time.Second
-	cmd.ExtraFiles = []*os.File{infoW}
-	wd := &watchdog{sb: s, cmd: cmd, info: infoR, workdir: workdir, lim: lim, done: make(chan struct{})}
+	cmd.ExtraFiles = []*os.File{infoW, blockR}
+	s.track(cmd, &runState{parent: parent, walled: ctx, wall: wall})
+	wd := &watchdog{sb: s, cmd: cmd, info: infoR, release: blockW, workdir: workdir, lim: lim, sizes: sizes, done: make(chan struct{})}
 	go wd.run(ctx)
 	var once sync.Once
 	stop := func() {
@@ -460,7 +542,11 @@ func (s *Sandbox) Command(ctx context.Context, workdir string, lim Limits, argv 
 			cancel()
 			infoR.Close()
 			infoW.Close()
+			blockR.Close()
 			<-wd.done
+			blockW.Close()
+			s.forget(cmd)
+			sizes.cleanup()
 			os.RemoveAll(etc)
 		})
 	}
@@ -558,8 +644,10 @@ type watchdog struct {
 	sb      *Sandbox
 	cmd     *exec.Cmd
 	info    *os.File
+	release *os.File // writing to it lets the sandboxed command start (--block-fd)
 	workdir string
 	lim     Limits
+	sizes   tmpfsSize
 	done    chan struct{}
 }
 
@@ -572,6 +660,9 @@ func (w *watchdog) run(ctx context.Context) {
 		return // the sandbox did not start, or ended
 	}
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", info.ChildPID))
+	scratch := w.sizes.attach(ctx, info.ChildPID)
+	w.sb.setScratch(w.cmd, scratch)
+	w.release.Write([]byte{1}) // the command starts now, its /tmp and /dev/shm held
 	if err != nil {
 		return
 	}
@@ -593,9 +684,22 @@ func (w *watchdog) run(ctx context.Context) {
 			return
 		}
 		if n%4 == 0 { // the disk every 200 ms
-			if bytes, files, over := dirUsage(w.workdir, int64(w.lim.DiskMB)<<20); over {
-				w.stop(outer, info.ChildPID, syscall.SIGXFSZ, fmt.Sprintf("%s: the work directory outgrew its limit of %d MiB (%d MiB in %d files)",
-					ViolationDisk, w.lim.DiskMB, bytes>>20, files))
+			limit := int64(w.lim.DiskMB) << 20
+			var tmp int64
+			var tmpFiles int
+			for _, sc := range scratch {
+				used, size, _ := sc.usage()
+				if used > size {
+					w.stop(outer, info.ChildPID, syscall.SIGXFSZ, fmt.Sprintf("%s: the sandbox's %s outgrew its limit of %d MiB",
+						ViolationDisk, sc.path, size>>20))
+					return
+				}
+				tmp += used
+				tmpFiles += sc.files()
+			}
+			if bytes, files, over := dirUsage(w.workdir, limit-tmp, maxFiles-tmpFiles); over {
+				w.stop(outer, info.ChildPID, syscall.SIGXFSZ, fmt.Sprintf("%s: the sandbox outgrew its write limit of %d MiB (%d MiB in %d files: the work directory, /tmp and /dev/shm)",
+					ViolationDisk, w.lim.DiskMB, (bytes+tmp)>>20, files+tmpFiles))
 				return
 			}
 		}
@@ -658,8 +762,8 @@ func nsTasks(ns string) (tasks int, alive bool) {
 }
 
 // dirUsage adds up the sizes of the regular files under dir, stopping as
-// soon as they pass limit bytes or maxFiles entries.
-func dirUsage(dir string, limit int64) (bytes int64, files int, over bool) {
+// soon as they pass limit bytes or maxEntries entries.
+func dirUsage(dir string, limit int64, maxEntries int) (bytes int64, files int, over bool) {
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -670,7 +774,7 @@ func dirUsage(dir string, limit int64) (bytes int64, files int, over bool) {
 				bytes += fi.Size()
 			}
 		}
-		if bytes > limit || files > maxFiles {
+		if bytes > limit || files > maxEntries {
 			over = true
 			return filepath.SkipAll
 		}
@@ -687,7 +791,6 @@ func (s *Sandbox) Run(ctx context.Context, workdir string, lim Limits, argv ...s
 		return nil, err
 	}
 	defer cancel()
-	defer s.forget(cmd)
 	out, err := cmd.CombinedOutput()
 	if why := s.Violation(cmd); why != "" {
 		return out, fmt.Errorf("sandboxed process stopped: %s", why)
