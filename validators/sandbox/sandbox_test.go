@@ -3,9 +3,11 @@ package sandbox
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The sandbox's /tmp is private: files of other jobs there are invisible,
@@ -54,5 +56,31 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A bubblewrap without --size (before 0.8.0) gets /tmp and /dev/shm as host
+// directories that the watchdog measures: a run that fills one is stopped
+// with SBX-DISK, and the directories are gone afterwards.
+func TestUnsizedScratchIsPolled(t *testing.T) {
+	real, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("no bwrap")
+	}
+	old := filepath.Join(t.TempDir(), "bwrap-0.7")
+	must(t, os.WriteFile(old, []byte("#!/bin/sh\nif [ \"$1\" = --help ]; then "+real+" --help | grep -v -- --size; exit 0; fi\nexec "+real+" \"$@\"\n"), 0o755))
+	sb := &Sandbox{Bwrap: old}
+	if err := sb.Check(context.Background()); err != nil {
+		t.Skipf("bubblewrap unusable here: %v", err)
+	}
+	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "pallasify-sbx-scratch-*"))
+	out, err := sb.Run(context.Background(), t.TempDir(), Limits{Wall: time.Minute, TmpMB: 8, DiskMB: 256},
+		"/bin/sh", "-c", "mount | grep -c ' /tmp ' ; head -c 12000000 /dev/zero > /dev/shm/x; sleep 20")
+	if err == nil || !strings.Contains(err.Error(), ViolationDisk) || !strings.Contains(err.Error(), "/dev/shm") {
+		t.Fatalf("12 MB into an unsized 8 MiB /dev/shm: %v\n%s", err, out)
+	}
+	after, _ := filepath.Glob(filepath.Join(os.TempDir(), "pallasify-sbx-scratch-*"))
+	if len(after) > len(before) {
+		t.Errorf("scratch directories left behind: %v", after)
 	}
 }
