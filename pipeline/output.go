@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,9 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 
 	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/pallasify/pallasify/transforms/safefs"
 )
 
 // Patch returns the run's changes as a git-style unified diff: one
@@ -85,43 +88,76 @@ func FileDiff(f *File) string {
 }
 
 func writeFileDiff(b *bytes.Buffer, f *File) {
-	p := quotePath(f.Path)
+	a, bn := gitQuote("a/"+f.Path), gitQuote("b/"+f.Path)
+	// git ends the ---/+++ names of a path with a space by a tab (diff.c's
+	// name_a_tab), so the name's end is unambiguous.
+	la, lb := a, bn
+	if strings.Contains(f.Path, " ") {
+		la, lb = a+"\t", bn+"\t"
+	}
 	if f.Generated {
-		d := udiff.Unified("/dev/null", "b/"+p, "", string(f.Updated))
+		d := udiff.Unified("/dev/null", lb, "", string(f.Updated))
 		if d == "" {
 			return
 		}
-		fmt.Fprintf(b, "diff --git a/%s b/%s\nnew file mode %s\n", p, p, gitMode(f.Mode))
+		fmt.Fprintf(b, "diff --git %s %s\nnew file mode %s\n", a, bn, gitMode(f.Mode))
 		b.WriteString(d)
 		return
 	}
-	d := udiff.Unified("a/"+p, "b/"+p, string(f.Original), string(f.Updated))
+	d := udiff.Unified(la, lb, string(f.Original), string(f.Updated))
 	if d == "" {
 		return
 	}
-	fmt.Fprintf(b, "diff --git a/%s b/%s\n", p, p)
+	fmt.Fprintf(b, "diff --git %s %s\n", a, bn)
 	b.WriteString(d)
 }
 
-// quotePath leaves ordinary paths alone and C-quotes the rare path git would
-// quote (spaces are fine unquoted for git apply when both names agree).
-func quotePath(p string) string {
-	if !strings.ContainsAny(p, "\"\\\t\n") {
-		return p
+// gitQuote quotes a patch path exactly as git does (quote.c's
+// quote_c_style with core.quotePath on, git's default): a name holding a
+// double quote, a backslash, a control character, DEL or any byte above
+// 0x7f is written whole between double quotes — prefix included, as in
+// "a/tab\there.py" — with \a \b \t \n \v \f \r \" \\ escapes and three-digit
+// octal for every other such byte; any other name is written as it is
+// (spaces included). `git apply` reads both forms.
+func gitQuote(name string) string {
+	quote := false
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			quote = true
+			break
+		}
+	}
+	if !quote {
+		return name
 	}
 	var b strings.Builder
 	b.WriteByte('"')
-	for _, c := range []byte(p) {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
 		switch c {
-		case '"', '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
+		case '\a':
+			b.WriteString(`\a`)
+		case '\b':
+			b.WriteString(`\b`)
 		case '\t':
 			b.WriteString(`\t`)
 		case '\n':
 			b.WriteString(`\n`)
-		default:
+		case '\v':
+			b.WriteString(`\v`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '"', '\\':
+			b.WriteByte('\\')
 			b.WriteByte(c)
+		default:
+			if c < 0x20 || c >= 0x7f {
+				fmt.Fprintf(&b, "\\%03o", c)
+			} else {
+				b.WriteByte(c)
+			}
 		}
 	}
 	b.WriteByte('"')
@@ -147,9 +183,16 @@ func (r *Run) ChangedFiles() []*File {
 }
 
 // WriteInPlace writes every changed file back into the tree atomically (a
-// temporary file in the same directory, then a rename), keeping its mode.
+// temporary file in the same directory, then a rename; safefs.Tree), keeping
+// its mode. A changed path that is no longer a regular file, or whose parent
+// directory is a symlink, is refused: nothing is written through a link.
 // It returns the paths written.
 func WriteInPlace(ctx context.Context, r *Run) ([]string, error) {
+	tree, err := safefs.OpenTree(r.Root)
+	if err != nil {
+		return nil, fmt.Errorf("write: %w", err)
+	}
+	defer tree.Close()
 	var written []string
 	for _, f := range r.Files {
 		if !f.Changed() {
@@ -162,21 +205,13 @@ func WriteInPlace(ctx context.Context, r *Run) ([]string, error) {
 		mode := f.Mode.Perm()
 		if fi, err := os.Lstat(dst); err == nil {
 			if !fi.Mode().IsRegular() {
-				return written, fmt.Errorf("write %s: not a regular file", f.Path)
+				return written, fmt.Errorf("write %s: %w", f.Path, safefs.ErrNotRegular)
 			}
 			mode = fi.Mode().Perm()
 		} else if !f.Generated {
 			return written, fmt.Errorf("write %s: %w", f.Path, err)
 		}
-		if mode == 0 {
-			mode = 0o644
-		}
-		if f.Generated {
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return written, fmt.Errorf("write %s: %w", f.Path, err)
-			}
-		}
-		if err := WriteFileAtomic(dst, f.Updated, mode); err != nil {
+		if err := tree.WriteBytes(f.Path, f.Updated, mode); err != nil {
 			return written, err
 		}
 		written = append(written, f.Path)
@@ -187,24 +222,160 @@ func WriteInPlace(ctx context.Context, r *Run) ([]string, error) {
 // ErrOutNotEmpty is returned by WriteTree when the destination holds files.
 var ErrOutNotEmpty = errors.New("output directory exists and is not empty")
 
+// partialMarker names the file inside a copy WriteTree is still building;
+// partialInfix sits in the name of the directory holding it
+// ("." + base + partialInfix + random, beside the destination).
+const (
+	partialMarker = ".pallasify-partial"
+	partialInfix  = ".pallasify-partial-"
+)
+
 // WriteTree writes a migrated copy of the tree into dir: changed files in
 // their new form, every other walked file copied as is (symlinks inside the
 // tree recreated as links; those pointing out of it left out), then every
 // file the walk left out that a plain copy would keep (ignored or excluded
 // files: datasets, vendored code, build inputs), copied as is — only version
-// control, virtual environments and caches stay behind (copySkipDir). dir
-// must not exist or be empty, and must not be the root itself.
+// control, virtual environments and caches stay behind (copySkipDir).
+//
+// dir must not exist or be an empty directory, and must not be the root
+// itself. The copy is built in a new directory beside dir (holding a
+// partialMarker file while it is incomplete) and renamed onto dir when
+// whole, so dir is never half-written: a failed or cancelled run removes
+// only the directory it made, and one killed with SIGKILL leaves that
+// directory, which the next WriteTree into dir (or RemoveStaleOut) removes.
 func WriteTree(ctx context.Context, r *Run, dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Errorf("out %s: %w", dir, err)
 	}
-	if abs == r.Root {
-		return fmt.Errorf("out %s: the output directory is the tree itself (use --write)", dir)
+	if err := checkOutDir(r.Root, abs); err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
 	}
-	if ents, err := os.ReadDir(abs); err == nil && len(ents) > 0 {
-		return fmt.Errorf("out %s: %w", dir, ErrOutNotEmpty)
+	var perm fs.FileMode = 0o755
+	fi, err := os.Lstat(abs)
+	switch {
+	case err == nil && !fi.IsDir():
+		return fmt.Errorf("out %s: exists and is not a directory (a symlink is not followed)", dir)
+	case err == nil:
+		if ents, err := os.ReadDir(abs); err != nil {
+			return fmt.Errorf("out %s: %w", dir, err)
+		} else if len(ents) > 0 {
+			return fmt.Errorf("out %s: %w", dir, ErrOutNotEmpty)
+		}
+		perm = fi.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("out %s: %w", dir, err)
+	default:
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return fmt.Errorf("out %s: %w", dir, err)
+		}
 	}
+	RemoveStaleOut(abs)
+	stage, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+partialInfix)
+	if err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(stage) // the directory this run made, and only it
+		}
+	}()
+	marker := filepath.Join(stage, partialMarker)
+	if err := os.WriteFile(marker, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	tree, err := safefs.OpenTree(stage)
+	if err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	defer tree.Close()
+	if err := writeTreeFiles(ctx, r, tree, abs, stage); err != nil {
+		return err
+	}
+	if err := os.Remove(marker); err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	if err := os.Chmod(stage, perm); err != nil {
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	// rename(2) replaces an empty directory and refuses a non-empty one (one
+	// filled since the check above); os.Rename refuses any directory.
+	if err := syscall.Rename(stage, abs); err != nil {
+		if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+			err = ErrOutNotEmpty
+		}
+		return fmt.Errorf("out %s: %w", dir, err)
+	}
+	done = true
+	return nil
+}
+
+// checkOutDir refuses an --out that is the tree itself (also through a
+// symlink) or a directory the tree lies in.
+func checkOutDir(root, abs string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		realRoot = root
+	}
+	realOut := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		realOut = r
+	} else if r, err := filepath.EvalSymlinks(filepath.Dir(abs)); err == nil {
+		realOut = filepath.Join(r, filepath.Base(abs))
+	}
+	switch {
+	case abs == root || realOut == realRoot:
+		return errors.New("the output directory is the tree itself (use --write)")
+	case within(abs, root) || within(realOut, realRoot):
+		return errors.New("the output directory holds the tree")
+	}
+	return nil
+}
+
+// RemoveStaleOut removes what a killed WriteTree into dir left beside it:
+// directories named for dir that still hold their partialMarker, whose
+// process is gone. It returns how many it removed.
+func RemoveStaleOut(dir string) int {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return 0
+	}
+	parent, base := filepath.Split(abs)
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "."+base+partialInfix) {
+			continue
+		}
+		p := filepath.Join(parent, e.Name())
+		b, err := os.ReadFile(filepath.Join(p, partialMarker))
+		if err != nil {
+			continue // not ours, or finished: left alone
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid != os.Getpid() && processAlive(pid) {
+			continue // another run is building it now
+		}
+		if os.RemoveAll(p) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// processAlive says whether a process with pid exists (signal 0).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// writeTreeFiles copies the run's files, then the unwalked ones, into tree;
+// out is the destination, stage the directory being filled (neither is
+// copied into itself when it lies inside the root).
+func writeTreeFiles(ctx context.Context, r *Run, tree *safefs.Tree, out, stage string) error {
 	for _, f := range r.Files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -212,13 +383,9 @@ func WriteTree(ctx context.Context, r *Run, dir string) error {
 		if f.Skipped == CodeSymlinkOut || f.Skipped == CodeUnreadable {
 			continue
 		}
-		dst := filepath.Join(abs, filepath.FromSlash(f.Path))
 		src := filepath.Join(r.Root, filepath.FromSlash(f.Path))
-		if within(abs, src) {
+		if within(out, src) || within(stage, src) {
 			continue // an --out inside the tree must not copy itself
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return fmt.Errorf("out %s: %w", f.Path, err)
 		}
 		switch {
 		case f.Mode&fs.ModeSymlink != 0:
@@ -226,24 +393,20 @@ func WriteTree(ctx context.Context, r *Run, dir string) error {
 			if err != nil {
 				return fmt.Errorf("out %s: %w", f.Path, err)
 			}
-			if err := os.Symlink(target, dst); err != nil {
-				return fmt.Errorf("out %s: %w", f.Path, err)
+			if err := tree.Symlink(target, f.Path); err != nil {
+				return fmt.Errorf("out %w", err)
 			}
 		case f.Changed():
-			mode := f.Mode.Perm()
-			if mode == 0 {
-				mode = 0o644
-			}
-			if err := WriteFileAtomic(dst, f.Updated, mode); err != nil {
-				return err
+			if err := tree.WriteBytes(f.Path, f.Updated, f.Mode.Perm()); err != nil {
+				return fmt.Errorf("out %w", err)
 			}
 		default:
-			if err := copyFile(src, dst, f.Mode.Perm()); err != nil {
+			if err := tree.CopyFrom(src, f.Path, f.Mode.Perm()); err != nil {
 				return fmt.Errorf("out %s: %w", f.Path, err)
 			}
 		}
 	}
-	return copyUnwalked(ctx, r, abs)
+	return copyUnwalked(ctx, r, tree, out, stage)
 }
 
 // copySkipDir names the directories --out leaves behind: version control,
@@ -258,10 +421,11 @@ func copySkipDir(name string) bool {
 	return false
 }
 
-// copyUnwalked copies into out every regular file (and symlink staying
+// copyUnwalked copies into tree every regular file (and symlink staying
 // inside the tree) under the root that the run did not walk, as a plain copy
-// would; nothing in it is rewritten.
-func copyUnwalked(ctx context.Context, r *Run, out string) error {
+// would; nothing in it is rewritten. The destination, the stage and any
+// partial copy another run left inside the root are not copied.
+func copyUnwalked(ctx context.Context, r *Run, tree *safefs.Tree, out, stage string) error {
 	walked := make(map[string]bool, len(r.Files))
 	for _, f := range r.Files {
 		walked[f.Path] = true
@@ -281,11 +445,13 @@ func copyUnwalked(ctx context.Context, r *Run, out string) error {
 			return nil
 		}
 		if d.IsDir() {
-			if copySkipDir(d.Name()) || p == out || within(out, p) {
+			if copySkipDir(d.Name()) || p == out || within(out, p) || p == stage {
 				return filepath.SkipDir
 			}
-			if _, err := os.Lstat(filepath.Join(p, "pyvenv.cfg")); err == nil {
-				return filepath.SkipDir
+			for _, marker := range []string{"pyvenv.cfg", partialMarker} {
+				if _, err := os.Lstat(filepath.Join(p, marker)); err == nil {
+					return filepath.SkipDir
+				}
 			}
 			return nil
 		}
@@ -297,7 +463,6 @@ func copyUnwalked(ctx context.Context, r *Run, out string) error {
 		if walked[rel] {
 			return nil
 		}
-		dst := filepath.Join(out, filepath.FromSlash(rel))
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
 			if !w.insideTree(p) {
@@ -307,94 +472,18 @@ func copyUnwalked(ctx context.Context, r *Run, out string) error {
 			if err != nil {
 				return fmt.Errorf("out %s: %w", rel, err)
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return fmt.Errorf("out %s: %w", rel, err)
-			}
-			if err := os.Symlink(target, dst); err != nil {
-				return fmt.Errorf("out %s: %w", rel, err)
+			if err := tree.Symlink(target, rel); err != nil {
+				return fmt.Errorf("out %w", err)
 			}
 		case d.Type().IsRegular():
 			info, err := d.Info()
 			if err != nil {
 				return nil
 			}
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return fmt.Errorf("out %s: %w", rel, err)
-			}
-			if err := copyFile(p, dst, info.Mode().Perm()); err != nil {
+			if err := tree.CopyFrom(p, rel, info.Mode().Perm()); err != nil {
 				return fmt.Errorf("out %s: %w", rel, err)
 			}
 		}
 		return nil
 	})
-}
-
-func copyFile(src, dst string, mode fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if mode == 0 {
-		mode = 0o644
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Close(); err != nil {
-		return err
-	}
-	return os.Chmod(dst, mode)
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory and a rename, so readers see the old or the new file, never half
-// of one. The file gets mode (permission bits).
-func WriteFileAtomic(path string, data []byte, mode fs.FileMode) error {
-	return WriteAtomic(path, mode, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteAtomic is WriteFileAtomic for content produced by fill.
-func WriteAtomic(path string, mode fs.FileMode, fill func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".pallasify-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	fail := func(err error) error {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	bw := bufio.NewWriterSize(tmp, 64<<10)
-	if err := fill(bw); err != nil {
-		return fail(err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Chmod(mode.Perm()); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

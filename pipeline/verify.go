@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pallasify/pallasify/transforms/safefs"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
 
@@ -257,6 +258,14 @@ func compareLine(res *VerifyResult, n int, a, b string, o VerifyOptions, diff fu
 // control, virtual environments and caches (copySkipDir); symlinks stay
 // links.
 func copyPlain(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	tree, err := safefs.OpenTree(dst)
+	if err != nil {
+		return err
+	}
+	defer tree.Close()
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -265,25 +274,25 @@ func copyPlain(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(dst, rel)
+		rel = filepath.ToSlash(rel)
 		switch {
 		case d.IsDir():
 			if p != src && copySkipDir(d.Name()) {
 				return filepath.SkipDir
 			}
-			return os.MkdirAll(target, 0o755)
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		case d.Type()&fs.ModeSymlink != 0:
 			l, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			return os.Symlink(l, target)
+			return tree.Symlink(l, rel)
 		case d.Type().IsRegular():
 			info, err := d.Info()
 			if err != nil {
 				return err
 			}
-			return copyFile(p, target, info.Mode().Perm())
+			return tree.CopyFrom(p, rel, info.Mode().Perm())
 		}
 		return nil
 	})

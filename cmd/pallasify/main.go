@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pallasify/pallasify/pipeline/report"
 	"github.com/pallasify/pallasify/transforms"
 )
 
@@ -127,10 +128,10 @@ func run(args []string, io *streams) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(io.ErrOut, "pallasify:", ee.err)
+			fmt.Fprintln(io.ErrOut, "pallasify:", report.Printable(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(io.ErrOut, "pallasify:", err)
+	fmt.Fprintln(io.ErrOut, "pallasify:", report.Printable(err.Error()))
 	return 2
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/pallasify/pallasify/pipeline/report"
 	"github.com/pallasify/pallasify/transforms"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/safefs"
 	"github.com/pallasify/pallasify/validators"
 )
 
@@ -207,7 +207,7 @@ Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
 	fl.BoolVar(&opts.Check, "check", false, "exit 1 when files would change")
 	fl.BoolVar(&opts.Write, "write", false, "write changed files in place (atomically, modes kept)")
 	fl.StringVar(&opts.Out, "out", "", "write a migrated copy of the tree into `DIR` (must not exist or be empty)")
-	fl.StringVar(&opts.Patch, "patch", "", "write the unified diff to `FILE`")
+	fl.StringVar(&opts.Patch, "patch", "", "write the unified diff to `FILE` (a regular file; - for standard output)")
 	fl.StringVar(&opts.Color, "color", "auto", "colour the diff: auto (on a terminal, unless NO_COLOR is set), always, never")
 	return cmd
 }
@@ -229,6 +229,13 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 		return err
 	}
 	defer o.Kernels.install(&popts)()
+	if o.Out != "" {
+		// What an --out run killed before it finished left beside the
+		// destination goes before the walk (it may lie inside the tree).
+		if n := pipeline.RemoveStaleOut(o.Out); n > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "removed %d partial copies left by an interrupted --out %s\n", n, o.Out)
+		}
+	}
 	run, err := runPipeline(ctx, o.IO, popts, pipeline.Migrate)
 	if err != nil {
 		return err
@@ -236,8 +243,18 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	rep := report.Build(run, "migrate", o.rules())
 	dry := !o.Write && o.Out == "" && o.Patch == ""
 	var outputs []string
-	if o.Patch != "" {
-		if err := pipeline.WriteAtomic(o.Patch, 0o644, run.WritePatch); err != nil {
+	switch o.Patch {
+	case "":
+	case "-":
+		if err := run.WritePatch(o.IO.Out); err != nil {
+			return usageErr(err)
+		}
+		outputs = append(outputs, "patch written to standard output")
+	default:
+		if err := safefs.WriteFile(o.Patch, 0o644, run.WritePatch); err != nil {
+			if errors.Is(err, safefs.ErrNotRegular) {
+				err = fmt.Errorf("%w; --patch - writes the patch to standard output", err)
+			}
 			return usageErr(err)
 		}
 		outputs = append(outputs, "patch written to "+o.Patch)
@@ -290,24 +307,13 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	return nil
 }
 
-// writeTree is pipeline.WriteTree that leaves nothing behind when it is
-// interrupted or fails: the directory was new or empty, and is again.
+// writeTree is pipeline.WriteTree with the CLI's exit codes: the copy is
+// built beside dir and renamed onto it when whole, so a failed or
+// interrupted run leaves dir as it was (WriteTree removes only what it made).
 func writeTree(ctx context.Context, run *pipeline.Run, dir string) error {
-	_, statErr := os.Stat(dir)
-	existed := statErr == nil
 	err := pipeline.WriteTree(ctx, run, dir)
 	if err == nil {
 		return nil
-	}
-	if !errors.Is(err, pipeline.ErrOutNotEmpty) {
-		if existed {
-			ents, _ := os.ReadDir(dir)
-			for _, e := range ents {
-				os.RemoveAll(filepath.Join(dir, e.Name()))
-			}
-		} else {
-			os.RemoveAll(dir)
-		}
 	}
 	if ctx.Err() != nil {
 		return &exitError{code: 130, err: fmt.Errorf("interrupted: %s left as it was", dir)}

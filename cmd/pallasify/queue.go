@@ -15,11 +15,11 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/sourcegraph/conc/pool"
 
-	"github.com/pallasify/pallasify/pipeline"
 	"github.com/pallasify/pallasify/pipeline/acquire"
 	"github.com/pallasify/pallasify/pipeline/batch"
 	"github.com/pallasify/pallasify/pipeline/config"
 	"github.com/pallasify/pallasify/pipeline/queue"
+	"github.com/pallasify/pallasify/transforms/safefs"
 )
 
 // queueEnv names the variable that points workers, batch and bot at a queue.
@@ -276,7 +276,7 @@ func writeSummary(sum *batch.Summary, bopts batch.Options) error {
 	var md strings.Builder
 	batch.WriteMarkdown(&md, sum)
 	for name, data := range map[string]string{"summary.json": string(js), "summary.md": md.String()} {
-		if err := pipeline.WriteFileAtomic(filepath.Join(bopts.RunDir, name), []byte(bopts.Secrets.String(data)), 0o644); err != nil {
+		if err := safefs.WriteBytes(filepath.Join(bopts.RunDir, name), []byte(bopts.Secrets.String(data)), 0o644); err != nil {
 			return fmt.Errorf("batch: %w", err)
 		}
 	}

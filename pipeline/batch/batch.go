@@ -33,6 +33,7 @@ import (
 	"github.com/pallasify/pallasify/pipeline/redact"
 	"github.com/pallasify/pallasify/pipeline/report"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/safefs"
 )
 
 // Migrator runs the pipeline over a local tree with a resolved config.
@@ -345,7 +346,7 @@ func (r *runner) writeArtifact(id, name string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return pipeline.WriteFileAtomic(filepath.Join(dir, name), []byte(r.opts.Secrets.String(string(data))), 0o644)
+	return safefs.WriteBytes(filepath.Join(dir, name), []byte(r.opts.Secrets.String(string(data))), 0o644)
 }
 
 func (r *runner) runOne(ctx context.Context, e Entry, prev *Status) (st Status) {

@@ -12,7 +12,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/safefs"
 )
 
 func (r *runner) writeSummary(sum *Summary) error {
@@ -24,7 +24,7 @@ func (r *runner) writeSummary(sum *Summary) error {
 	WriteMarkdown(&md, sum)
 	for name, data := range map[string][]byte{"summary.json": js, "summary.md": md.Bytes()} {
 		masked := r.opts.Secrets.String(string(data))
-		if err := pipeline.WriteFileAtomic(filepath.Join(r.opts.RunDir, name), []byte(masked), 0o644); err != nil {
+		if err := safefs.WriteBytes(filepath.Join(r.opts.RunDir, name), []byte(masked), 0o644); err != nil {
 			return fmt.Errorf("batch: %w", err)
 		}
 	}

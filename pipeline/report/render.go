@@ -41,13 +41,21 @@ func ParseFormat(s string) (Format, error) {
 func Write(w io.Writer, rep *Report, f Format) error {
 	switch f {
 	case Text, "":
-		return writeText(w, rep)
+		p := &printable{w: w}
+		if err := writeText(p, rep); err != nil {
+			return err
+		}
+		return p.Close()
 	case JSON:
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	case Markdown:
-		return writeMarkdown(w, rep)
+		p := &printable{w: w}
+		if err := writeMarkdown(p, rep); err != nil {
+			return err
+		}
+		return p.Close()
 	case SARIF:
 		return writeSARIF(w, rep)
 	}
