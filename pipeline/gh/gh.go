@@ -39,7 +39,14 @@ type Options struct {
 	MinGap time.Duration
 	// Logger receives rate-limit waits (default: discard).
 	Logger *slog.Logger
+	// RequestTimeout bounds one attempt of a call, its answer's body
+	// included (default DefaultRequestTimeout): an API that accepts and
+	// then says nothing fails the call instead of hanging it.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is Options.RequestTimeout's default.
+const DefaultRequestTimeout = 2 * time.Minute
 
 // Client talks to one GitHub (or GitHub Enterprise, or a fake) as one identity.
 type Client struct {
@@ -64,7 +71,11 @@ func New(opts Options) (*Client, error) {
 	if maxWait == 0 {
 		maxWait = 2 * time.Minute
 	}
-	rt := &rateLimitTransport{base: base, maxWait: maxWait, log: log}
+	timeout := opts.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	rt := &rateLimitTransport{base: base, maxWait: maxWait, log: log, timeout: timeout}
 	// Waits happen in rt; go-github's own pre-emptive check would refuse
 	// calls instead of waiting.
 	copts := []github.ClientOptionsFunc{github.WithTransport(rt), github.WithDisableRateLimitCheck(), github.WithUserAgent("pallasify")}
@@ -405,11 +416,41 @@ type rateLimitTransport struct {
 	base    http.RoundTripper
 	maxWait time.Duration
 	log     *slog.Logger
+	timeout time.Duration // one attempt, body included
+}
+
+// cancelBody ends an attempt's context when its body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// attempt sends req once under t.timeout; the deadline holds until the
+// response's body is closed.
+func (t *rateLimitTransport) attempt(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeoutCause(req.Context(), t.timeout,
+		fmt.Errorf("github: no answer from %s within %s", req.URL.Host, t.timeout))
+	resp, err := t.base.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		if req.Context().Err() == nil && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	resp.Body = cancelBody{resp.Body, cancel}
+	return resp, nil
 }
 
 func (t *rateLimitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
-		resp, err := t.base.RoundTrip(req)
+		resp, err := t.attempt(req)
 		if err != nil || attempt >= 4 {
 			return resp, err
 		}
