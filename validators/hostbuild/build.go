@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pallasify/pallasify/transforms/safefs"
 	"github.com/pallasify/pallasify/validators/emulator"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
@@ -328,15 +329,21 @@ func compile(ctx context.Context, sb *sandbox.Sandbox, rt *Runtime, req BuildReq
 		return nil, err
 	}
 	defer os.RemoveAll(work)
+	// The sources' names come from the repository: each is written inside
+	// work/src or not at all (a name with .. or through a link is refused).
+	if err := os.Mkdir(filepath.Join(work, "src"), 0o755); err != nil {
+		return nil, err
+	}
+	srcTree, err := safefs.OpenTree(filepath.Join(work, "src"))
+	if err != nil {
+		return nil, err
+	}
+	defer srcTree.Close()
 	for name, src := range files {
 		if p, ok := prepared[name]; ok {
 			src = p
 		}
-		dst := filepath.Join(work, "src", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(dst, []byte(src), 0o644); err != nil {
+		if err := srcTree.WriteBytes(name, []byte(src), 0o644); err != nil {
 			return nil, err
 		}
 	}
