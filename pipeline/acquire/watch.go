@@ -17,7 +17,8 @@ import (
 // starts with one ("ACQ-STALLED: clone of URL received nothing for 2m0s").
 const (
 	// CodeTimeout (ACQ-TIMEOUT): the clone did not finish within its
-	// deadline (Options.CloneTimeout).
+	// deadline (Options.CloneTimeout), or another call to a git remote
+	// within its own (Bounded: a delivery's fetch or push).
 	CodeTimeout = "ACQ-TIMEOUT"
 	// CodeStalled (ACQ-STALLED): the remote sent nothing and nothing was
 	// written to the clone for Options.IdleTimeout, or it did not answer a
@@ -31,7 +32,8 @@ func init() {
 			Title: "The clone did not finish within its deadline",
 			Doc: "A clone of a git URL has a deadline (migrate's --clone-timeout, 10 minutes by default). A clone " +
 				"still running then is stopped, its partial workspace removed, and the repository fails with this " +
-				"code; nothing else is affected. Raise the limit for a very large repository."},
+				"code; nothing else is affected. Raise the limit for a very large repository. A delivery's calls to " +
+				"the remote (listing its refs, fetching the branch, pushing) have the same limit each."},
 		codes.Code{Code: CodeStalled, Name: "clone-stalled", Severity: codes.Error,
 			Title: "The remote stopped sending",
 			Doc: "No progress message came from the remote and no byte was written to the clone for the idle limit " +
@@ -50,6 +52,18 @@ const (
 	// left to finish on its own, and its workspace removed when it does.
 	abandonAfter = 5 * time.Second
 )
+
+// Bounded runs f with a context that ends after d; when that deadline
+// (not ctx) stops f, the error is CodeTimeout's, naming what.
+func Bounded(ctx context.Context, what string, d time.Duration, f func(context.Context) error) error {
+	bctx, cancel := context.WithTimeoutCause(ctx, d, fmt.Errorf("%s: %s did not finish within %s", CodeTimeout, what, d))
+	defer cancel()
+	err := f(bctx)
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return context.Cause(bctx)
+	}
+	return err
+}
 
 // limit resolves an option: zero is def, negative is none (0).
 func limit(d, def time.Duration) time.Duration {

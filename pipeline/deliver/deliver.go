@@ -68,6 +68,9 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives progress (default: discard).
 	Logger *slog.Logger
+	// NetTimeout bounds each network call to a remote: listing its refs,
+	// fetching the branch, pushing (default acquire.DefaultCloneTimeout).
+	NetTimeout time.Duration
 }
 
 // Commit is one commit delivery made.
@@ -158,6 +161,9 @@ func newDelivery(src *acquire.Source, run *pipeline.Run, opts Options) (*deliver
 	}
 	if opts.Remote == "" {
 		opts.Remote = "origin"
+	}
+	if opts.NetTimeout <= 0 {
+		opts.NetTimeout = acquire.DefaultCloneTimeout
 	}
 	if opts.Render == nil {
 		opts.Render = RenderMarkdown
@@ -571,7 +577,11 @@ func (d *delivery) remoteBranch(ctx context.Context, remote string) (plumbing.Ha
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("deliver: remote %q: %w", remote, err)
 	}
-	refs, err := r.ListContext(ctx, &git.ListOptions{Auth: d.auth(remote), CABundle: d.src.Credentials.CABundle})
+	var refs []*plumbing.Reference
+	err = acquire.Bounded(ctx, "listing the refs of "+remote, d.opts.NetTimeout, func(ctx context.Context) (err error) {
+		refs, err = r.ListContext(ctx, &git.ListOptions{Auth: d.auth(remote), CABundle: d.src.Credentials.CABundle})
+		return err
+	})
 	if errors.Is(err, transport.ErrEmptyRemoteRepository) {
 		return plumbing.ZeroHash, nil
 	}
@@ -594,8 +604,10 @@ func (d *delivery) trackingRef(remote string) plumbing.ReferenceName {
 // on it since its base was made by pallasify.
 func (d *delivery) fetchAndVerify(ctx context.Context, remote string, tip plumbing.Hash) error {
 	spec := gitconfig.RefSpec(fmt.Sprintf("+%s:%s", d.branch, d.trackingRef(remote)))
-	err := d.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: remote, Auth: d.auth(remote),
-		RefSpecs: []gitconfig.RefSpec{spec}, Depth: 64, Tags: git.NoTags, CABundle: d.src.Credentials.CABundle})
+	err := acquire.Bounded(ctx, "fetching "+d.branch.Short(), d.opts.NetTimeout, func(ctx context.Context) error {
+		return d.repo.FetchContext(ctx, &git.FetchOptions{RemoteName: remote, Auth: d.auth(remote),
+			RefSpecs: []gitconfig.RefSpec{spec}, Depth: 64, Tags: git.NoTags, CABundle: d.src.Credentials.CABundle})
+	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return fmt.Errorf("deliver: fetch %s: %w", d.branch.Short(), err)
 	}
@@ -711,7 +723,9 @@ func (d *delivery) push(ctx context.Context, remote string, remoteTip plumbing.H
 		// still is what we verified.
 		po.ForceWithLease = &git.ForceWithLease{RefName: d.branch, Hash: remoteTip}
 	}
-	err := d.repo.PushContext(ctx, po)
+	err := acquire.Bounded(ctx, "pushing "+d.branch.Short(), d.opts.NetTimeout, func(ctx context.Context) error {
+		return d.repo.PushContext(ctx, po)
+	})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return fmt.Errorf("deliver: push %s: %w", d.branch.Short(), err)
 	}
