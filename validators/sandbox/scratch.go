@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -120,6 +122,9 @@ func waitTmpfs(ctx context.Context, pid int, p string, size int64) *os.File {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(5 * time.Millisecond) {
 		var st syscall.Statfs_t
 		if err := syscall.Statfs(path, &st); err != nil {
+			if errors.Is(err, fs.ErrNotExist) && procAlive(pid) {
+				continue // bubblewrap is building the new root
+			}
 			return nil // the sandbox ended, or its root is not ours to read
 		}
 		if st.Type != tmpfsMagic || int64(st.Blocks)*st.Bsize != size {
@@ -137,6 +142,11 @@ func waitTmpfs(ctx context.Context, pid int, p string, size int64) *os.File {
 		return f
 	}
 	return nil
+}
+
+func procAlive(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
 }
 
 // scratch is one of the sandbox's writable mounts besides the work
