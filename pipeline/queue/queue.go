@@ -207,13 +207,27 @@ type pgxTx = pgx.Tx
 // advisoryLock serialises schema migrations of concurrently starting workers.
 const advisoryLock = 0x70616c6c // "pall"
 
+// connectTimeout bounds each connection attempt to PostgreSQL when the URL
+// names no connect_timeout: a server that accepts and never answers must
+// not hang a worker, batch or bot at start-up. A variable for the tests.
+var connectTimeout = 30 * time.Second
+
 func openPostgres(ctx context.Context, cfg Config) (*Queue, error) {
-	pool, err := pgxpool.New(ctx, cfg.URL)
+	pc, err := pgxpool.ParseConfig(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	q := &Queue{backend: Postgres, url: redactURL(cfg.URL), closers: []func(){pool.Close}}
-	if err := pool.Ping(ctx); err != nil {
+	pingCtx, cancel := context.WithTimeout(ctx, 2*pc.ConnConfig.ConnectTimeout)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
 		q.Close()
 		return nil, fmt.Errorf("queue: connect to %s: %w", q.url, err)
 	}
