@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/triton"
 	"github.com/pallasify/pallasify/validators/hostbuild"
 )
@@ -403,7 +404,7 @@ func testEntries(root string, files []string, ext *kernels.Extension) [][]string
 		if !testFileRE.MatchString(f) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		b, err := repofs.ReadFile(root, f, DefaultMaxFileBytes)
 		if err != nil {
 			continue
 		}
@@ -444,7 +445,7 @@ func kernelBenchDriver(root string, files []string, ext *kernels.Extension) stri
 		return ""
 	}
 	read := func(rel string) string {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		b, err := repofs.ReadFile(root, rel, DefaultMaxFileBytes)
 		if err != nil {
 			return ""
 		}
@@ -603,7 +604,7 @@ func (c *CaptureStage) captureKey(root string, files []string, built *BuiltExten
 		if !strings.HasSuffix(f, ".py") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		b, err := repofs.ReadFile(root, f, DefaultMaxFileBytes)
 		if err != nil {
 			continue
 		}
@@ -624,7 +625,7 @@ func writeCaptureResult(dir string, res *CaptureResult) error {
 }
 
 func readCaptureResult(dir string) (*CaptureResult, bool) {
-	b, err := os.ReadFile(filepath.Join(dir, captureResultFile))
+	b, err := repofs.ReadFile(dir, captureResultFile, 0) // the sandbox wrote dir: no link out of it is followed
 	if err != nil {
 		return nil, false
 	}

@@ -64,9 +64,11 @@ var ioCodes = []CodeDoc{
 		"Files over the limit (10 MiB by default) are usually generated or data. They are not read, reported, and " +
 			"left untouched, which keeps memory bounded."},
 	{CodeSymlinkOut, "symlink-outside", SevWarning, "A symlink points outside the tree",
-		"pallasify never follows symlinks. A link whose target lies outside the root (or does not exist) is reported " +
-			"and left alone; links inside the tree are kept as links and their targets are processed once, at their " +
-			"real path."},
+		"pallasify never follows symlinks. A link whose real path (every link on the way followed: a chain of links, " +
+			"a link into a linked directory) lies outside the root, or does not exist, is reported and left alone; no " +
+			"stage reads through it, kernel discovery and the LLM prompts included (PKN008 when a build call or an " +
+			"#include names it). Links inside the tree are kept as links and their targets are processed once, at " +
+			"their real path."},
 	{CodeUnreadable, "unreadable", SevError, "A file or directory could not be read",
 		"An I/O error (permissions, a file removed during the run) stopped pallasify from reading this path. The " +
 			"run continues with the other files."},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/pallasify/pallasify/transforms/draft"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // Draft verdicts beyond the validator's (proven, rejected, error).
@@ -611,7 +611,7 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 		if _, ok := byPath[p]; !ok {
 			return nil, false
 		}
-		b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(p)), DefaultMaxFileBytes)
+		b, err := repofs.ReadFile(r.Root, p, DefaultMaxFileBytes)
 		return b, err == nil
 	}
 	var wks []pallas.WireKernel

@@ -3,10 +3,10 @@ package pipeline
 import (
 	"bytes"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -184,7 +184,7 @@ func (st *state) addHelperModules(r *Run) {
 		if f != nil {
 			old = f.Updated
 			if old == nil {
-				b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(p)), DefaultMaxFileBytes)
+				b, err := repofs.ReadFile(r.Root, p, DefaultMaxFileBytes)
 				if err != nil {
 					f.Diagnostics = append(f.Diagnostics, Diagnostic{Code: CodeUnreadable, Severity: SevError, Path: p,
 						Message: "the package's helper module could not be read, so the definitions its modules import are missing: " + err.Error()})

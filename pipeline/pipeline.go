@@ -17,6 +17,7 @@ import (
 	"github.com/sourcegraph/conc/pool"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
@@ -404,8 +405,11 @@ var srcBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // readLimitedInto is readLimited reading into buf when it is large enough
 // (the result then shares buf's memory), else into a new buffer.
+//
+// p is a regular file the walk found: it is opened only as one (a symlink or
+// FIFO swapped in since is refused, never followed or waited on).
 func readLimitedInto(p string, limit int64, buf []byte) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := repofs.OpenRegular(p)
 	if err != nil {
 		return nil, err
 	}

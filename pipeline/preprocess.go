@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/validators/emulator"
 	"github.com/pallasify/pallasify/validators/sandbox"
 )
@@ -53,7 +54,7 @@ func Preprocess(ctx context.Context, sb *sandbox.Sandbox, src string) (string, e
 	if err != nil {
 		return "", fmt.Errorf("preprocess: %w: %s", err, oneLine(emulator.TrimLog(string(out))))
 	}
-	b, err := os.ReadFile(filepath.Join(work, "unit.i"))
+	b, err := repofs.ReadFile(work, "unit.i", 0) // the sandbox wrote work: no link out of it is followed
 	if err != nil {
 		return "", fmt.Errorf("preprocess: %w", err)
 	}

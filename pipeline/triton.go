@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/llm"
 	"github.com/pallasify/pallasify/transforms/pallas"
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/triton"
 )
 
@@ -122,7 +122,7 @@ func (s *TritonStage) run(ctx context.Context, r *Run, inv *kernels.Inventory) {
 		if f.Generated || f.Skipped != "" || !strings.HasSuffix(f.Path, ".py") {
 			continue
 		}
-		if b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(f.Path)), DefaultMaxFileBytes); err == nil {
+		if b, err := repofs.ReadFile(r.Root, f.Path, DefaultMaxFileBytes); err == nil {
 			files[f.Path] = b
 		}
 	}
@@ -352,7 +352,7 @@ func (w *KernelWork) wireTriton(ctx context.Context, r *Run) error {
 		if _, ok := byPath[p]; !ok {
 			return nil, false
 		}
-		b, err := readLimited(filepath.Join(r.Root, filepath.FromSlash(p)), DefaultMaxFileBytes)
+		b, err := repofs.ReadFile(r.Root, p, DefaultMaxFileBytes)
 		return b, err == nil
 	}
 	var wks []triton.WireKernel

@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // Language labels for File.Lang.
@@ -263,22 +265,16 @@ func (w *walker) dir(ctx context.Context, abs string, parts []string, patterns [
 	return out, subs, nil
 }
 
-// insideTree reports whether the symlink at p resolves, lexically and without
-// reading its target, to a path inside the root; a chain of links is judged
-// link by link as each is walked.
+// insideTree reports whether the symlink at p resolves inside the root: its
+// real path, every link on the way followed (a chain of links, a link into
+// a directory that is itself a link), lies under the root's real path. A
+// dangling link, or a loop, is not inside.
 func (w *walker) insideTree(p string) bool {
-	target, err := os.Readlink(p)
+	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return false
 	}
-	if !filepath.IsAbs(target) {
-		target = filepath.Join(filepath.Dir(p), target)
-	}
-	target = filepath.Clean(target)
-	if _, err := os.Lstat(target); err != nil {
-		return false // dangling
-	}
-	return within(w.root, target) || within(w.realRoot, target)
+	return within(w.realRoot, real)
 }
 
 func within(root, p string) bool {
@@ -291,8 +287,11 @@ func within(root, p string) bool {
 
 // readIgnore parses one .gitignore-style file; domain is the directory it
 // applies to, as path parts from the root.
+//
+// As git does, it does not follow a .gitignore that is a symlink (it could
+// name a host file, or a FIFO the walk would block on).
 func readIgnore(file string, domain []string) ([]gitignore.Pattern, error) {
-	f, err := os.Open(file)
+	f, err := repofs.OpenRegular(file)
 	if err != nil {
 		return nil, err
 	}

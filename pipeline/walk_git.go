@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // tracked is what git's index holds for a work tree: the tracked files and
@@ -26,7 +29,7 @@ func readTracked(top string) *tracked {
 	if gitDir == "" {
 		return nil
 	}
-	f, err := os.Open(filepath.Join(gitDir, "index"))
+	f, err := repofs.OpenRegular(filepath.Join(gitDir, "index"))
 	if err != nil {
 		return nil
 	}
@@ -58,11 +61,12 @@ func resolveGitDir(top string) string {
 	if fi.IsDir() {
 		return p
 	}
-	b, err := os.ReadFile(p)
+	f, err := repofs.OpenRegular(p) // a FIFO named .git must not block the walk
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
+	defer f.Close()
+	line, _ := bufio.NewReader(io.LimitReader(f, 4096)).ReadString('\n')
 	dir, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
 	if !ok {
 		return ""

@@ -4,15 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // SpecCaptured is the spec status of a kernel whose spec was taken from the
@@ -98,10 +101,17 @@ type LaunchAlloc struct {
 }
 
 // ReadLaunches parses dir/launches.jsonl. A capture dir without the file
-// (nothing was launched) gives no launches and no error.
+// (nothing was launched) gives no launches and no error. The sandboxed tests
+// wrote dir: the file is read only as a regular file inside it, never
+// through a link they left there.
 func ReadLaunches(dir string) ([]CapturedLaunch, error) {
-	f, err := os.Open(filepath.Join(dir, "launches.jsonl"))
-	if os.IsNotExist(err) {
+	rfs, err := repofs.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer rfs.Close()
+	f, err := rfs.Open("launches.jsonl")
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
@@ -1082,7 +1092,9 @@ func readBuf(dir, name string, want int64) ([]byte, error) {
 	if name == "" || strings.ContainsAny(name, `/\`) || name == ".." {
 		return nil, fmt.Errorf("no buffer file recorded (%q)", name)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, name))
+	// The sandboxed tests wrote the buffer files: a link among them is not
+	// followed out of dir.
+	b, err := repofs.ReadFile(dir, name, want)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,11 @@ var kernelCodes = []codes.Code{
 			"or dead code) is listed with a class guess and not drafted. Launched Triton kernels go through the Triton " +
 			"stages instead: drafted by the Triton rules (PTR codes say why not), proven against Triton's interpreter, " +
 			"wired at their launches."},
+	{Code: CodeOutside, Name: "source-outside", Severity: codes.Warning, Title: "A kernel source or header lies outside the repository",
+		Doc: "A source a Python build call names, a local #include or a user spec file resolves, through a symlink, to a " +
+			"path outside the repository (or to a FIFO or device). Discovery runs outside the sandbox, so it does not read " +
+			"it: its kernels are not listed and its code reaches no isolated unit and no LLM prompt. Copy the file into " +
+			"the repository to have it analysed."},
 	{Code: CodeInternal, Name: "kernel-analysis-failed", Severity: codes.Error, Title: "Kernel analysis failed on this file",
 		Doc: "The analysis met code it did not expect. The kernel (or Python file) is left out of the inventory and the " +
 			"run continues. Please report it with the file."},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -43,6 +45,7 @@ const (
 	CodeParse       = "PKN005" // CUDA source does not parse cleanly / unreadable (warning)
 	CodeUnresolved  = "PKN006" // a Python reference to CUDA source that cannot be resolved (warning)
 	CodeInventory   = "PKN007" // Triton kernel: inventory only (info)
+	CodeOutside     = "PKN008" // a source, header or spec file resolves outside the repository; not read (warning)
 	CodeInternal    = "PKN900" // discovery failed on one file or kernel (error)
 )
 
@@ -141,8 +144,12 @@ type source struct {
 
 // discoverer holds the state of one Discover call.
 type discoverer struct {
-	ctx     context.Context
-	root    string
+	ctx  context.Context
+	root string
+	// fs reads under root and nowhere else: discovery runs outside the
+	// sandbox, so a file or include whose real path leaves the tree (a
+	// symlink to a host file or directory) is not read (PKN008).
+	fs      *repofs.Root
 	p       *ts.Parser
 	parsed  map[string]*cudaFile // headers by path
 	probs   []Problem
@@ -152,6 +159,7 @@ type discoverer struct {
 	// header folder as -I); found caches the answers.
 	headerDirs []string
 	found      map[string]string
+	outside    map[string]bool // file:line of the includes reported as outside
 }
 
 // Discover finds the kernels under root among files (repo-relative paths the
@@ -174,9 +182,14 @@ func DiscoverScan(ctx context.Context, root string, files []string, scan func(re
 // returns a result, discovery takes it instead of reading and parsing the
 // file again. A nil scanned, or a nil result, leaves the file to discovery.
 func DiscoverScanned(ctx context.Context, root string, files []string, scan func(rel string) bool, scanned func(rel string) *PythonScan) (*Inventory, []Problem) {
-	d := &discoverer{ctx: ctx, root: root, p: ts.NewParser(ts.Cpp), parsed: map[string]*cudaFile{}}
-	defer d.p.Close()
 	inv := &Inventory{Root: root}
+	rfs, err := repofs.Open(root)
+	if err != nil {
+		return inv, []Problem{{Code: CodeParse, Severity: "error", Message: err.Error()}}
+	}
+	defer rfs.Close()
+	d := &discoverer{ctx: ctx, root: root, fs: rfs, p: ts.NewParser(ts.Cpp), parsed: map[string]*cudaFile{}}
+	defer d.p.Close()
 	if files == nil {
 		var err error
 		if files, err = ListFiles(root); err != nil {
@@ -217,7 +230,7 @@ func DiscoverScanned(ctx context.Context, root string, files []string, scan func
 			}
 			text, err := d.read(rel)
 			if err != nil {
-				d.probs = append(d.probs, Problem{Code: CodeParse, Severity: "warning", Path: rel, Message: err.Error()})
+				d.probs = append(d.probs, Problem{Code: readCode(err, CodeParse), Severity: "warning", Path: rel, Message: readMessage(err)})
 				continue
 			}
 			s := &source{path: rel, text: text, origin: OriginCUFile, dir: path.Dir(rel)}
@@ -236,7 +249,8 @@ func DiscoverScanned(ctx context.Context, root string, files []string, scan func
 		if s == nil {
 			text, err := d.read(p)
 			if err != nil {
-				d.probs = append(d.probs, Problem{Code: CodeUnresolved, Severity: "warning", Path: r.by[0], Line: r.line, Message: fmt.Sprintf("%s source %s: %v", r.origin, p, err)})
+				d.probs = append(d.probs, Problem{Code: readCode(err, CodeUnresolved), Severity: "warning", Path: r.by[0], Line: r.line,
+					Message: fmt.Sprintf("%s source %s: %s", r.origin, p, readMessage(err))})
 				continue
 			}
 			s = &source{path: p, text: text, dir: path.Dir(p)}
@@ -282,28 +296,67 @@ func sortProblems(ps []Problem) {
 	})
 }
 
-// read reads a repo-relative file, refusing paths outside the root.
+// read reads a repo-relative file through the root boundary: a path whose
+// real path leaves the root, or that is no regular file, is refused
+// (repofs.ErrOutside, repofs.ErrNotRegular).
+//
+// A path that leaves the root by its own ".." (a reference to no file of
+// the repository) is an unresolved reference (PKN006), not a refusal.
 func (d *discoverer) read(rel string) ([]byte, error) {
-	clean := path.Clean(filepath.ToSlash(rel))
-	if clean == ".." || strings.HasPrefix(clean, "../") || path.IsAbs(clean) {
+	if escapes(rel) {
 		return nil, fmt.Errorf("%s is outside the repository", rel)
 	}
-	full := filepath.Join(d.root, filepath.FromSlash(clean))
-	st, err := os.Stat(full)
+	b, err := d.fs.ReadFile(rel, maxSource)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", rel)
-	}
-	if st.Size() > maxSource {
-		return nil, fmt.Errorf("%s is larger than %d bytes", rel, maxSource)
-	}
-	b, err := os.ReadFile(full)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", rel, err)
+		return nil, fmt.Errorf("read %w", err)
 	}
 	return b, nil
+}
+
+// exists reports whether rel names a regular file inside the root; err is
+// set when it names one outside it (or a FIFO, a device).
+func (d *discoverer) exists(rel string) (bool, error) {
+	if escapes(rel) {
+		return false, nil // names no file of the repository
+	}
+	st, err := d.fs.Stat(rel)
+	switch {
+	case refused(err):
+		return false, err
+	case err != nil || !st.Mode().IsRegular():
+		return false, nil
+	}
+	return true, nil
+}
+
+// escapes reports whether rel leaves the root by its own "..", or is
+// absolute: it names no file of the repository.
+func escapes(rel string) bool {
+	clean := path.Clean(filepath.ToSlash(rel))
+	return clean == ".." || strings.HasPrefix(clean, "../") || path.IsAbs(clean)
+}
+
+// refused: err says the boundary refused a path (outside the root, or not
+// a regular file).
+func refused(err error) bool {
+	return errors.Is(err, repofs.ErrOutside) || errors.Is(err, repofs.ErrNotRegular)
+}
+
+// readCode is the code of a failed read: PKN008 when the boundary refused
+// the path, else def.
+func readCode(err error, def string) string {
+	if refused(err) {
+		return CodeOutside
+	}
+	return def
+}
+
+// readMessage says why a read failed, and what discovery did about it.
+func readMessage(err error) string {
+	if refused(err) {
+		return err.Error() + "; not read (discovery reads only regular files inside the repository)"
+	}
+	return err.Error()
 }
 
 // unitFiles is a parsed source with its includes flattened.
@@ -382,10 +435,24 @@ func (d *discoverer) flatten(f *cudaFile, dir string, seen map[string]bool, dept
 		}
 		rel := ""
 		for _, cand := range []string{path.Join(dir, it.include), path.Clean(it.include)} {
-			if _, err := d.read(cand); err == nil {
+			ok, err := d.exists(cand)
+			if err != nil {
+				// The compiler would read the host file: the unit keeps the
+				// #include line, the header's code stays out of it.
+				d.outsideInclude(f, it, err)
+				rel = "-"
+				break
+			}
+			if ok {
 				rel = cand
 				break
 			}
+		}
+		if rel == "-" {
+			if it.elseOf == "" {
+				out = append(out, it)
+			}
+			continue
 		}
 		if rel == "" {
 			rel = d.headerByName(it.include)
@@ -420,6 +487,22 @@ func (d *discoverer) flatten(f *cudaFile, dir string, seen map[string]bool, dept
 	return out
 }
 
+// outsideInclude reports a local #include of f that resolves outside the
+// root, once per file and line.
+func (d *discoverer) outsideInclude(f *cudaFile, it *item, err error) {
+	line := f.line(it.start)
+	key := fmt.Sprintf("%s:%d", f.path, line)
+	if d.outside == nil {
+		d.outside = map[string]bool{}
+	}
+	if d.outside[key] {
+		return
+	}
+	d.outside[key] = true
+	d.probs = append(d.probs, Problem{Code: CodeOutside, Severity: "warning", Path: f.path, Line: line,
+		Message: fmt.Sprintf("#include %q: %s", it.include, readMessage(err))})
+}
+
 // headerDirs are the folders of the sources among files and every folder
 // above them: where an extension build's -I flags point.
 func headerDirs(files []string) []string {
@@ -448,7 +531,7 @@ func (d *discoverer) headerByName(inc string) string {
 	var found string
 	for _, dir := range d.headerDirs {
 		cand := path.Join(dir, inc)
-		if st, err := os.Stat(filepath.Join(d.root, filepath.FromSlash(cand))); err != nil || !st.Mode().IsRegular() {
+		if ok, _ := d.exists(cand); !ok {
 			continue
 		}
 		if found != "" {
@@ -692,7 +775,7 @@ func (d *discoverer) scanPython(files []string, scanned func(rel string) *Python
 					return
 				}
 				i := left[k]
-				fd := &discoverer{ctx: d.ctx, root: d.root}
+				fd := &discoverer{ctx: d.ctx, root: d.root, fs: d.fs}
 				res[i] = fd.safePython(py, files[i])
 				probs[i] = fd.probs
 			}

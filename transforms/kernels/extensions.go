@@ -1,13 +1,13 @@
 package kernels
 
 import (
-	"os"
+	"io/fs"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -68,8 +68,13 @@ func (e *Extension) Owns(root string, k *Kernel) bool {
 		}
 	}
 	base := path.Base(k.Path)
+	rfs, err := repofs.Open(root)
+	if err != nil {
+		return false
+	}
+	defer rfs.Close()
 	for _, s := range e.Sources {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(s)))
+		b, err := rfs.ReadFile(s, maxSource)
 		if err == nil && includesBase(string(b), base) {
 			return true
 		}
@@ -172,23 +177,31 @@ func hasSuffix(p string, sfx []string) bool {
 // no build call naming it), with the Python wrappers that load each one.
 // files are the repo-relative paths the walk found (Python files are read
 // for wrappers); the tree is walked for C++ sources.
+//
+// Every file is read through the root boundary (repofs): a source or header
+// whose real path leaves root is not read.
 func FindExtensions(root string, inv *Inventory, files []string) []*Extension {
 	exts := append([]*Extension(nil), inv.Extensions...)
+	rfs, err := repofs.Open(root)
+	if err != nil {
+		return exts
+	}
+	defer rfs.Close()
 	named := map[string]bool{}
 	for _, e := range exts {
 		for _, s := range e.Sources {
 			named[s] = true
 		}
 	}
-	for _, pb := range pybindSources(root) {
+	for _, pb := range pybindSources(rfs) {
 		if named[pb] {
 			continue
 		}
-		exts = append(exts, pybindTree(root, pb, files))
+		exts = append(exts, pybindTree(rfs, pb, files))
 	}
 	for _, e := range exts {
 		if e.Origin == OriginCUDAExtension && e.Module != "" {
-			e.Wrappers = importers(root, e.Module, files)
+			e.Wrappers = importers(rfs, e.Module, files)
 		}
 	}
 	sort.SliceStable(exts, func(i, j int) bool { return exts[i].By < exts[j].By })
@@ -197,7 +210,7 @@ func FindExtensions(root string, inv *Inventory, files []string) []*Extension {
 
 // importers are the Python files importing module ("pkg._C": import pkg._C,
 // from pkg import _C, from . import _C inside pkg).
-func importers(root, module string, files []string) []string {
+func importers(rfs *repofs.Root, module string, files []string) []string {
 	pkg, leaf := "", module
 	if i := strings.LastIndexByte(module, '.'); i >= 0 {
 		pkg, leaf = module[:i], module[i+1:]
@@ -212,7 +225,7 @@ func importers(root, module string, files []string) []string {
 		if !strings.HasSuffix(f, ".py") || path.Base(f) == "setup.py" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		b, err := rfs.ReadFile(f, maxSource)
 		if err != nil {
 			continue
 		}
@@ -230,30 +243,26 @@ func importers(root, module string, files []string) []string {
 	return out
 }
 
-// pybindSources are the C++ files under root defining a PYBIND11_MODULE.
-func pybindSources(root string) []string {
+// pybindSources are the C++ files under the root defining a PYBIND11_MODULE.
+func pybindSources(rfs *repofs.Root) []string {
 	var out []string
-	_ = filepath.WalkDir(root, func(p string, de os.DirEntry, err error) error {
+	_ = rfs.WalkDir(".", func(p string, de fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
 		name := de.Name()
 		if de.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "venv" || name == "build" || name == "__pycache__") {
-				return filepath.SkipDir
+			if p != "." && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "venv" || name == "build" || name == "__pycache__") {
+				return fs.SkipDir
 			}
 			return nil
 		}
 		if !hasSuffix(name, []string{".cpp", ".cc", ".cu"}) {
 			return nil
 		}
-		if st, err := de.Info(); err != nil || st.Size() > maxSource {
-			return nil
-		}
-		b, err := os.ReadFile(p)
+		b, err := rfs.ReadFile(p, maxSource)
 		if err == nil && pybindRE.Match(b) {
-			rel, _ := filepath.Rel(root, p)
-			out = append(out, filepath.ToSlash(rel))
+			out = append(out, p)
 		}
 		return nil
 	})
@@ -265,13 +274,12 @@ func pybindSources(root string) []string {
 // every header directory under the parent (csrc/common, csrc/common/cuda),
 // the WITH_CUDA macros its sources test, and the module name from the
 // Python loader (mmcv: import_module('mmcv.' + name) with load_ext('_ext')).
-func pybindTree(root, pb string, files []string) *Extension {
+func pybindTree(rfs *repofs.Root, pb string, files []string) *Extension {
 	dir := path.Dir(pb)
 	tree := path.Dir(dir)
 	e := &Extension{Origin: OriginPybindTree, By: pb, Tree: tree, Defines: map[string]string{}}
-	full := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
 	for _, d := range []string{dir, path.Join(dir, "cuda"), path.Join(dir, "cpu")} {
-		ents, err := os.ReadDir(full(d))
+		ents, err := rfs.ReadDir(d)
 		if err != nil {
 			continue
 		}
@@ -281,17 +289,19 @@ func pybindTree(root, pb string, files []string) *Extension {
 			}
 		}
 	}
-	_ = filepath.WalkDir(full(tree), func(p string, de os.DirEntry, err error) error {
+	_ = rfs.WalkDir(tree, func(p string, de fs.DirEntry, err error) error {
 		if err != nil || de.IsDir() || !hasSuffix(de.Name(), headerSuffix) {
 			return nil
 		}
-		rel, _ := filepath.Rel(root, filepath.Dir(p))
-		e.IncludeDirs = appendOne(e.IncludeDirs, filepath.ToSlash(rel))
+		if _, err := rfs.Stat(p); err != nil {
+			return nil // a header link leading out of the tree: no -I for it
+		}
+		e.IncludeDirs = appendOne(e.IncludeDirs, path.Dir(p))
 		return nil
 	})
 	sort.Strings(e.IncludeDirs)
 	for _, s := range e.Sources {
-		if b, err := os.ReadFile(full(s)); err == nil {
+		if b, err := rfs.ReadFile(s, maxSource); err == nil {
 			for _, m := range withCUDARE.FindAllStringSubmatch(string(b), -1) {
 				e.Defines[m[1]] = "1"
 			}
@@ -300,7 +310,7 @@ func pybindTree(root, pb string, files []string) *Extension {
 			}
 		}
 	}
-	e.Module, e.Wrappers = pybindModule(root, e.Module, files)
+	e.Module, e.Wrappers = pybindModule(rfs, e.Module, files)
 	if e.Module == "" {
 		e.Problem = "the module name of " + pb + " is not a literal and no Python loader names it"
 	}
@@ -309,14 +319,14 @@ func pybindTree(root, pb string, files []string) *Extension {
 
 // pybindModule finds the module name through the Python loader and the
 // wrappers calling load_ext('<name>', ...).
-func pybindModule(root, literal string, files []string) (string, []string) {
+func pybindModule(rfs *repofs.Root, literal string, files []string) (string, []string) {
 	prefix, name := "", ""
 	var wrappers []string
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".py") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		b, err := rfs.ReadFile(f, maxSource)
 		if err != nil {
 			continue
 		}

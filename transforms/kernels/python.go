@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -77,14 +78,17 @@ func ScanPythonTree(ctx context.Context, root, rel string, tree *ts.Tree) (*Pyth
 	if len(tree.Src) > maxSource {
 		return nil, false
 	}
-	d := &discoverer{ctx: ctx, root: root}
 	rel = filepath.ToSlash(rel)
-	res := d.safeScan(rel, func() pyResult {
-		if !holdsNeedle(tree.Src) {
-			return pyResult{}
-		}
-		return d.pythonTree(rel, tree)
-	})
+	if !holdsNeedle(tree.Src) {
+		return &PythonScan{}, true
+	}
+	rfs, err := repofs.Open(root)
+	if err != nil {
+		return nil, false
+	}
+	defer rfs.Close()
+	d := &discoverer{ctx: ctx, root: root, fs: rfs}
+	res := d.safeScan(rel, func() pyResult { return d.pythonTree(rel, tree) })
 	return &PythonScan{res: res, probs: d.probs}, true
 }
 
@@ -163,6 +167,16 @@ func (pf *pyFile) warn(n *ts.Node, format string, a ...any) {
 	pf.d.probs = append(pf.d.probs, Problem{Code: CodeUnresolved, Severity: "warning", Path: pf.rel, Line: pf.line(n), Message: fmt.Sprintf(format, a...)})
 }
 
+// warnString reports a source string that could not be resolved: PKN008
+// when it is a file read refused at the root boundary, else PKN006.
+func (pf *pyFile) warnString(n *ts.Node, s pyString, format string, a ...any) {
+	code := CodeUnresolved
+	if s.outside {
+		code = CodeOutside
+	}
+	pf.d.probs = append(pf.d.probs, Problem{Code: code, Severity: "warning", Path: pf.rel, Line: pf.line(n), Message: fmt.Sprintf(format, a...)})
+}
+
 // arg returns the keyword argument kw, or the positional one at pos (-1: none).
 func (pf *pyFile) arg(call *ts.Node, kw string, pos int) *ts.Node {
 	args := call.ChildByFieldName("arguments")
@@ -209,7 +223,7 @@ func (pf *pyFile) call(n *ts.Node, res *pyResult) {
 		res.exts = append(res.exts, pf.inlineExtension(n))
 		for _, s := range pf.strings(v) {
 			if s.err != "" {
-				pf.warn(n, "load_inline cuda_sources: %s", s.err)
+				pf.warnString(n, s, "load_inline cuda_sources: %s", s.err)
 				continue
 			}
 			res.inline = append(res.inline, &source{path: s.path, text: []byte(s.text), lineBase: s.lineBase, origin: OriginLoadInline, dir: path.Dir(pf.rel), fastMath: fast})
@@ -272,7 +286,7 @@ func (pf *pyFile) call(n *ts.Node, res *pyResult) {
 		}
 		for _, s := range pf.strings(v) {
 			if s.err != "" {
-				pf.warn(n, "%s code: %s", short, s.err)
+				pf.warnString(n, s, "%s code: %s", short, s.err)
 				continue
 			}
 			res.inline = append(res.inline, &source{path: s.path, text: []byte(s.text), lineBase: s.lineBase, origin: OriginCuPy, dir: path.Dir(pf.rel), fastMath: fast, cupyName: kname})
@@ -297,6 +311,7 @@ type pyString struct {
 	path     string // file holding the text
 	lineBase int
 	err      string
+	outside  bool // err: a file read refused at the root boundary
 }
 
 // strings resolves a Python expression to CUDA source texts.
@@ -375,7 +390,7 @@ func (pf *pyFile) stringsDepth(n *ts.Node, depth int) []pyString {
 				}
 				b, err := pf.d.read(p)
 				if err != nil {
-					return []pyString{{err: err.Error()}}
+					return []pyString{{err: readMessage(err), outside: refused(err)}}
 				}
 				return []pyString{{text: string(b), path: p}}
 			}
@@ -437,8 +452,8 @@ func (pf *pyFile) pathOf(n *ts.Node, depth int) (string, error) {
 		// relative to the Python file first (setup.py, scripts run in place),
 		// then to the repository root
 		cand := path.Join(dir, s.text)
-		if _, err := pf.d.read(cand); err != nil {
-			if _, err2 := pf.d.read(path.Clean(s.text)); err2 == nil {
+		if ok, _ := pf.d.exists(cand); !ok {
+			if ok, _ := pf.d.exists(path.Clean(s.text)); ok {
 				return path.Clean(s.text), nil
 			}
 		}

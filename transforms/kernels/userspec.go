@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // UserSpecDir is where users put hand-written kernel specs, relative to the
@@ -26,12 +27,16 @@ func UserSpecPath(id string) string { return path.Join(UserSpecDir, id+".yaml") 
 func LoadUserSpec(root string, k *Kernel) (spec *Spec, file string, problems []Problem) {
 	for _, ext := range []string{".yaml", ".yml", ".json"} {
 		rel := path.Join(UserSpecDir, k.ID+ext)
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if errors.Is(err, os.ErrNotExist) {
+		b, err := repofs.ReadFile(root, rel, maxSource)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, rel, []Problem{badSpec(rel, 0, k.ID, "cannot read: %v", err)}
+			p := badSpec(rel, 0, k.ID, "cannot read: %s", readMessage(err))
+			if refused(err) { // a link leading out of the repository
+				p.Code, p.Severity = CodeOutside, "warning"
+			}
+			return nil, rel, []Problem{p}
 		}
 		s, probs := ParseUserSpec(rel, b, k)
 		return s, rel, probs

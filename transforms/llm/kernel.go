@@ -1,13 +1,12 @@
 package llm
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/pallasify/pallasify/prompts"
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // Launch-site extraction bounds (the prompt stays small).
@@ -43,8 +42,10 @@ func LaunchSites(root string, k *kernels.Kernel) []string {
 			continue
 		}
 		seen[rel] = true
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
-		if err != nil || len(b) > 4<<20 {
+		// Through the root boundary: a file whose real path leaves the
+		// repository never reaches the prompt.
+		b, err := repofs.ReadFile(root, rel, 4<<20)
+		if err != nil {
 			continue
 		}
 		lines := strings.Split(string(b), "\n")
