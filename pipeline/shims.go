@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/kernels"
+	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/validators/hostbuild"
 )
 
@@ -51,8 +52,13 @@ func shimFiles(root string, files []string, ext *kernels.Extension, tests []stri
 	for _, w := range ext.Wrappers {
 		mods = append(mods, strings.ReplaceAll(strings.TrimSuffix(w, ".py"), "/", "."))
 	}
+	rfs, err := repofs.Open(root)
+	if err != nil {
+		return out
+	}
+	defer rfs.Close()
 	for _, f := range append(append([]string(nil), ext.Wrappers...), tests...) {
-		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f)))
+		b, err := rfs.ReadFile(f, 8<<20) // inside the tree, or not at all
 		if err != nil {
 			continue
 		}

@@ -23,7 +23,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
 // ErrNotRegular is the error of a write whose target exists and is not a
@@ -128,10 +129,11 @@ func (t *Tree) Symlink(target, rel string) error {
 	return nil
 }
 
-// CopyFrom copies the regular file src (read through OpenRegular) to rel
-// with mode's permission bits.
+// CopyFrom copies the regular file src (read through repofs.OpenRegular:
+// never through a link, never blocking on a FIFO) to rel with mode's
+// permission bits.
 func (t *Tree) CopyFrom(src, rel string, mode fs.FileMode) error {
-	in, err := OpenRegular(src)
+	in, err := repofs.OpenRegular(src)
 	if err != nil {
 		return err
 	}
@@ -226,27 +228,4 @@ func writeIn(root *os.Root, name string, mode fs.FileMode, fill func(io.Writer) 
 		return err
 	}
 	return nil
-}
-
-// OpenRegular opens path for reading only if it is a regular file: a
-// symlink at path is not followed, and a FIFO or device is refused without
-// blocking on it.
-func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-		}
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, nil
 }

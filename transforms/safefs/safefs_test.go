@@ -62,24 +62,3 @@ func TestTreeNeverWritesThroughLinks(t *testing.T) {
 		}
 	}
 }
-
-// TestOpenRegularRefusesSpecialFiles: a FIFO is refused without blocking,
-// a symlink is not followed.
-func TestOpenRegularRefusesSpecialFiles(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	syscall.Mkfifo(fifo, 0o644)
-	os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644)
-	os.Symlink("f", filepath.Join(dir, "l"))
-	for _, p := range []string{fifo, filepath.Join(dir, "l"), dir} {
-		if f, err := OpenRegular(p); err == nil || !errors.Is(err, ErrNotRegular) {
-			f.Close()
-			t.Errorf("OpenRegular(%s) = %v", p, err)
-		}
-	}
-	f, err := OpenRegular(filepath.Join(dir, "f"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-}
