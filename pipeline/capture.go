@@ -104,6 +104,7 @@ type CaptureRun struct {
 // CaptureResult is what the entry did.
 type CaptureResult struct {
 	ExitCode                int
+	Stopped                 string // the sandbox's coded reason when it stopped the entry
 	Passed, Failed, Skipped int
 	Output                  string
 }
@@ -265,7 +266,11 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 			runs = append(runs, entryRun{label: entryLabel(e)})
 		} else {
 			failed++
-			runs = append(runs, entryRun{entryLabel(e), entryLabel(e) + " failed: " + lastErrorLine(res.Output)})
+			why := lastErrorLine(res.Output)
+			if res.Stopped != "" {
+				why = res.Stopped // coded: SBX-TIME, SBX-DISK, SBX-PROCS, ...
+			}
+			runs = append(runs, entryRun{entryLabel(e), entryLabel(e) + " failed: " + why})
 		}
 		launches = append(launches, ls...)
 	}

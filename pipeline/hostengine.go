@@ -102,7 +102,7 @@ func (e *hostEngine) Run(ctx context.Context, req CaptureRun) (*CaptureResult, e
 	if err != nil {
 		return nil, err
 	}
-	return &CaptureResult{ExitCode: res.ExitCode, Passed: res.Passed, Failed: res.Failed, Skipped: res.Skipped, Output: res.Output}, nil
+	return &CaptureResult{ExitCode: res.ExitCode, Stopped: res.Stopped, Passed: res.Passed, Failed: res.Failed, Skipped: res.Skipped, Output: res.Output}, nil
 }
 
 // ReadCaptures reads a capture dir with hostbuild's reader (shape hints

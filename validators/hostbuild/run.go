@@ -46,6 +46,7 @@ type RunRequest struct {
 // RunResult is what a run produced.
 type RunResult struct {
 	ExitCode                       int
+	Stopped                        string // the sandbox's coded reason when it stopped the run (SBX-TIME, SBX-DISK, SBX-PROCS, ...)
 	Passed, Failed, Skipped, Error int
 	Output                         string // the tail of stdout+stderr
 	Launches                       []Launch
@@ -170,6 +171,9 @@ func Run(ctx context.Context, sb *sandbox.Sandbox, req RunRequest) (*RunResult, 
 		res.ExitCode = -1
 		if ee, ok := runErr.(interface{ ExitCode() int }); ok {
 			res.ExitCode = ee.ExitCode()
+		}
+		if why, ok := strings.CutPrefix(runErr.Error(), "sandboxed process stopped: "); ok {
+			res.Stopped = why
 		}
 	}
 	if strings.Contains(string(out), "Error in sitecustomize") {
