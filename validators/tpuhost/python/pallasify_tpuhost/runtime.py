@@ -142,7 +142,9 @@ def _make_tensor_class():
         def __torch_dispatch__(cls, func, types_, args=(), kwargs=None):
             return _dispatch(cls, func, args, kwargs or {})
 
-    TpuTensor.__module__ = "torch"
+    TpuTensor.__module__ = __name__
+    TpuTensor.__qualname__ = "TpuTensor"
+    globals()["TpuTensor"] = TpuTensor
     _STATE["tree_map"] = tree_map
     return TpuTensor
 
@@ -666,6 +668,9 @@ def _watch_cuda():
         if name.startswith("_"):
             continue
         obj = getattr(cuda, name, None)
+        # Only torch.cuda's own: the namespace also holds imported names (typing, enum, torch's).
+        if not (getattr(obj, "__module__", "") or "").startswith("torch.cuda"):
+            continue
         if isinstance(obj, type):
             for meth in ("__new__", "__init__"):
                 raw = obj.__dict__.get(meth)
@@ -745,6 +750,37 @@ def _install_dist():
 # --------------------------------------------------------------------------- start
 
 
+def _accelerator_patch():
+    """torch.accelerator calls TorchTPU answers (its streams are dummies; synchronize waits for
+    nothing here): the Python device guard has no stream support of its own."""
+    import torch
+
+    acc = torch.accelerator
+    orig_sync = acc.synchronize
+
+    @functools.wraps(orig_sync)
+    def synchronize(device=None):
+        return None
+
+    acc.synchronize = synchronize
+    for name in ("current_stream", "set_stream"):
+        orig = getattr(acc, name, None)
+        if orig is None:
+            continue
+
+        def make(orig, name):
+            @functools.wraps(orig)
+            def f(*a, **k):
+                try:
+                    return orig(*a, **k)
+                except RuntimeError:
+                    return _Stream() if name == "current_stream" else None
+
+            return f
+
+        setattr(acc, name, make(orig, name))
+
+
 def _precision_patch():
     torch = _torch()
 
@@ -766,6 +802,10 @@ def start() -> None:
         return
     _STATE["started"] = True
     os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    # JAX (jax_op) runs on the CPU; libtpu, installed beside it, never asks the metadata server.
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
+    os.environ.setdefault("TPU_WORKER_HOSTNAMES", "localhost")
     devices = int(_cfg("PALLASIFY_TPUHOST_DEVICES", "1") or "1")
     rep = _report.Report(_cfg("PALLASIFY_TPUHOST_REPORT") or None, devices)
     rep.install()
@@ -808,6 +848,7 @@ def start() -> None:
     _install_torch_tpu_stub(tpu_mod)
     _watch_cuda()
     _precision_patch()
+    _accelerator_patch()
     _install_compile()
     _install_dist()
     _watch_extensions()

@@ -1,0 +1,117 @@
+"""The simulated TPU host's behaviours, each through a small script of ours run under it."""
+
+import json
+
+
+def test_coverage_reads_torch_tpu(coverage_json):
+    data = json.load(open(coverage_json))
+    ops = data["ops"]
+    assert data["torch_tpu"] == "0.2.0"
+    # aten::mm has no PrivateUse1 kernel of its own: it runs through aten::mm.out.
+    assert ops["aten::mm.out"] == "native"
+    assert ops["aten::mm"] == "out"
+    assert ops["aten::matmul"] == "composite"
+    assert ops["aten::median"] == "fallback"
+    assert data["facts"]["has_backend_fallback"] is True
+    assert data["facts"]["fallback"]["cpu_fallback_enabled_by_default"] is False
+    assert data["precision"]["global_default"] == "DEFAULT"
+    assert data["tpu_api"]["device_count"]["stage"] == "internal"
+    assert data["counts"]["native"] > 500
+
+
+def test_not_fooled(tpuhost):
+    r = tpuhost("not_fooled.py")
+    assert r.rc == 0, r.stderr[-2000:]
+    out = r.lines()
+    assert "accelerator tpu True 1" in out
+    assert "cuda_available False" in out
+    assert "is_cuda False" in out
+    assert "device_type tpu tpu:0" in out
+    assert "branch tpu" in out
+    assert "grad_device tpu" in out
+    assert "data_on_cpu True" in out
+    assert "is_tpu True" in out
+    assert r.report["unsupported_ops"] == [] and r.report["cuda_only_calls"] == []
+
+
+def test_cuda_only_branch_reached(tpuhost):
+    r = tpuhost("cuda_branch.py")
+    assert r.rc != 0  # the uncaught .cuda() ends the process, as on a host without CUDA
+    assert "stream failed" in r.stdout and "cuda branch skipped" in r.stdout
+    calls = {c["api"]: c for c in r.report["cuda_only_calls"]}
+    assert calls["torch.cuda.Stream"]["site"] == "cuda_branch.py:7"
+    assert calls["torch.cuda.get_device_properties"]["site"] == "cuda_branch.py:11"
+    assert calls["Tensor.cuda"]["site"] == "cuda_branch.py:18"
+
+
+def test_unsupported_op_recorded_report_written_on_exit(tpuhost):
+    r = tpuhost("unsupported_op.py")
+    assert r.rc == 3, r.stderr[-2000:]  # sys.exit(3): the report is written all the same
+    ops = {o["op"]: o for o in r.report["unsupported_ops"]}
+    assert ops["aten::median"] == {"op": "aten::median", "count": 3, "class": "fallback",
+                                   "site": "unsupported_op.py:6"}
+    assert "aten::mm" not in ops
+
+
+def test_unsupported_op_raises_like_torch_tpu(tpuhost):
+    r = tpuhost("unsupported_op.py", extra_env={"PALLASIFY_TPUHOST_FALLBACK": "raise"})
+    assert r.rc == 1
+    assert "'aten::median' is not implemented for TPU" in r.stderr
+
+
+def test_custom_cuda_op(tpuhost):
+    r = tpuhost("custom_cuda_op.py")
+    assert r.rc == 0, r.stderr[-2000:]
+    assert "failed 'fixture_cuda::scale' is not implemented for TPU" in r.stdout
+    assert r.report["custom_cuda_ops"] == [{"op": "fixture_cuda::scale", "count": 1, "site": "custom_cuda_op.py:10"}]
+
+
+def test_device_mixup(tpuhost):
+    r = tpuhost("mixup.py")
+    assert r.rc == 0, r.stderr[-2000:]
+    assert ("refused Expected all tensors to be on the same device, but found at least two devices, "
+            "tpu:0 and cpu!") in r.stdout
+    assert "scalar ok tpu" in r.stdout and "copy ok tpu" in r.stdout
+    (m,) = r.report["device_mixups"]
+    assert m["op"] == "aten::add.Tensor" and m["site"] == "mixup.py:6"
+
+
+def test_jax_op_runs_pallas_kernel(tpuhost):
+    r = tpuhost("jaxop_kernel.py")
+    assert r.rc == 0, r.stderr[-3000:]
+    assert "device tpu" in r.stdout and "equal True" in r.stdout and "meta (8, 128)" in r.stdout
+    assert r.report["jax_ops"] == [{"name": "fixture_pallas::scaled", "count": 2}]
+
+
+def test_compile_and_dist(tpuhost):
+    r = tpuhost("compile_dist.py")
+    assert r.rc == 0, r.stderr[-3000:]
+    assert "compiled tpu True" in r.stdout
+    assert "allreduce tpu [1.0, 1.0, 1.0]" in r.stdout
+    assert r.report["compiles"] == [{"backend": "tpu", "dynamic": False, "site": "compile_dist.py:7"}]
+
+
+def test_precision_default_rounds_to_bfloat16(tpuhost):
+    r = tpuhost("precision.py", precision="default")
+    assert r.rc == 0, r.stderr[-2000:]
+    vals = dict(line.split() for line in r.lines())
+    assert float(vals["maxdiff"]) > 1e-3  # bfloat16 inputs: the drift a TPU shows
+    assert float(vals["highest_diff"]) == 0.0
+    assert vals["matmul_precision"] == "medium"
+    r = tpuhost("precision.py")
+    vals = dict(line.split() for line in r.lines())
+    assert float(vals["maxdiff"]) == 0.0
+
+
+def test_internal_api_raises_as_torch_tpu(tpuhost):
+    r = tpuhost("internal_api.py")
+    assert r.rc == 0, r.stderr[-2000:]
+    assert ("device_count raised device_count is internal to TorchTPU and can only be called by the "
+            "PyTorch framework (torch and torch_tpu). Use torch.accelerator.device_count instead.") in r.stdout
+    assert "accelerator_sync None" in r.stdout
+
+
+def test_devices_count(tpuhost):
+    r = tpuhost("not_fooled.py", devices=4)
+    assert "accelerator tpu True 4" in r.stdout
+    assert r.report["devices"] == 4
