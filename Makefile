@@ -61,7 +61,7 @@ test: deps venv lint
 	@# The validator's fixture proof, verbose so its kill rate, false rejections and each failing case are printed.
 	set -o pipefail; $(GO) test -count=1 -timeout=30m -v -run='^TestFixtureKernels$$' ./validators/ ./validators/emulator/ | grep -E 'kill rate|proven in|reference via|_test.go:[0-9]+: [^ :]+/[^ :]+: |^(--- |ok|FAIL|PASS)'
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
-	$(VPY) -m pytest -q validators/harness fixtures/kernels
+	$(VPY) -m pytest -q validators/harness fixtures/kernels validators/tpuhost/python/tests
 
 # Run first on a fresh clone: deps (bubblewrap, when root) and the venv are built before the kernel half, which
 # says in one line what is missing when the sandbox or the compiler cannot run here.

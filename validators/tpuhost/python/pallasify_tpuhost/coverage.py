@@ -186,7 +186,8 @@ def _tpu_api() -> dict[str, dict]:
                     info["prefer"] = prefer
         if info["stage"] == "internal":
             info["raises"] = strict
-            msg = f"{name} is internal to TorchTPU and can only be called by the PyTorch framework (torch and torch_tpu)."
+            msg = (f"{name} is internal to TorchTPU and can only be called by the PyTorch framework"
+                   " (torch and torch_tpu).")
             reason = info.get("reason") or ""
             info["error"] = f"{msg} {reason}" if reason else msg
         out[name] = info

@@ -177,7 +177,7 @@ def jax_op(name, fn=None, /, *, donate_argnums=None, mesh=None, input_partition_
             import jax
             from jax.experimental.pallas import tpu as pltpu
 
-            bound = dict(zip(names_pos, args))
+            bound = dict(zip(names_pos, args, strict=False))
             bound.update(kwargs)
             pos = [_to_jax(bound[n]) for n in names_pos if n in bound]
             kws = {n: _to_jax(bound[n]) for n in names_kw if n in bound}
@@ -193,7 +193,7 @@ def jax_op(name, fn=None, /, *, donate_argnums=None, mesh=None, input_partition_
         def fake(*args, **kwargs):
             import jax
 
-            bound = dict(zip(names_pos, args))
+            bound = dict(zip(names_pos, args, strict=False))
             bound.update(kwargs)
             dev = next((a.device for a in torch.utils._pytree.tree_leaves((args, kwargs))
                         if isinstance(a, torch.Tensor)), torch.device("meta"))

@@ -12,6 +12,7 @@ import functools
 import json
 import os
 import sys
+import threading
 import types
 
 from pallasify_tpuhost import report as _report
@@ -37,6 +38,9 @@ _MIX_OK = {
     "aten::lift_fresh",
     "aten::lift_fresh_copy",
 }
+
+# torch's own op namespaces (never a user's custom op).
+_TORCH_NAMESPACES = ("aten", "prim", "prims", "c10d", "_c10d_functional", "_dtensor", "profiler")
 
 # Matmul and convolution overloads whose float32 inputs TorchTPU runs in bfloat16 at its DEFAULT
 # precision (StableHLO dot_general / convolution precision config).
@@ -233,7 +237,7 @@ def _dispatch(cls, func, args, kwargs):
     if name in jax_ops or name.split(".")[0] in jax_ops:
         if recording:
             rep.jax_op(name.split(".")[0])
-    elif ns not in ("aten", "prim", "prims", "c10d", "_c10d_functional", "_dtensor", "profiler") and _custom_cuda_only(name):
+    elif ns not in _TORCH_NAMESPACES and _custom_cuda_only(name):
         if recording:
             rep.custom_cuda(name, _report.site())
         raise _not_implemented(name)
@@ -642,21 +646,29 @@ def _install_torch_tpu_stub(tpu_mod):
 # --------------------------------------------------------------------------- CUDA-only calls
 
 
+_WATCH_DEPTH = threading.local()
+
+
 def _watch(api: str, fn):
-    """Calls fn unchanged; a failure that is CUDA's "no GPU here" is recorded with its call site."""
+    """Calls fn unchanged; a failure that is CUDA's "no GPU here" is recorded with its call site,
+    under the outermost watched API (torch.cuda functions call each other)."""
 
     @functools.wraps(fn)
     def w(*args, **kwargs):
+        depth = getattr(_WATCH_DEPTH, "n", 0)
+        _WATCH_DEPTH.n = depth + 1
         try:
             return fn(*args, **kwargs)
         except Exception as e:
-            if _report.is_cuda_failure(e) and not getattr(e, "_pallasify_recorded", False):
+            if depth == 0 and _report.is_cuda_failure(e) and not getattr(e, "_pallasify_recorded", False):
                 _STATE["report"].cuda_call(api, _report.site(), f"{type(e).__name__}: {str(e).splitlines()[0]}")
                 try:
                     e._pallasify_recorded = True
                 except AttributeError:
                     pass
             raise
+        finally:
+            _WATCH_DEPTH.n = depth
 
     return w
 
