@@ -32,6 +32,10 @@ const (
 	// CodeNotebookCell (PIO011): a notebook cell's rewrite could not put its
 	// IPython magic lines back; the cell is left untouched.
 	CodeNotebookCell = "PIO011"
+	// CodeOverBudget (PIO012): the file is over a per-file limit (syntax
+	// tree depth or size, Options.Limits; the rules' time, FileTimeout);
+	// left untouched. Reported by the engine, or the driver for the time.
+	CodeOverBudget = rule.CodeOverBudget
 	// CodeRulePanic (PIO900): a rule failed on the file; its findings were
 	// dropped and the rest of the file was processed. Reported by the engine.
 	CodeRulePanic = rule.CodeRulePanic

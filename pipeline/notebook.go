@@ -464,6 +464,9 @@ func (st *state) processNotebook(ctx context.Context, parsers *ts.Pool, pf *pref
 			noEOL: text != "" && !strings.HasSuffix(text, "\n")}
 	}
 	for k, w := range works {
+		if ctx.Err() != nil {
+			return nil // cancelled or over the file's time: untouched
+		}
 		if w.usable {
 			st.rewriteCell(ctx, parsers, pf, f, src, works[:k+1])
 		}
@@ -525,7 +528,8 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	if len(rules) == 0 {
 		return
 	}
-	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark}}
+	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
+		Limits: st.opts.Limits}}
 	parser := parsers.Get()
 	res, err := eng.Run(ctx, parser, f.Path, text)
 	parsers.Put(parser)
@@ -559,7 +563,7 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	}
 	for _, pr := range res.Problems {
 		add(Diagnostic{Code: pr.Code, Rule: pr.Rule, Severity: SevError, Path: f.Path, Line: pr.Line, Col: pr.Col, Message: pr.Message})
-		if pr.Code == CodeSyntaxError || pr.Code == CodeRefused {
+		if pr.Code == CodeSyntaxError || pr.Code == CodeRefused || pr.Code == CodeOverBudget {
 			cur.usable = false // out of the context of later cells; untouched
 		}
 	}

@@ -25,6 +25,12 @@ import (
 // DefaultMaxFileBytes is the size above which a source file is not read.
 const DefaultMaxFileBytes = 10 << 20
 
+// DefaultFileTimeout is how long the rules may take on one file: a safety
+// net far beyond what any file within the other limits needs (the largest
+// real files take seconds), so the result never depends on the machine's
+// speed in practice.
+const DefaultFileTimeout = 5 * time.Minute
+
 // Options configure a run. The zero value of every field but Root is usable.
 type Options struct {
 	Root        string      // the tree to migrate (a local path: the acquire stage)
@@ -39,7 +45,14 @@ type Options struct {
 	// Progress, when set, is called after each source file, never concurrently.
 	Progress     func(done, total int)
 	MaxFileBytes int64 // default DefaultMaxFileBytes
-	Version      string
+	// Limits bound the rules' work on one file (syntax tree depth and
+	// size); a file over them gets PIO012 and is left untouched.
+	Limits rule.Limits
+	// FileTimeout bounds the time the rules take on one file (default
+	// DefaultFileTimeout, negative: none); a file that takes longer gets
+	// PIO012 and is left untouched, and the run goes on.
+	FileTimeout time.Duration
+	Version     string
 
 	// Rules overrides the rule set (default: the full registry, then
 	// Select/Ignore). Tests use it to run one rule.
@@ -141,6 +154,9 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.MaxFileBytes <= 0 {
 		o.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if o.FileTimeout == 0 {
+		o.FileTimeout = DefaultFileTimeout
 	}
 	if o.Rules == nil {
 		o.Rules = defaultRules()
@@ -250,8 +266,21 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 
 // processFile fills f and returns the rewritten contents (and the original)
 // when the file changes, with the shared definitions the rewrite imports from
-// its package's helper module (helpers.go).
+// its package's helper module (helpers.go). A file whose rules run past the
+// per-file time limit is reported (PIO012) and left untouched.
 func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilter, e entry, f *File) (out, orig []byte, shared []rule.Shared) {
+	fctx, stop := st.fileContext(ctx)
+	defer stop()
+	out, orig, shared = st.processWithin(fctx, parsers, pf, e, f)
+	if ctx.Err() == nil && errors.Is(context.Cause(fctx), errFileTimeout) {
+		st.overTime(f)
+		return nil, nil, nil
+	}
+	return out, orig, shared
+}
+
+// processWithin is processFile's work, under the file's context.
+func (st *state) processWithin(ctx context.Context, parsers *ts.Pool, pf *prefilter, e entry, f *File) (out, orig []byte, shared []rule.Shared) {
 	skip := func(code string, sev Severity, msg string) {
 		f.Skipped = code
 		f.Diagnostics = append(f.Diagnostics, Diagnostic{Code: code, Severity: sev, Path: f.Path, Message: msg})
@@ -312,7 +341,7 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	}
 	layout, _ := layoutOf(e.rel, st.pkgs)
 	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
-		Layout: layout}}
+		Layout: layout, Limits: st.opts.Limits}}
 	if sets[0] && st.scanKernels {
 		eng.Inspect = scanKernels
 	}
@@ -320,16 +349,21 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 	res, err := eng.Run(ctx, parser, f.Path, src)
 	parsers.Put(parser)
 	if err != nil {
-		skip(CodeInternal, SevError, "engine could not run: "+err.Error())
-		return nil, nil, nil
+		if ctx.Err() == nil {
+			skip(CodeInternal, SevError, "engine could not run: "+err.Error())
+		}
+		return nil, nil, nil // cancelled: the run ends; over time: overTime reports it
 	}
 	for _, fd := range res.Findings {
 		f.Diagnostics = append(f.Diagnostics, findingDiag(f.Path, fd))
 	}
 	for _, pr := range res.Problems {
 		d := Diagnostic{Code: pr.Code, Rule: pr.Rule, Severity: SevError, Path: f.Path, Line: pr.Line, Col: pr.Col, Message: pr.Message}
+		if pr.Code == CodeOverBudget {
+			d.Severity = SevWarning
+		}
 		f.Diagnostics = append(f.Diagnostics, d)
-		if pr.Code == CodeSyntaxError {
+		if pr.Code == CodeSyntaxError || pr.Code == CodeOverBudget {
 			f.Skipped = pr.Code
 		}
 	}
@@ -337,6 +371,25 @@ func (st *state) processFile(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		return nil, nil, nil
 	}
 	return res.Output, src, res.Shared
+}
+
+// fileContext is ctx bounded by the per-file time limit.
+func (st *state) fileContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if st.opts.FileTimeout < 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, st.opts.FileTimeout, errFileTimeout)
+}
+
+// errFileTimeout is the cause of a file context's end at its time limit.
+var errFileTimeout = errors.New("per-file time limit")
+
+// overTime reports f as skipped for its time running out, dropping the
+// findings it had gathered (those of the rules that finished).
+func (st *state) overTime(f *File) {
+	f.Skipped = CodeOverBudget
+	f.Diagnostics = append(f.Diagnostics[:0], Diagnostic{Code: CodeOverBudget, Rule: "over-budget", Severity: SevWarning, Path: f.Path,
+		Line: 1, Col: 1, Message: fmt.Sprintf("the rules took longer than the per-file limit of %v; file left untouched", st.opts.FileTimeout)})
 }
 
 // onPath returns the rules whose Paths accept path (rules itself when all

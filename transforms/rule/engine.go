@@ -19,7 +19,57 @@ const (
 	CodeRefused = "PIO010"
 	// CodeRulePanic: a rule failed on this file; its findings are dropped.
 	CodeRulePanic = "PIO900"
+	// CodeOverBudget: the file is over a per-file limit (Limits, or the
+	// driver's time budget); it is left untouched, the run goes on.
+	CodeOverBudget = "PIO012"
 )
+
+// Default per-file limits (Limits).
+const (
+	// DefaultMaxDepth is the deepest syntax tree the rules run on. CPython
+	// does not compile code nested a few thousand deep (RecursionError
+	// "during compilation" for a 3,000-long attribute chain or sum), so no
+	// program that runs comes near it.
+	DefaultMaxDepth = 5000
+	// DefaultMaxNodes is the most syntax tree nodes the rules run on:
+	// about 4 MB of dense Python; each node costs the rules' copy of the
+	// tree (ts.Flat) about 150 bytes.
+	DefaultMaxNodes = 2 << 20
+)
+
+// Limits bound the work on one file. A file over one is reported
+// (CodeOverBudget) and left untouched. Zero fields take the defaults; a
+// negative one is no limit.
+type Limits struct {
+	MaxDepth int // nesting of the syntax tree (the root alone: 1)
+	MaxNodes int // syntax tree nodes, named or not
+}
+
+func (l Limits) orDefaults() Limits {
+	if l.MaxDepth == 0 {
+		l.MaxDepth = DefaultMaxDepth
+	}
+	if l.MaxNodes == 0 {
+		l.MaxNodes = DefaultMaxNodes
+	}
+	return l
+}
+
+// check returns the finding for a tree over l, or nil.
+func (l Limits) check(tree *ts.Tree) *Finding {
+	l = l.orDefaults()
+	nodes, depth := tree.Measure()
+	var msg string
+	switch {
+	case l.MaxDepth > 0 && depth > l.MaxDepth:
+		msg = fmt.Sprintf("the syntax tree nests %d deep, over the limit of %d (CPython does not compile code nested this deep); file left untouched", depth, l.MaxDepth)
+	case l.MaxNodes > 0 && nodes > l.MaxNodes:
+		msg = fmt.Sprintf("the syntax tree has %d nodes, over the limit of %d; file left untouched", nodes, l.MaxNodes)
+	default:
+		return nil
+	}
+	return &Finding{Code: CodeOverBudget, Rule: "over-budget", Line: 1, Col: 1, Message: msg}
+}
 
 // Options select what the engine applies.
 type Options struct {
@@ -27,6 +77,7 @@ type Options struct {
 	UnsafeFixes bool // also apply Unsafe fixes
 	Mark        bool // insert a "# pallasify: CODE ..." comment above DisplayOnly findings
 	Layout      Layout
+	Limits      Limits
 }
 
 // Engine runs a fixed list of rules over files.
@@ -58,13 +109,18 @@ type Result struct {
 // Changed reports whether the file would be rewritten.
 func (r *Result) Changed() bool { return r.Output != nil }
 
-// Run applies the engine's rules to src.
+// Run applies the engine's rules to src. It stops when ctx ends, inside a
+// rule's walk of the tree too, and returns an error wrapping ctx.Err().
+// A file over the limits (Options.Limits) is reported and left untouched.
 func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte) (*Result, error) {
 	tree, err := p.Parse(ctx, src)
 	if err != nil {
 		return nil, err
 	}
 	defer tree.Close()
+	if f := e.Opts.Limits.check(tree); f != nil {
+		return &Result{Problems: []Finding{*f}}, nil
+	}
 	if e.Inspect != nil {
 		e.Inspect(tree)
 	}
@@ -75,7 +131,7 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 		if n != nil {
 			f.Start, f.End = int(n.StartByte()), int(n.EndByte())
 		}
-		fillPos(src, &f)
+		newLineIndex(src).fill(&f)
 		f.Message = fmt.Sprintf("syntax error at line %d; file left untouched", f.Line)
 		res.Problems = append(res.Problems, f)
 		return res, nil
@@ -89,16 +145,24 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 			continue
 		}
 		var got []Finding
-		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Layout: e.Opts.Layout, Imports: im, rule: r, out: &got, memo: memo}
-		if perr := runRule(r, pass); perr != nil {
+		pass := &Pass{Path: path, Src: src, Tree: tree, Target: e.Opts.Target, Layout: e.Opts.Layout, Imports: im, rule: r, out: &got,
+			memo: memo, ctx: ctx}
+		perr := runRule(r, pass)
+		if err := ctx.Err(); err != nil {
+			// The rule's walk stopped early (Pass.Cancelled): its
+			// findings are partial.
+			return nil, fmt.Errorf("rules on %s: %w", path, err)
+		}
+		if perr != nil {
 			res.Problems = append(res.Problems, Finding{Code: CodeRulePanic, Rule: r.Name, Line: 1, Col: 1,
 				Message: fmt.Sprintf("rule %s (%s) failed on this file and was skipped: %v", r.Code, r.Name, perr)})
 			continue
 		}
 		res.Findings = append(res.Findings, got...)
 	}
+	lines := newLineIndex(src)
 	for i := range res.Findings {
-		fillPos(src, &res.Findings[i])
+		lines.fill(&res.Findings[i])
 	}
 	sort.SliceStable(res.Findings, func(i, j int) bool {
 		a, b := res.Findings[i], res.Findings[j]
@@ -110,7 +174,10 @@ func (e *Engine) Run(ctx context.Context, p *ts.Parser, path string, src []byte)
 		}
 		return a.End < b.End
 	})
-	out, problem := e.apply(ctx, p, tree, im, res)
+	out, problem, err := e.apply(ctx, p, tree, im, res)
+	if err != nil {
+		return nil, err
+	}
 	if problem != nil {
 		res.Shared = nil
 		res.Problems = append(res.Problems, *problem)
@@ -143,33 +210,24 @@ type placed struct {
 // apply merges the accepted edits, adds imports, preludes and markers, and
 // checks that the result parses at least as well as the input (tree, the
 // input's parse, is reused for the unchanged parts: ts.Parser.Reparse).
-func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Imports, res *Result) ([]byte, *Finding) {
+func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Imports, res *Result) ([]byte, *Finding, error) {
 	src := input.Src
 	var accepted []placed
+	var taken spans // accepted's ranges, sorted: the overlap test
 	var imports []string
 	preludes := map[string]Prelude{}
 	shared := map[string]bool{}
 	var needs []string // the imports the inserted preludes rely on
 	res.Shared = nil
 	seq := 0
-	overlaps := func(x Edit) (bool, int) {
-		for _, a := range accepted {
-			if x.Start < a.End && a.Start < x.End {
-				return true, a.seq
-			}
-			// An insertion strictly inside a replaced range also conflicts.
-			if x.Start == x.End && a.Start < x.Start && x.Start < a.End {
-				return true, a.seq
-			}
-			if a.Start == a.End && x.Start < a.Start && a.Start < x.End {
-				return true, a.seq
-			}
-		}
-		return false, 0
-	}
 	owner := map[int]string{}
 	markers := map[int][]string{} // line start -> marker lines
 	for i := range res.Findings {
+		if i%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("apply fixes: %w", err)
+			}
+		}
 		f := &res.Findings[i]
 		if f.Fix == nil || f.Fix.Safety == DisplayOnly {
 			if e.Opts.Mark {
@@ -191,7 +249,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 				f.Skipped = "fix has an edit outside the file"
 				break
 			}
-			if bad, s := overlaps(ed); bad {
+			if s, bad := taken.overlap(ed.Start, ed.End); bad {
 				conflict = true
 				f.Skipped = "overlaps a fix of " + owner[s]
 				break
@@ -207,6 +265,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 		for _, ed := range f.Fix.Edits {
 			seq++
 			accepted = append(accepted, placed{apart(src, ed), seq})
+			taken.add(ed.Start, ed.End, seq)
 			owner[seq] = f.Code
 		}
 		f.Applied = true
@@ -253,7 +312,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 		accepted = append(accepted, placed{Edit{Start: at, End: at, New: header}, 0})
 	}
 	if len(accepted) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	sort.SliceStable(accepted, func(i, j int) bool {
 		a, b := accepted[i], accepted[j]
@@ -280,8 +339,11 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 	result := out.Bytes()
 	tree, err := p.Reparse(ctx, input, changes, result)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("parse the rewrite: %w", err)
+		}
 		f := Finding{Code: CodeRefused, Rule: "refused-rewrite", Line: 1, Col: 1, Message: "rewrite not written: " + err.Error()}
-		return nil, &f
+		return nil, &f, nil
 	}
 	defer tree.Close()
 	if n := tree.ErrorCount(); n > res.InputErrors {
@@ -290,9 +352,9 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 			f.Line = int(en.StartPoint().Row) + 1
 		}
 		f.Message = fmt.Sprintf("the rewrite would not parse (error near output line %d); file left unchanged", f.Line)
-		return nil, &f
+		return nil, &f, nil
 	}
-	return result, nil
+	return result, nil, nil
 }
 
 // selfOverlap reports whether two edits of one fix overlap (with the same
@@ -589,11 +651,64 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// fillPos sets Line and Col from Start.
-func fillPos(src []byte, f *Finding) {
-	if f.Start > len(src) {
-		f.Start = len(src)
+// lineIndex maps offsets to lines: the offsets where src's lines start.
+// Counting newlines before each finding instead costs the file's length
+// per finding (100,000 findings on one line: hours).
+type lineIndex struct {
+	n      int   // len(src)
+	starts []int // starts[i] is line i+1's first byte
+}
+
+func newLineIndex(src []byte) lineIndex {
+	starts := []int{0}
+	for i, c := range src {
+		if c == '\n' {
+			starts = append(starts, i+1)
+		}
 	}
-	f.Line = 1 + bytes.Count(src[:f.Start], []byte("\n"))
-	f.Col = 1 + f.Start - lineStart(src, f.Start)
+	return lineIndex{n: len(src), starts: starts}
+}
+
+// fill sets f's Line and Col from Start.
+func (x lineIndex) fill(f *Finding) {
+	if f.Start > x.n {
+		f.Start = x.n
+	}
+	f.Start = max(f.Start, 0)
+	i := sort.SearchInts(x.starts, f.Start+1) - 1 // the last line starting at or before Start
+	f.Line = i + 1
+	f.Col = 1 + f.Start - x.starts[i]
+}
+
+// spans are byte ranges that do not overlap (as accepted fixes' edits do
+// not), sorted by start: an overlap test is a binary search, not a scan of
+// every accepted edit (100,000 fixes on one line: 10^10 comparisons).
+// Sorted by start, their ends are sorted too, insertions (empty ranges)
+// included.
+type spans struct {
+	start, end, seq []int
+}
+
+// overlap reports whether [s, e) conflicts with a span: the ranges share a
+// byte, or one is an insertion strictly inside the other (both are
+// x.Start < a.End && a.Start < x.End). It returns the seq of the first
+// conflicting span in source order.
+func (x *spans) overlap(s, e int) (int, bool) {
+	// The first span that ends after s; every earlier one ends at or
+	// before s and cannot conflict, and it starts first of the others.
+	i := sort.Search(len(x.end), func(k int) bool { return x.end[k] > s })
+	if i < len(x.start) && x.start[i] < e {
+		return x.seq[i], true
+	}
+	return 0, false
+}
+
+// add records [s, e), which overlaps no span.
+func (x *spans) add(s, e, seq int) {
+	i := sort.Search(len(x.start), func(k int) bool {
+		return x.start[k] > s || x.start[k] == s && x.end[k] > e
+	})
+	x.start = slices.Insert(x.start, i, s)
+	x.end = slices.Insert(x.end, i, e)
+	x.seq = slices.Insert(x.seq, i, seq)
 }

@@ -10,6 +10,7 @@
 package rule
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -193,7 +194,14 @@ type Pass struct {
 	rule    *Rule
 	out     *[]Finding
 	memo    map[string]any // shared by every rule's Pass over the same tree
+	ctx     context.Context
 }
+
+// Cancelled reports whether the run was cancelled (or the file's time is
+// up). A rule's own loop over the tree checks it every few hundred nodes
+// and returns when it is true; kit's walks do. The engine then drops the
+// rule's partial findings and stops.
+func (p *Pass) Cancelled() bool { return p.ctx != nil && p.ctx.Err() != nil }
 
 // Memo returns the value computed by f for key, computing it once per file:
 // every rule's Pass over the same tree shares the results, so facts several
@@ -231,6 +239,10 @@ func (p *Pass) Text(n *ts.Node) string { return ts.Text(n, p.Src) }
 // made only of identifiers ("torch.cuda.amp.autocast"), or "" for anything
 // else (and for nil). A node of the tree's flattened copy is read there,
 // without calls into C.
+//
+// The chain is walked in a loop, not a recursion, and each chain's name is
+// built once per file (dottedNames): Dotted of every link of a chain n
+// long costs n, not n² (a 200,000-long `torch.a.a…a.cuda()` took minutes).
 func (p *Pass) Dotted(n *ts.Node) string {
 	if n == nil {
 		return ""
@@ -240,18 +252,29 @@ func (p *Pass) Dotted(n *ts.Node) string {
 			return p.dottedAt(f, i)
 		}
 	}
-	switch n.Type() {
-	case "identifier":
-		return p.Text(n)
-	case "attribute":
-		obj := p.Dotted(n.ChildByFieldName("object"))
-		if obj == "" {
-			return ""
-		}
-		return obj + "." + p.Text(n.ChildByFieldName("attribute"))
+	// A node from outside the flattened copy: walk down its chain.
+	var attrs []string
+	for n != nil && n.Type() == "attribute" {
+		attrs = append(attrs, p.Text(n.ChildByFieldName("attribute")))
+		n = n.ChildByFieldName("object")
 	}
-	return ""
+	if n == nil || n.Type() != "identifier" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(p.Text(n))
+	for k := len(attrs) - 1; k >= 0; k-- {
+		b.WriteString(".")
+		b.WriteString(attrs[k])
+	}
+	return b.String()
 }
+
+// dottedNames holds the Dotted name of every flattened node asked about,
+// and of every other link of its chain: each link's name is a prefix of
+// the whole chain's, so the chain's name is built once and the links share
+// its memory.
+type dottedNames map[int]string
 
 // dottedAt is Dotted of the flattened tree's node i.
 func (p *Pass) dottedAt(f *ts.Flat, i int) string {
@@ -260,22 +283,69 @@ func (p *Pass) dottedAt(f *ts.Flat, i int) string {
 		s, e := f.Range(i)
 		return string(p.Src[s:e])
 	case "attribute":
-		o := f.Child(i, "object")
-		if o < 0 {
-			return ""
-		}
-		obj := p.dottedAt(f, o)
-		if obj == "" {
-			return ""
-		}
-		attr := ""
-		if a := f.Child(i, "attribute"); a >= 0 {
-			s, e := f.Range(a)
-			attr = string(p.Src[s:e])
-		}
-		return obj + "." + attr
+	default:
+		return ""
 	}
-	return ""
+	memo, _ := p.Memo("rule.dotted", func() any { return dottedNames{} }).(dottedNames)
+	if name, ok := memo[i]; ok {
+		return name
+	}
+	// Up to the chain's top: the outermost attribute whose object links
+	// down to i.
+	top := i
+	for {
+		par := f.Parent(top)
+		if par < 0 || f.Types[par] != "attribute" || f.Child(par, "object") != top {
+			break
+		}
+		top = par
+	}
+	// Down to its base, then the name, built once.
+	var links []int // the chain's attributes, top first
+	base := top
+	for f.Types[base] == "attribute" {
+		links = append(links, base)
+		if base = f.Child(base, "object"); base < 0 {
+			break
+		}
+	}
+	name := ""
+	var ends []int // ends[k]: the length of links[k]'s name
+	if base >= 0 && f.Types[base] == "identifier" {
+		var b strings.Builder
+		s, e := f.Range(base)
+		b.Write(p.Src[s:e])
+		ends = make([]int, len(links))
+		for k := len(links) - 1; k >= 0; k-- {
+			b.WriteByte('.')
+			if a := f.Child(links[k], "attribute"); a >= 0 {
+				s, e := f.Range(a)
+				b.Write(p.Src[s:e])
+			}
+			ends[k] = b.Len()
+		}
+		name = b.String()
+	}
+	for k, l := range links {
+		if name == "" {
+			if memo != nil {
+				memo[l] = ""
+			}
+			continue
+		}
+		if memo != nil {
+			memo[l] = name[:ends[k]]
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	for k, l := range links {
+		if l == i {
+			return name[:ends[k]]
+		}
+	}
+	return "" // not reached: i is a link of its own chain
 }
 
 // Field is n.ChildByFieldName(field), read from the tree's flattened copy

@@ -90,6 +90,34 @@ static int64_t pallasify_flatten(TSNode root, TSNode *nodes, TSSymbol *syms, uin
 		}
 	}
 }
+
+// pallasify_measure counts the nodes under root and the deepest nesting
+// (root: 1) by one cursor walk, storing nothing.
+static void pallasify_measure(TSNode root, int64_t *nodes, int64_t *maxDepth) {
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	int64_t n = 0, depth = 1, deepest = 1;
+	for (;;) {
+		n++;
+		if (ts_tree_cursor_goto_first_child(&c)) {
+			if (++depth > deepest) {
+				deepest = depth;
+			}
+			continue;
+		}
+		for (;;) {
+			if (ts_tree_cursor_goto_next_sibling(&c)) {
+				break;
+			}
+			if (depth == 1 || !ts_tree_cursor_goto_parent(&c)) {
+				ts_tree_cursor_delete(&c);
+				*nodes = n;
+				*maxDepth = deepest;
+				return;
+			}
+			depth--;
+		}
+	}
+}
 */
 import "C"
 
@@ -222,4 +250,18 @@ func (f *Flat) IndexOf(n *Node) int {
 		return -1
 	}
 	return int(off / size)
+}
+
+// Measure returns the number of nodes in the tree (named or not, as Flat
+// holds them) and the depth of its deepest node (the root alone: 1), by one
+// walk in C that allocates nothing: the engine checks a file against its
+// limits with it before building anything per node.
+func (t *Tree) Measure() (nodes, depth int) {
+	if t.t == nil {
+		return 0, 0
+	}
+	r := (*nodeLayout)(unsafe.Pointer(t.Root()))
+	var n, d C.int64_t
+	C.pallasify_measure(r.c, &n, &d)
+	return int(n), int(d)
 }

@@ -7,6 +7,7 @@ package ts
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -61,13 +62,31 @@ func NewParser(lang Lang) *Parser {
 // Lang reports the parser's language.
 func (p *Parser) Lang() Lang { return p.lang }
 
-// Parse parses src. The returned tree must be closed.
+// Parse parses src. The returned tree must be closed. A cancelled ctx
+// stops the parse (an error wrapping ctx.Err()).
 func (p *Parser) Parse(ctx context.Context, src []byte) (*Tree, error) {
-	t, err := p.p.ParseCtx(ctx, nil, src)
+	t, err := p.parse(ctx, nil, src)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", p.lang, err)
 	}
 	return &Tree{t: t, Src: src, lang: p.lang}, nil
+}
+
+// parse is ParseCtx, minding a flaw of go-tree-sitter's: its cancellation
+// flag, set by a goroutine when ctx ends, can be set just after a parse
+// has finished (a per-file deadline that expires then), and nothing clears
+// it but a later cancelled parse; every later parse with that parser then
+// fails at once (ErrOperationLimit) whatever its context. Such a parser
+// is replaced by a new one and the parse run again.
+func (p *Parser) parse(ctx context.Context, old *sitter.Tree, src []byte) (*sitter.Tree, error) {
+	t, err := p.p.ParseCtx(ctx, old, src)
+	if err == nil || ctx.Err() != nil || !errors.Is(err, sitter.ErrOperationLimit) {
+		return t, err
+	}
+	p.p.Close()
+	p.p = sitter.NewParser()
+	p.p.SetLanguage(p.lang.language())
+	return p.p.ParseCtx(ctx, old, src)
 }
 
 // Change is one replacement in a text: the old text's bytes [Start, End)
@@ -83,6 +102,13 @@ type Change struct{ Start, End, NewLen int }
 // as it was. Changes that are out of order or do not account for src's
 // length get a fresh parse.
 func (p *Parser) Reparse(ctx context.Context, old *Tree, changes []Change, src []byte) (*Tree, error) {
+	if len(changes) > maxEdits {
+		c, ok := coalesce(changes)
+		if !ok {
+			return p.Parse(ctx, src)
+		}
+		changes = []Change{c}
+	}
 	edits, ok := editInputs(old.Src, changes, src)
 	if !ok || old.t == nil {
 		return p.Parse(ctx, src)
@@ -92,7 +118,7 @@ func (p *Parser) Reparse(ctx context.Context, old *Tree, changes []Change, src [
 	for _, e := range edits {
 		base.Edit(e)
 	}
-	t, err := p.p.ParseCtx(ctx, base, src)
+	t, err := p.parse(ctx, base, src)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", p.lang, err)
 	}
@@ -101,6 +127,32 @@ func (p *Parser) Reparse(ctx context.Context, old *Tree, changes []Change, src [
 		return p.Parse(ctx, src)
 	}
 	return &Tree{t: t, Src: src, lang: p.lang}, nil
+}
+
+// maxEdits is the most changes Reparse hands tree-sitter one by one. Each
+// edit walks the old tree from its root down to the change, so its cost
+// grows with the nesting there: n changes inside an expression nested n
+// deep (100,000 `+ x.cuda()` on one line) cost n² steps. More changes are
+// made one edit, from the first change's start to the last one's end: the
+// parse then reuses less of the old tree, never more than a fresh parse
+// costs.
+const maxEdits = 64
+
+// coalesce is the one change that spans changes; false when they are out
+// of order or overlap.
+func coalesce(changes []Change) (Change, bool) {
+	first, last := changes[0], changes[len(changes)-1]
+	c := Change{Start: first.Start, End: last.End}
+	c.NewLen = c.End - c.Start
+	prevEnd := 0
+	for _, x := range changes {
+		if x.Start < prevEnd || x.End < x.Start || x.NewLen < 0 {
+			return Change{}, false
+		}
+		prevEnd = x.End
+		c.NewLen += x.NewLen - (x.End - x.Start)
+	}
+	return c, true
 }
 
 // editInputs are tree-sitter's edits for changes, one after the other: each

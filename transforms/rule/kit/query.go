@@ -14,6 +14,9 @@ func Calls(p *rule.Pass, fn func(call *ts.Node)) {
 	ix := p.Tree.Index()
 	for i, n := range ix.Nodes {
 		if ix.Types[i] == "call" {
+			if i%256 == 0 && p.Cancelled() {
+				return
+			}
 			fn(n)
 		}
 	}
@@ -26,6 +29,9 @@ func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
 		ix := p.Tree.Index()
 		for i, n := range ix.Nodes {
 			if ix.Types[i] == typ {
+				if i%256 == 0 && p.Cancelled() {
+					return
+				}
 				fn(n)
 			}
 		}
@@ -33,6 +39,9 @@ func Nodes(p *rule.Pass, typ string, fn func(n *ts.Node)) {
 	}
 	f := p.Tree.Flat()
 	for i := 0; i < len(f.Nodes); {
+		if i%1024 == 0 && p.Cancelled() {
+			return
+		}
 		switch t := f.Types[i]; {
 		case t == "string" || t == "comment":
 			// Entered only when looking for that very type, whose node

@@ -73,7 +73,8 @@ func (h Hits) In(start, end int) bool {
 
 // WalkHits walks p's tree like ts.Walk, but skips every subtree that holds
 // no occurrence of the words (extended with Needles). fn returning false
-// also skips a node's children.
+// also skips a node's children. The walk stops when the run is cancelled
+// (rule.Pass.Cancelled).
 func WalkHits(p *rule.Pass, words []string, fn func(*ts.Node) bool) {
 	walkHits(p, words, func(f *ts.Flat, i int) bool { return fn(f.Nodes[i]) })
 }
@@ -86,7 +87,10 @@ func walkHits(p *rule.Pass, words []string, fn func(f *ts.Flat, i int) bool) {
 		return
 	}
 	f := p.Tree.Flat()
-	for i := 0; i < len(f.Nodes); {
+	for i, steps := 0, 0; i < len(f.Nodes); steps++ {
+		if steps%1024 == 1023 && p.Cancelled() {
+			return // the engine drops the rule's findings
+		}
 		if h.In(f.Range(i)) && fn(f, i) {
 			i++
 		} else {
