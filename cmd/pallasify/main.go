@@ -119,6 +119,13 @@ func startCPUProfile(path string) func() {
 func run(args []string, io *streams) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal cancels the run, which then stops within moments
+	// (every stage and the rule engine's loops watch ctx); a second one
+	// gets the default action and ends the process at once.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	root := newRootCmd(io)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
