@@ -12,7 +12,7 @@ export GOFLAGS := -buildvcs=false
 # when it is missing, under make.
 export PALLASIFY_REQUIRE_STACK := 1
 
-.PHONY: all build test demo bench fuzz lint venv deps clean corpus
+.PHONY: all build test demo bench fuzz lint venv deps clean corpus corpus-tpuhost
 
 all: build
 
@@ -86,10 +86,18 @@ bench: build venv
 
 # Runs analyze and migrate over every folder of ../shared/corpus (real code from
 # public repositories; copied to a temp dir first) and prints per-folder and total
-# kernel-stage tables; a benchmark, not part of `make test`. See cmd/pallasify-corpus.
+# kernel-stage tables; then the TPU-host run (timm, litgpt, dinov2: their tests before
+# migration on the CPU, after on the simulated TPU host, both targets; dependencies from
+# PyPI into .bench/tpuhost-venv, never .venv). A benchmark, not part of `make test`.
+# CORPUS_TPUHOST= skips the TPU-host run; `make corpus-tpuhost` runs only it.
+# See cmd/pallasify-corpus.
 CORPUS ?= ../shared/corpus
+CORPUS_TPUHOST ?= -tpuhost
 corpus: build venv
-	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) $(CORPUS_FLAGS)
+	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) $(CORPUS_TPUHOST) $(CORPUS_FLAGS)
+
+corpus-tpuhost: build venv
+	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) -tpuhost-only $(CORPUS_FLAGS)
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=5m ./transforms/

@@ -6,11 +6,17 @@
 // compiled for TPU and wired, with the top blocking reasons. CUDA and Triton
 // kernels have their own rows.
 //
+// With -tpuhost it then runs the TPU-host part (tpuhost.go): for timm, litgpt
+// and dinov2, a named subset of their own tests and a tiny step script run
+// before migration on the CPU and after it on the simulated TPU host, through
+// `pallasify verify --tpu`, for each target; -tpuhost-only skips the kernel
+// part.
+//
 // It is a benchmark, not a test: a missing corpus is reported and nothing
 // else happens. Each folder is copied to a temporary directory first, so the
 // corpus is never written.
 //
-//	go run ./cmd/pallasify-corpus [-bin bin/pallasify] [-corpus ../shared/corpus] [-j 2] [-json FILE]
+//	go run ./cmd/pallasify-corpus [-bin bin/pallasify] [-corpus ../shared/corpus] [-j 2] [-json FILE] [-tpuhost | -tpuhost-only]
 package main
 
 import (
@@ -40,7 +46,17 @@ type Options struct {
 	Timeout  time.Duration
 	Out      io.Writer
 	Err      io.Writer
+
+	// The TPU-host part.
+	TPUHost     bool     // run it after the kernel part
+	TPUHostOnly bool     // run only it
+	HostVenv    string   // the benchmark venv (absolute)
+	HostBase    string   // the python whose site-packages it sees (absolute)
+	HostTargets []string // migrate targets
 }
+
+// HostPython is the benchmark venv's interpreter.
+func (o Options) HostPython() string { return filepath.Join(o.HostVenv, "bin", "python") }
 
 func main() {
 	o := Options{Out: os.Stdout, Err: os.Stderr}
@@ -50,10 +66,25 @@ func main() {
 	flag.IntVar(&o.Parallel, "j", 2, "folders run at once")
 	flag.StringVar(&o.JSON, "json", "", "also write the aggregate (every kernel's facts) as JSON to FILE")
 	only := flag.String("only", "", "comma-separated folder names (default: every folder)")
-	flag.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for one folder's analyze or migrate run")
+	flag.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for one folder's analyze or migrate run (and one TPU-host verify)")
+	flag.BoolVar(&o.TPUHost, "tpuhost", false, "also run the TPU-host part: timm, litgpt, dinov2 tests before migration on the CPU, after on the simulated TPU host")
+	flag.BoolVar(&o.TPUHostOnly, "tpuhost-only", false, "run only the TPU-host part")
+	flag.StringVar(&o.HostVenv, "tpuhost-venv", ".bench/tpuhost-venv", "the TPU-host part's benchmark venv (created when missing or stale)")
+	base := os.Getenv("PALLASIFY_PYTHON")
+	if base == "" {
+		base = ".venv/bin/python"
+	}
+	flag.StringVar(&o.HostBase, "tpuhost-base", base, "the python (of the project's venv) whose torch, torch_tpu and jax the benchmark venv sees")
+	targets := flag.String("tpuhost-targets", "portable,tpu", "comma-separated migrate targets of the TPU-host part")
 	flag.Parse()
 	if *only != "" {
 		o.Only = strings.Split(*only, ",")
+	}
+	o.HostTargets = strings.Split(*targets, ",")
+	for _, p := range []*string{&o.HostVenv, &o.HostBase} {
+		if abs, err := filepath.Abs(*p); err == nil {
+			*p = abs
+		}
 	}
 	if err := corpusRun(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "pallasify-corpus:", err)
@@ -79,7 +110,49 @@ func corpusRun(ctx context.Context, o Options) error {
 		return fmt.Errorf("binary: %w (run make build)", err)
 	}
 	agg := &Aggregate{Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Corpus: o.Corpus, Binary: o.Bin,
-		Target: o.Target, Parallel: max(1, o.Parallel), Folders: make([]Folder, len(folders))}
+		Target: o.Target, Parallel: max(1, o.Parallel)}
+	if !o.TPUHostOnly {
+		agg.Folders = make([]Folder, len(folders))
+		kernelRun(ctx, o, bin, folders, agg)
+		writeAggregate(o.Out, agg)
+	}
+	if o.TPUHost || o.TPUHostOnly {
+		agg.TPUHost = hostRun(ctx, o, bin)
+		writeHost(o.Out, agg.TPUHost)
+	}
+	if o.JSON != "" {
+		b, err := jsonAggregate(agg)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.JSON, b, 0o644); err != nil {
+			return fmt.Errorf("write -json: %w", err)
+		}
+	}
+	failed := 0
+	for _, f := range agg.Folders {
+		if len(f.Errors) > 0 {
+			failed++
+		}
+	}
+	if h := agg.TPUHost; h != nil {
+		if h.Venv.Error != "" {
+			failed++
+		}
+		for _, r := range h.Runs {
+			if r.Error != "" {
+				failed++
+			}
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d folder(s) or TPU-host run(s) had errors (see the tables)", failed)
+	}
+	return nil
+}
+
+// kernelRun runs every folder's analyze and migrate with bounded parallelism.
+func kernelRun(ctx context.Context, o Options, bin string, folders []string, agg *Aggregate) {
 	t0 := time.Now()
 	sem := make(chan struct{}, agg.Parallel)
 	var wg sync.WaitGroup
@@ -98,26 +171,6 @@ func corpusRun(ctx context.Context, o Options) error {
 	wg.Wait()
 	agg.WallS = time.Since(t0).Seconds()
 	summarizeTotal(agg)
-	writeAggregate(o.Out, agg)
-	if o.JSON != "" {
-		b, err := jsonAggregate(agg)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(o.JSON, b, 0o644); err != nil {
-			return fmt.Errorf("write -json: %w", err)
-		}
-	}
-	failed := 0
-	for _, f := range agg.Folders {
-		if len(f.Errors) > 0 {
-			failed++
-		}
-	}
-	if failed > 0 {
-		return fmt.Errorf("%d folder(s) had errors (see the tables)", failed)
-	}
-	return nil
 }
 
 // listFolders returns the corpus's folders (sorted), or only those named.
