@@ -88,8 +88,19 @@ func CrossChecks(p *rule.Pass) []CrossCheck {
 // docstrings or other text ("runs on cuda") is not a mention: the test does not compute on CUDA
 // there, and the pre-check, which does not run the rule on such a file,
 // agrees with the rule.
+//
+// Where "cuda" occurs is found once, in n's text: each node below then
+// asks a binary search, not a scan of its own text (a scan per level
+// costs the nesting depth times the text).
 func mentionsCUDA(p *rule.Pass, n *ts.Node) bool {
-	if !bytes.Contains(p.Src[Start(n):End(n)], []byte("cuda")) {
+	base := Start(n)
+	return mentionsCUDAIn(p, FindHits(p.Src[base:End(n)], []string{"cuda"}), base, n)
+}
+
+// mentionsCUDAIn is mentionsCUDA with the occurrences of "cuda" in hand
+// (offsets from base).
+func mentionsCUDAIn(p *rule.Pass, h Hits, base int, n *ts.Node) bool {
+	if !h.In(Start(n)-base, End(n)-base-len("cuda")+1) {
 		return false
 	}
 	switch n.Type() {
@@ -113,7 +124,7 @@ func mentionsCUDA(p *rule.Pass, n *ts.Node) bool {
 		return true // a name or another token
 	}
 	for _, c := range ts.Children(n) {
-		if mentionsCUDA(p, c) {
+		if mentionsCUDAIn(p, h, base, c) {
 			return true
 		}
 	}
