@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -63,6 +64,16 @@ func cudaCalls(fs []CUDAFinding) int {
 	return n
 }
 
+func mixCalls(ms []json.RawMessage) int {
+	n := 0
+	for _, m := range ms {
+		var f struct{ Count int }
+		json.Unmarshal(m, &f)
+		n += max(1, f.Count)
+	}
+	return n
+}
+
 func hostRow(r HostRun) []string {
 	on := map[string]string{"tpu-host": "TPU host", "cpu": "CPU (no --tpu)"}[r.AfterOn]
 	if on == "" || r.Error != "" && !r.After.Known {
@@ -85,7 +96,7 @@ func hostRow(r HostRun) []string {
 		findingCell(present, len(t.Unsupported), opCalls(t.Unsupported)),
 		findingCell(present, len(t.CUDAOnly), cudaCalls(t.CUDAOnly)),
 		findingCell(present, len(t.CustomCUDA), opCalls(t.CustomCUDA)),
-		findingCell(present, len(t.Mixups), len(t.Mixups)), verify}
+		findingCell(present, len(t.Mixups), mixCalls(t.Mixups)), verify}
 }
 
 // writeHost prints the TPU-host part: the venv, then per repository a table
@@ -164,16 +175,24 @@ func writeHostNotes(w io.Writer, r HostRun) {
 			if f.Class != "" {
 				cls = ", " + f.Class
 			}
-			ops = append(ops, fmt.Sprintf("`%s` ×%d%s at %s", f.Op, f.Count, cls, f.Site))
+			ops = append(ops, fmt.Sprintf("`%s` ×%d%s at %s", f.Op, f.Count, cls, site(f.Site)))
 		}
 		for _, f := range t.CUDAOnly {
-			cuda = append(cuda, fmt.Sprintf("`%s` ×%d at %s: %s", f.API, f.Count, f.Site, clip(f.Error, 120)))
+			cuda = append(cuda, fmt.Sprintf("`%s` ×%d at %s: %s", f.API, f.Count, site(f.Site), clip(f.Error, 120)))
 		}
 		for _, f := range t.CustomCUDA {
-			custom = append(custom, fmt.Sprintf("`%s` ×%d at %s", f.Op, f.Count, f.Site))
+			custom = append(custom, fmt.Sprintf("`%s` ×%d at %s", f.Op, f.Count, site(f.Site)))
 		}
 		for _, m := range t.Mixups {
-			mix = append(mix, clip(string(m), 160))
+			var f struct {
+				Op, Devices, Site, Error string
+				Count                    int
+			}
+			if json.Unmarshal(m, &f) == nil && f.Op != "" {
+				mix = append(mix, fmt.Sprintf("`%s` on %s ×%d at %s: %s", f.Op, f.Devices, f.Count, site(f.Site), clip(f.Error, 100)))
+			} else {
+				mix = append(mix, clip(string(m), 160))
+			}
 		}
 		list("unsupported ops", ops)
 		list("CUDA-only calls", cuda)
@@ -181,6 +200,14 @@ func writeHostNotes(w io.Writer, r HostRun) {
 		list("device mix-ups", mix)
 	}
 	list("output differences", mapStrings(r.Differences, func(s string) string { return clip(s, 160) }))
+}
+
+// site renders a call site; autograd's backward ops have none.
+func site(s string) string {
+	if s == "" {
+		return "(no Python call site)"
+	}
+	return s
 }
 
 func mapStrings(in []string, f func(string) string) []string {

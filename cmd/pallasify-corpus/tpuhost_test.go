@@ -17,7 +17,8 @@ const verifyTPU = `{"same": false,
  "Differences": ["exit code: original 0, migrated 1", "line 3: original \"STEP train PASSED\", migrated \"STEP train FAILED\""],
  "tpu": {"unsupported_ops": [{"op": "aten::median", "count": 3, "class": "fallback", "site": "timm/layers/x.py:12"}],
   "cuda_only_calls": [{"api": "torch.cuda.Stream", "count": 1, "site": "train.py:40", "error": "Torch not compiled with CUDA enabled"}],
-  "custom_cuda_ops": [], "compiles": [{"backend": "tpu"}], "device_mixups": [], "jax_ops": []}}`
+  "custom_cuda_ops": [], "compiles": [{"backend": "tpu"}],
+  "device_mixups": [{"op": "aten::addmm", "devices": "tpu:0,cpu", "count": 2, "site": "timm/layers/attention_pool2d.py:169", "error": "RuntimeError: Expected all tensors to be on the same device"}], "jax_ops": []}}`
 
 // The same run by verify without --tpu: no tpu object, the after run on the CPU.
 const verifyCPU = `{"same": true,
@@ -97,7 +98,8 @@ func TestWriteHost(t *testing.T) {
 		"installed from PyPI in 41.7 s, 232 MB",
 		"### timm",
 		"| portable | CPU (no --tpu) | 3 | 3 | 0 | - | - | - | - | exit 0, 0 s |",
-		"| tpu | TPU host | 4 | 2 (2 failed, 1 errors) | 2 | 1 (3 calls) | 1 | 0 | 0 | exit 1, 84 s |",
+		"| tpu | TPU host | 4 | 2 (2 failed, 1 errors) | 2 | 1 (3 calls) | 1 | 0 | 1 (2 calls) | exit 1, 84 s |",
+		"- tpu: device mix-ups (1): `aten::addmm` on tpu:0,cpu ×2 at timm/layers/attention_pool2d.py:169: RuntimeError: Expected all tensors to be on the same device",
 		"- tpu: failing after migration only (3): `tests/test_a.py::test_x[1-resnet18] RuntimeError: boom`",
 		"- tpu: unsupported ops (1): `aten::median` ×3, fallback at timm/layers/x.py:12",
 		"- tpu: CUDA-only calls (1): `torch.cuda.Stream` ×1 at train.py:40: Torch not compiled with CUDA enabled",
