@@ -113,6 +113,7 @@ func init() {
 	register("input", "input or engine problem", ioCodes)
 	register("capture", "launch capture", CaptureCodes())
 	register("draft", "kernel draft", DraftCodes())
+	register("tpuhost", "simulated TPU host", TPUHostCodes())
 }
 
 func register(group, about string, cs []CodeDoc) {

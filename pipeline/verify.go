@@ -17,6 +17,7 @@ import (
 
 	"github.com/pallasify/pallasify/transforms/safefs"
 	"github.com/pallasify/pallasify/validators/sandbox"
+	"github.com/pallasify/pallasify/validators/tpuhost"
 )
 
 // Verify runs a user's own short command (a test, a few training steps) in
@@ -44,6 +45,21 @@ type VerifyOptions struct {
 	// Baseline, when set, is the original tree's run from an earlier Verify
 	// of the same command: the original is not run again.
 	Baseline *VerifyRun
+	// TPUHost, when set, runs the migrated tree on the simulated TPU host
+	// (validators/tpuhost) instead of the plain CPU; the original still runs
+	// on the CPU.
+	TPUHost *TPUHost
+}
+
+// TPUHost is how a command runs on the simulated TPU host.
+type TPUHost struct {
+	Dir      string // tpuhost.Install's directory (first on PYTHONPATH, read-only in the sandbox)
+	Coverage string // tpuhost.Coverage's JSON: TorchTPU's registrations
+	// Devices, Precision, Fallback and AllOps are tpuhost.Options'.
+	Devices   int
+	Precision string
+	Fallback  string
+	AllOps    bool
 }
 
 // VerifyRun is what one side printed.
@@ -63,10 +79,19 @@ type VerifyResult struct {
 	Identical          int      // numbers printed identically
 	MaxAbs, MaxRel     float64  // the largest differences among the numbers
 	Differences        []string // one line each, in output order; empty when the behaviour is the same
+	// TPU is what the simulated TPU host saw in the migrated run (with
+	// VerifyOptions.TPUHost): ops without a TPU kernel, CUDA-only calls and
+	// custom CUDA ops reached, device mix-ups, compiles, jax_op kernels.
+	TPU *tpuhost.Report `json:"tpu,omitempty"`
 }
 
 // Same reports whether the migrated tree behaved as the original did.
 func (r *VerifyResult) Same() bool { return len(r.Differences) == 0 }
+
+// Clean reports whether the migrated tree behaved as the original did and,
+// on the simulated TPU host, reached nothing that fails or differs on a
+// real one.
+func (r *VerifyResult) Clean() bool { return r.Same() && (r.TPU == nil || r.TPU.Findings() == 0) }
 
 // Verify runs the command in both trees and compares the outputs. Both runs
 // see their tree at the same path (one work directory, filled with each tree
@@ -75,17 +100,7 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyResult, error) {
 	if len(o.Command) == 0 {
 		return nil, errors.New("verify: no command given")
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = 5 * time.Minute
-	}
-	if o.Python == "" {
-		o.Python = os.Getenv("PALLASIFY_PYTHON")
-	}
-	if o.Python == "" {
-		if p, err := exec.LookPath("python3"); err == nil {
-			o.Python = p
-		}
-	}
+	o = verifyDefaults(o)
 	work, err := sandbox.MkdirTemp("pallasify-verify-*")
 	if err != nil {
 		return nil, err
@@ -107,14 +122,62 @@ func Verify(ctx context.Context, o VerifyOptions) (*VerifyResult, error) {
 		if err := copyPlain(side.src, tree); err != nil {
 			return nil, fmt.Errorf("verify: copy %s: %w", side.src, err)
 		}
-		run, err := runSide(ctx, o, tree)
+		var host *TPUHost
+		if side.out == &res.Migrated {
+			host = o.TPUHost
+		}
+		run, rep, err := runSide(ctx, o, work, host)
 		if err != nil {
 			return nil, err
 		}
 		*side.out = run
+		if host != nil {
+			res.TPU = rep
+		}
 	}
 	compareRuns(res, o)
 	return res, nil
+}
+
+// Ops runs the command once in tree (as it is, not migrated) on the
+// simulated TPU host with every aten op recorded (TPUHost.AllOps): the op
+// coverage table of a workload before any migration.
+func Ops(ctx context.Context, o VerifyOptions) (*tpuhost.Report, VerifyRun, error) {
+	if len(o.Command) == 0 {
+		return nil, VerifyRun{}, errors.New("ops: no command given")
+	}
+	if o.TPUHost == nil {
+		return nil, VerifyRun{}, errors.New("ops: no simulated TPU host")
+	}
+	o = verifyDefaults(o)
+	host := *o.TPUHost
+	host.AllOps = true
+	work, err := sandbox.MkdirTemp("pallasify-ops-*")
+	if err != nil {
+		return nil, VerifyRun{}, err
+	}
+	defer os.RemoveAll(work)
+	if err := copyPlain(o.Original, filepath.Join(work, "tree")); err != nil {
+		return nil, VerifyRun{}, fmt.Errorf("ops: copy %s: %w", o.Original, err)
+	}
+	run, rep, err := runSide(ctx, o, work, &host)
+	return rep, run, err
+}
+
+// verifyDefaults fills the time limit and the interpreter.
+func verifyDefaults(o VerifyOptions) VerifyOptions {
+	if o.Timeout <= 0 {
+		o.Timeout = 5 * time.Minute
+	}
+	if o.Python == "" {
+		o.Python = os.Getenv("PALLASIFY_PYTHON")
+	}
+	if o.Python == "" {
+		if p, err := exec.LookPath("python3"); err == nil {
+			o.Python = p
+		}
+	}
+	return o
 }
 
 // verifyEnv is the command's environment: the CPU only (no CUDA device, JAX
@@ -133,12 +196,35 @@ func verifyEnv(python, home string) []string {
 	return env
 }
 
-// runSide runs the command once, in tree, under the sandbox.
-func runSide(ctx context.Context, o VerifyOptions, tree string) (VerifyRun, error) {
-	sb := &sandbox.Sandbox{Disabled: o.NoSandbox, Env: verifyEnv(o.Python, tree)}
+// runSide runs the command once, in work/tree, under the sandbox; with
+// host, on the simulated TPU host, whose merged report it returns. The
+// sandbox's work directory is work (so the host's report directory,
+// work/tpuhost, is writable and outside the tree); the command starts in
+// work/tree.
+func runSide(ctx context.Context, o VerifyOptions, work string, host *TPUHost) (VerifyRun, *tpuhost.Report, error) {
+	tree := filepath.Join(work, "tree")
+	env := verifyEnv(o.Python, work)
+	sb := &sandbox.Sandbox{Disabled: o.NoSandbox}
+	reports := filepath.Join(work, "tpuhost")
+	if host != nil {
+		if err := os.RemoveAll(reports); err != nil {
+			return VerifyRun{}, nil, err
+		}
+		if err := os.Mkdir(reports, 0o777); err != nil {
+			return VerifyRun{}, nil, err
+		}
+		os.Chmod(reports, 0o777) // the sandboxed process may be another user
+		env = tpuhost.Prepare(env, host.Dir, tpuhost.Options{Coverage: host.Coverage, Report: reports,
+			Devices: host.Devices, Precision: host.Precision, Fallback: host.Fallback, AllOps: host.AllOps})
+		sb.ReadOnly = append(sb.ReadOnly, host.Dir)
+		if host.Coverage != "" {
+			sb.ReadOnly = append(sb.ReadOnly, host.Coverage)
+		}
+	}
+	sb.Env = env
 	if o.Python != "" && filepath.IsAbs(o.Python) {
-		env := filepath.Dir(filepath.Dir(o.Python))
-		sb.ReadOnly = append(sb.ReadOnly, env)
+		penv := filepath.Dir(filepath.Dir(o.Python))
+		sb.ReadOnly = append(sb.ReadOnly, penv)
 		if real, err := filepath.EvalSymlinks(o.Python); err == nil {
 			sb.ReadOnly = append(sb.ReadOnly, filepath.Dir(filepath.Dir(real)))
 		}
@@ -147,9 +233,10 @@ func runSide(ctx context.Context, o VerifyOptions, tree string) (VerifyRun, erro
 	if len(argv) == 1 {
 		argv = []string{"/bin/sh", "-c", argv[0]}
 	}
-	cmd, cancel, err := sb.Command(ctx, tree, sandbox.Limits{Wall: o.Timeout, FileMB: 1024}, argv...)
+	argv = append([]string{"/bin/sh", "-c", `cd "$0" && exec "$@"`, tree}, argv...)
+	cmd, cancel, err := sb.Command(ctx, work, sandbox.Limits{Wall: o.Timeout, FileMB: 1024}, argv...)
 	if err != nil {
-		return VerifyRun{}, fmt.Errorf("verify: %w", err)
+		return VerifyRun{}, nil, fmt.Errorf("verify: %w", err)
 	}
 	defer cancel()
 	var stdout, stderr bytes.Buffer
@@ -164,15 +251,25 @@ func runSide(ctx context.Context, o VerifyOptions, tree string) (VerifyRun, erro
 	case sb.Violation(cmd) != "":
 		r.Error = "sandboxed process stopped: " + sb.Violation(cmd)
 	case ctx.Err() != nil:
-		return r, ctx.Err()
+		return r, nil, ctx.Err()
 	case time.Since(t0) >= o.Timeout:
 		r.Error = fmt.Sprintf("timed out after %s", o.Timeout)
 	case err != nil && cmd.ProcessState != nil && !cmd.ProcessState.Exited():
 		r.Error = "killed: " + cmd.ProcessState.String()
 	case err != nil && cmd.ProcessState == nil:
-		return r, fmt.Errorf("verify: run %v: %w", o.Command, err)
+		return r, nil, fmt.Errorf("verify: run %v: %w", o.Command, err)
 	}
-	return r, nil
+	if host == nil {
+		return r, nil, nil
+	}
+	rep, err := tpuhost.ReadReports(reports)
+	if err != nil {
+		return r, nil, err
+	}
+	if rep.Processes == 0 {
+		rep.Errors = append(rep.Errors, "no Python process of the command reported from the simulated TPU host (did it run python?)")
+	}
+	return r, rep, nil
 }
 
 // numberRE matches a number as programs print them (ints, decimals,
@@ -317,5 +414,98 @@ func (r *VerifyResult) Summary() string {
 		}
 		fmt.Fprintf(&b, "  %s\n", d)
 	}
+	for _, side := range []struct {
+		name string
+		run  VerifyRun
+	}{{"original", r.Original}, {"migrated", r.Migrated}} {
+		if side.run.ExitCode != 0 || side.run.Error != "" {
+			fmt.Fprintf(&b, "  the %s run ended with exit code %d%s; its stderr ends:\n", side.name, side.run.ExitCode,
+				map[bool]string{true: " (" + side.run.Error + ")", false: ""}[side.run.Error != ""])
+			lines := strings.Split(strings.TrimRight(side.run.Stderr, "\n"), "\n")
+			if len(lines) > 6 {
+				lines = lines[len(lines)-6:]
+			}
+			for _, l := range lines {
+				fmt.Fprintf(&b, "    | %s\n", l)
+			}
+		}
+	}
 	return b.String()
+}
+
+// TPUSummary is what the simulated TPU host saw, for the CLI ("" without a
+// TPU run). Each finding names its code (codes.go: PTH001-PTH004).
+func (r *VerifyResult) TPUSummary() string {
+	if r.TPU == nil {
+		return ""
+	}
+	return TPUReportText(r.TPU)
+}
+
+// TPUReportText renders a simulated TPU host's report: one line per
+// finding, with its code and first call site.
+func TPUReportText(t *tpuhost.Report) string {
+	var b strings.Builder
+	if t.Findings() == 0 {
+		fmt.Fprintf(&b, "simulated TPU host: nothing reached that fails on a TPU (%d device(s), precision %s", t.Devices, orNone(t.Precision))
+		if len(t.JaxOps) > 0 {
+			fmt.Fprintf(&b, "; %d jax_op kernel(s) ran", len(t.JaxOps))
+		}
+		b.WriteString(")\n")
+	} else {
+		fmt.Fprintf(&b, "simulated TPU host: %d finding(s)\n", t.Findings())
+	}
+	site := func(s string) string {
+		if s == "" {
+			return "(no Python frame)"
+		}
+		return s
+	}
+	for _, u := range t.UnsupportedOps {
+		fmt.Fprintf(&b, "  %s: %s %s has no TPU kernel (%s), %d call(s)\n", site(u.Site), CodeTPUOp, u.Op, u.Class, u.Count)
+	}
+	for _, c := range t.CUDAOnlyCalls {
+		fmt.Fprintf(&b, "  %s: %s CUDA-only call %s reached on the TPU path, %d time(s): %s\n", site(c.Site), CodeTPUCUDACall, c.API, c.Count, c.Error)
+	}
+	for _, c := range t.CustomCUDAOps {
+		fmt.Fprintf(&b, "  %s: %s custom CUDA op %s called with tpu tensors, %d time(s)\n", site(c.Site), CodeTPUCustomOp, c.Op, c.Count)
+	}
+	for _, m := range t.DeviceMixups {
+		fmt.Fprintf(&b, "  %s: %s %s mixes %s, %d time(s)\n", site(m.Site), CodeTPUMixup, m.Op, m.Devices, m.Count)
+	}
+	for _, e := range t.Errors {
+		fmt.Fprintf(&b, "  note: %s\n", e)
+	}
+	return b.String()
+}
+
+// DefaultTPUHostCacheDir is where the simulated TPU host's runtime and
+// coverage table are kept.
+func DefaultTPUHostCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "pallasify", "tpuhost")
+}
+
+// NewTPUHost installs the simulated TPU host's runtime and reads TorchTPU's
+// op coverage from python's environment (torch_tpu must be installed
+// there; cached by version in cacheDir, default DefaultTPUHostCacheDir).
+func NewTPUHost(ctx context.Context, python, cacheDir string) (*TPUHost, error) {
+	if cacheDir == "" {
+		cacheDir = DefaultTPUHostCacheDir()
+	}
+	if python == "" {
+		python = verifyDefaults(VerifyOptions{}).Python
+	}
+	dir, err := tpuhost.Install(cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("simulated TPU host: %w", err)
+	}
+	cov, err := tpuhost.Coverage(ctx, python, cacheDir)
+	if err != nil {
+		return nil, fmt.Errorf("simulated TPU host: TorchTPU's op coverage (is torch-tpu installed for %s?): %w", python, err)
+	}
+	return &TPUHost{Dir: dir, Coverage: cov}, nil
 }

@@ -65,6 +65,7 @@ func newRootCmd(io *streams) *cobra.Command {
 		newAnalyzeCmd(io, nil),
 		newMigrateCmd(io, nil),
 		newVerifyCmd(io, nil),
+		newOpsCmd(io),
 		newRulesCmd(io, nil),
 		newValidateCmd(io),
 		newDoctorCmd(io),

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/pipeline/report"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -27,6 +29,11 @@ type verifyOptions struct {
 	Python      string
 	JSON        bool
 	Command     []string
+	// The simulated TPU host (--tpu).
+	TPU          bool
+	TPUDevices   int
+	TPUPrecision string
+	TPUFallback  string
 }
 
 func newVerifyCmd(io *streams, rules []*rule.Rule) *cobra.Command {
@@ -43,10 +50,20 @@ by line and every number in it. Numbers must be printed identically unless --rto
 one word is run by /bin/sh -c; "python" is the interpreter of $PALLASIFY_PYTHON (or
 --python). --against DIR compares with a tree migrated earlier instead.
 
-Exit codes: 0 same behaviour, 1 different, 2 usage or I/O error.`,
+--tpu runs the migrated tree on the simulated TPU host instead of the plain CPU: a
+Python process where "tpu" is a device (its data and compute on the CPU), every aten
+op reaching a tpu tensor is checked against TorchTPU 0.2.0's own registrations (read
+from the installed torch-tpu), and CUDA-only calls, custom CUDA ops called with tpu
+tensors and tpu/CPU device mix-ups are recorded with their call sites (codes
+PTH001-PTH004; validators/tpuhost/python/README.md says what it does not emulate).
+--target tpu is then the usual choice.
+
+Exit codes: 0 same behaviour (and, with --tpu, nothing reached that fails on a TPU),
+1 different or a TPU finding, 2 usage or I/O error.`,
 		Example: `  pallasify verify . -- python train.py --steps 3
   pallasify verify --target tpu --rtol 1e-6 . -- 'pytest -q tests/test_model.py'
-  pallasify verify --ignore-lines '^took ' --against ../migrated . -- python bench.py`,
+  pallasify verify --ignore-lines '^took ' --against ../migrated . -- python bench.py
+  pallasify verify --tpu --target tpu --format json . -- python -m pytest -q tests/test_model.py`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash != 1 || len(args) < 2 {
@@ -72,13 +89,49 @@ Exit codes: 0 same behaviour, 1 different, 2 usage or I/O error.`,
 	fl.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "time limit of each run")
 	fl.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the command directly instead of in the sandbox (trusted code only)")
 	fl.StringVar(&o.Python, "python", "", "the interpreter `python` resolves to (default $PALLASIFY_PYTHON, else python3)")
-	fl.BoolVar(&o.JSON, "json", false, "print the comparison as JSON")
+	fl.BoolVar(&o.JSON, "json", false, "print the comparison as JSON (same as --format json)")
+	fl.StringVar(&o.Format, "format", "text", "output format: text or json")
+	fl.BoolVar(&o.TPU, "tpu", false, "run the migrated tree on the simulated TPU host and report what would fail on a TPU")
+	bindTPUFlags(fl, &o.TPUDevices, &o.TPUPrecision, &o.TPUFallback)
 	return cmd
+}
+
+// bindTPUFlags adds the simulated TPU host's settings (verify --tpu, ops).
+func bindTPUFlags(fl *pflag.FlagSet, devices *int, precision, fallback *string) {
+	fl.IntVar(devices, "tpu-devices", 1, "TPU devices the simulated host reports (torch.accelerator.device_count())")
+	fl.StringVar(precision, "tpu-precision", "highest", "float32 matmuls and convolutions: highest (exact, as on the CPU) or default (inputs rounded to bfloat16, as TorchTPU's default precision runs them)")
+	fl.StringVar(fallback, "tpu-fallback", "record", "an op without a TPU kernel: record (run it on the CPU and report it, so one run lists them all) or raise (NotImplementedError, as TorchTPU 0.2.0 does by default)")
+}
+
+// tpuHost sets up the simulated TPU host for a command run with python.
+func tpuHost(ctx context.Context, python string, devices int, precision, fallback string) (*pipeline.TPUHost, error) {
+	if devices < 1 {
+		return nil, usageErr(fmt.Errorf("--tpu-devices must be at least 1"))
+	}
+	if precision != "highest" && precision != "default" {
+		return nil, usageErr(fmt.Errorf("--tpu-precision %q: want highest or default", precision))
+	}
+	if fallback != "record" && fallback != "raise" {
+		return nil, usageErr(fmt.Errorf("--tpu-fallback %q: want record or raise", fallback))
+	}
+	h, err := pipeline.NewTPUHost(ctx, python, "")
+	if err != nil {
+		return nil, runErr(ctx, err)
+	}
+	h.Devices, h.Precision, h.Fallback = devices, precision, fallback
+	return h, nil
 }
 
 func runVerify(ctx context.Context, o *verifyOptions) error {
 	if o.RTol < 0 || o.ATol < 0 {
 		return usageErr(fmt.Errorf("--rtol and --atol must not be negative"))
+	}
+	switch o.Format {
+	case "text", "":
+	case "json":
+		o.JSON = true
+	default:
+		return usageErr(fmt.Errorf("--format %q: want text or json", o.Format))
 	}
 	vo := pipeline.VerifyOptions{Original: o.Path, Command: o.Command, Python: o.Python, Timeout: o.Timeout,
 		RTol: o.RTol, ATol: o.ATol, NoSandbox: o.NoSandbox}
@@ -91,6 +144,13 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	}
 	if fi, err := os.Stat(o.Path); err != nil || !fi.IsDir() {
 		return usageErr(fmt.Errorf("%s: not a directory", o.Path))
+	}
+	if o.TPU {
+		h, err := tpuHost(ctx, o.Python, o.TPUDevices, o.TPUPrecision, o.TPUFallback)
+		if err != nil {
+			return err
+		}
+		vo.TPUHost = h
 	}
 	vo.Migrated = o.Against
 	if vo.Migrated == "" {
@@ -110,15 +170,17 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		enc := json.NewEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(struct {
-			Same bool `json:"same"`
+			Same  bool `json:"same"`
+			Clean bool `json:"clean"`
 			*pipeline.VerifyResult
-		}{res.Same(), res}); err != nil {
+		}{res.Same(), res.Clean(), res}); err != nil {
 			return usageErr(err)
 		}
 	} else {
 		fmt.Fprint(o.IO.Out, res.Summary())
+		fmt.Fprint(o.IO.Out, report.Printable(res.TPUSummary()))
 	}
-	if !res.Same() {
+	if !res.Clean() {
 		return &exitError{code: 1}
 	}
 	return nil

@@ -24,6 +24,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -47,6 +49,9 @@ type Options struct {
 	// one run lists them all) or "raise" (it raises NotImplementedError, as TorchTPU 0.2.0 does
 	// with its cpu fallback off, its default).
 	Fallback string
+	// AllOps records every aten op the command runs, on any device, with its coverage class
+	// (Report.Ops): the table `pallasify ops` prints.
+	AllOps bool
 }
 
 // Install writes the runtime's Python files under cacheDir (once per content) and returns the
@@ -74,6 +79,9 @@ func Install(cacheDir string) (string, error) {
 	dir := filepath.Join(cacheDir, "tpuhost-py-"+hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(filepath.Join(dir, "sitecustomize.py")); err == nil {
 		return dir, nil
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return "", fmt.Errorf("tpuhost: %w", err)
 	}
 	tmp, err := os.MkdirTemp(cacheDir, ".tpuhost-py-")
 	if err != nil {
@@ -124,7 +132,8 @@ func Coverage(ctx context.Context, python, cacheDir string) (string, error) {
 	ver.Env = cleanEnv(os.Environ())
 	out, err := ver.Output()
 	if err != nil {
-		return "", fmt.Errorf("tpuhost: torch and torch-tpu versions from %s: %w%s", python, err, stderrOf(err))
+		lines := strings.Split(strings.TrimSpace(stderrOf(err)), "\n")
+		return "", fmt.Errorf("tpuhost: torch and torch-tpu versions from %s: %w: %s", python, err, strings.TrimSpace(lines[len(lines)-1]))
 	}
 	fields := strings.Fields(string(out))
 	if len(fields) != 2 {
@@ -133,7 +142,8 @@ func Coverage(ctx context.Context, python, cacheDir string) (string, error) {
 	key := unsafeKey.ReplaceAllString(fmt.Sprintf("torch-%s_torch-tpu-%s_s%d", fields[0], fields[1], coverageSchema), "_")
 	path := filepath.Join(cacheDir, "tpuhost-coverage-"+key+".json")
 	if validCoverage(path) {
-		return path, nil
+		// Readable by the sandboxed command, which may run as another user.
+		return path, os.Chmod(path, 0o644)
 	}
 	tmp, err := os.CreateTemp(cacheDir, ".tpuhost-coverage-*.json")
 	if err != nil {
@@ -157,6 +167,9 @@ func Coverage(ctx context.Context, python, cacheDir string) (string, error) {
 	}
 	if !validCoverage(tmp.Name()) {
 		return "", fmt.Errorf("tpuhost: TorchTPU op coverage: %s wrote no usable JSON", python)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return "", fmt.Errorf("tpuhost: %w", err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("tpuhost: %w", err)
@@ -209,6 +222,9 @@ func Env(pythonDir, pythonPath string, o Options) []string {
 		"PALLASIFY_TPUHOST_COVERAGE=" + o.Coverage,
 		"PALLASIFY_TPUHOST_REPORT=" + o.Report,
 	}
+	if o.AllOps {
+		env = append(env, "PALLASIFY_TPUHOST_ALLOPS=1")
+	}
 	return append(env, libtpuEnv...)
 }
 
@@ -231,13 +247,17 @@ type Report struct {
 	Compiles       []Compile       `json:"compiles"`
 	DeviceMixups   []DeviceMixup   `json:"device_mixups"`
 	JaxOps         []JaxOp         `json:"jax_ops"`
-	Devices        int             `json:"devices"`
+	// Ops is every aten op the command ran (Options.AllOps), with its coverage class.
+	Ops     []UnsupportedOp `json:"ops,omitempty"`
+	Devices int             `json:"devices"`
 	// Precision is the run's mode: "highest" or "default".
 	Precision string `json:"precision"`
 	// Fallback is "record" or "raise".
 	Fallback string `json:"fallback"`
 	// Errors are the runtime's own problems (no coverage JSON, an unreadable one).
 	Errors []string `json:"errors"`
+	// Processes is how many Python processes' reports were merged (ReadReports).
+	Processes int `json:"processes,omitempty"`
 }
 
 // UnsupportedOp is an aten op without a TPU kernel that reached a tpu tensor.
@@ -305,6 +325,117 @@ func ReadReport(path string) (*Report, error) {
 		return nil, fmt.Errorf("tpuhost: report %s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// ReadReports reads the reports in dir — one per Python process the command started, when
+// Options.Report names a directory — and merges them: counts added, the first site kept, in the
+// order the processes wrote them (by file name); a directory without any gives an empty report.
+func ReadReports(dir string) (*Report, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "report-*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	out := &Report{}
+	for _, n := range names {
+		r, err := ReadReport(n)
+		if err != nil {
+			return nil, err
+		}
+		out.merge(r)
+	}
+	// Empty lists, not nulls, in the JSON the CLI prints.
+	for _, l := range []*[]UnsupportedOp{&out.UnsupportedOps, &out.Ops} {
+		if *l == nil {
+			*l = []UnsupportedOp{}
+		}
+	}
+	if out.CUDAOnlyCalls == nil {
+		out.CUDAOnlyCalls = []CUDAOnlyCall{}
+	}
+	if out.CustomCUDAOps == nil {
+		out.CustomCUDAOps = []CustomCUDAOp{}
+	}
+	if out.Compiles == nil {
+		out.Compiles = []Compile{}
+	}
+	if out.DeviceMixups == nil {
+		out.DeviceMixups = []DeviceMixup{}
+	}
+	if out.JaxOps == nil {
+		out.JaxOps = []JaxOp{}
+	}
+	if out.Errors == nil {
+		out.Errors = []string{}
+	}
+	return out, nil
+}
+
+// merge adds r's findings to m's.
+func (m *Report) merge(r *Report) {
+	m.UnsupportedOps = mergeOps(m.UnsupportedOps, r.UnsupportedOps)
+	m.Ops = mergeOps(m.Ops, r.Ops)
+	for _, c := range r.CUDAOnlyCalls {
+		i := slices.IndexFunc(m.CUDAOnlyCalls, func(e CUDAOnlyCall) bool { return e.API == c.API && e.Site == c.Site })
+		if i < 0 {
+			m.CUDAOnlyCalls = append(m.CUDAOnlyCalls, c)
+		} else {
+			m.CUDAOnlyCalls[i].Count += c.Count
+		}
+	}
+	for _, c := range r.CustomCUDAOps {
+		i := slices.IndexFunc(m.CustomCUDAOps, func(e CustomCUDAOp) bool { return e.Op == c.Op })
+		if i < 0 {
+			m.CustomCUDAOps = append(m.CustomCUDAOps, c)
+		} else {
+			m.CustomCUDAOps[i].Count += c.Count
+		}
+	}
+	for _, c := range r.DeviceMixups {
+		i := slices.IndexFunc(m.DeviceMixups, func(e DeviceMixup) bool { return e.Op == c.Op && e.Site == c.Site })
+		if i < 0 {
+			m.DeviceMixups = append(m.DeviceMixups, c)
+		} else {
+			m.DeviceMixups[i].Count += c.Count
+		}
+	}
+	for _, c := range r.JaxOps {
+		i := slices.IndexFunc(m.JaxOps, func(e JaxOp) bool { return e.Name == c.Name })
+		if i < 0 {
+			m.JaxOps = append(m.JaxOps, c)
+		} else {
+			m.JaxOps[i].Count += c.Count
+		}
+	}
+	m.Compiles = append(m.Compiles, r.Compiles...)
+	m.Devices = max(m.Devices, r.Devices)
+	if m.Precision == "" {
+		m.Precision = r.Precision
+	}
+	if m.Fallback == "" {
+		m.Fallback = r.Fallback
+	}
+	for _, e := range r.Errors {
+		if !slices.Contains(m.Errors, e) {
+			m.Errors = append(m.Errors, e)
+		}
+	}
+	m.Processes++
+}
+
+func mergeOps(into, from []UnsupportedOp) []UnsupportedOp {
+	for _, o := range from {
+		i := slices.IndexFunc(into, func(e UnsupportedOp) bool { return e.Op == o.Op })
+		if i < 0 {
+			into = append(into, o)
+			continue
+		}
+		into[i].Count += o.Count
+		if into[i].Site == "" {
+			into[i].Site = o.Site
+		}
+	}
+	return into
 }
 
 func lookup(env []string, key string) string {

@@ -82,6 +82,7 @@ class Report:
         self.compiles: list[dict] = []
         self.device_mixups: dict[tuple[str, str], dict] = {}
         self.jax_ops: dict[str, dict] = {}
+        self.ops: dict[str, dict] = {}
         self.precision = ""
         self.fallback = ""
         self.errors: list[str] = []
@@ -91,6 +92,17 @@ class Report:
             e = self.unsupported_ops.get(name)
             if e is None:
                 self.unsupported_ops[name] = {"op": name, "count": 1, "class": cls, "site": where}
+            else:
+                e["count"] += 1
+                if not e["site"] and where:
+                    e["site"] = where
+
+    def any_op(self, name: str, cls: str, where: str) -> None:
+        """Every aten op the command ran, on any device (PALLASIFY_TPUHOST_ALLOPS=1: `pallasify ops`)."""
+        with self._lock:
+            e = self.ops.get(name)
+            if e is None:
+                self.ops[name] = {"op": name, "count": 1, "class": cls, "site": where}
             else:
                 e["count"] += 1
                 if not e["site"] and where:
@@ -143,6 +155,9 @@ class Report:
                 "compiles": list(self.compiles),
                 "device_mixups": list(self.device_mixups.values()),
                 "jax_ops": list(self.jax_ops.values()),
+                "ops": list(self.ops.values()),
+                "pid": os.getpid(),
+                "argv": list(sys.argv),
                 "devices": self.devices,
                 "precision": self.precision,
                 "fallback": self.fallback,
@@ -154,13 +169,18 @@ class Report:
             return
         self._written = True
         data = self.data()
-        d = os.path.dirname(os.path.abspath(self.path))
-        tmp = os.path.join(d, f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
+        path = self.path
+        if os.path.isdir(path):
+            # A directory: one report per process (a command that starts several Pythons, pytest's
+            # workers, torchrun's ranks); the wrapper merges them.
+            path = os.path.join(path, f"report-{os.getpid()}.json")
+        d = os.path.dirname(os.path.abspath(path))
+        tmp = os.path.join(d, f".{os.path.basename(path)}.{os.getpid()}.tmp")
         try:
             with open(tmp, "w") as f:
                 json.dump(data, f, indent=1)
                 f.write("\n")
-            os.replace(tmp, self.path)
+            os.replace(tmp, path)
         except OSError as e:
             print(f"pallasify_tpuhost: cannot write the report {self.path}: {e}", file=sys.stderr)
 

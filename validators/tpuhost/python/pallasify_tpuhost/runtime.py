@@ -864,6 +864,31 @@ def start() -> None:
     _install_compile()
     _install_dist()
     _watch_extensions()
+    if _cfg("PALLASIFY_TPUHOST_ALLOPS") == "1":
+        _record_all_ops()
+
+
+def _record_all_ops():
+    """`pallasify ops`: every aten op the command runs, on any device, classed by the coverage
+    table (a dispatch mode pushed for the whole process: ops reach it after CompositeImplicit
+    decomposition, as they would reach TorchTPU)."""
+    torch = _torch()
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    rep = _STATE["report"]
+    coverage = _STATE["coverage"]
+
+    class _AllOps(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = func.name()
+            if func.namespace == "aten" and _NO_RECORD[0] == 0:
+                rep.any_op(name, coverage.get(name, "unsupported"), _report.site())
+            return func(*args, **(kwargs or {}))
+
+    mode = _AllOps()
+    mode.__enter__()  # for the process's lifetime
+    _STATE["allops_mode"] = mode
+    del torch
 
 
 # --------------------------------------------------------------------------- C++/CUDA extensions
