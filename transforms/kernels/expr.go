@@ -259,6 +259,11 @@ func (e *Expr) Rename(m map[string]string) *Expr {
 }
 
 // ParseExpr parses an expression of the spec grammar.
+//
+// An expression comes from a repository's code (a launch's grid, a size):
+// one of more than maxExprTokens tokens or nested deeper than maxExprDepth is
+// refused, so no walk over it (parse, Eval, String, ...) recurses without
+// bound on hostile input.
 func ParseExpr(s string) (*Expr, error) {
 	p := &exprParser{toks: tokenize(s)}
 	if p.toks == nil {
@@ -266,6 +271,9 @@ func ParseExpr(s string) (*Expr, error) {
 	}
 	if len(p.toks) == 0 {
 		return nil, errors.New("empty expression")
+	}
+	if len(p.toks) > maxExprTokens {
+		return nil, fmt.Errorf("expression of %d tokens: longer than %d", len(p.toks), maxExprTokens)
 	}
 	e, err := p.parse(1)
 	if err != nil {
@@ -312,9 +320,16 @@ func tokenize(s string) []string {
 	return toks
 }
 
+// Bounds of a parsed expression (ParseExpr).
+const (
+	maxExprTokens = 4096
+	maxExprDepth  = 256
+)
+
 type exprParser struct {
-	toks []string
-	i    int
+	toks  []string
+	i     int
+	depth int
 }
 
 func (p *exprParser) peek() string {
@@ -325,6 +340,11 @@ func (p *exprParser) peek() string {
 }
 
 func (p *exprParser) parse(minPrec int) (*Expr, error) {
+	p.depth++
+	defer func() { p.depth-- }()
+	if p.depth > maxExprDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxExprDepth)
+	}
 	l, err := p.unary()
 	if err != nil {
 		return nil, err
@@ -351,6 +371,11 @@ func (p *exprParser) unary() (*Expr, error) {
 		return nil, errors.New("unexpected end")
 	case t == "-":
 		p.i++
+		p.depth++
+		defer func() { p.depth-- }()
+		if p.depth > maxExprDepth {
+			return nil, fmt.Errorf("nested deeper than %d", maxExprDepth)
+		}
 		x, err := p.unary()
 		if err != nil {
 			return nil, err

@@ -1,6 +1,9 @@
 package kernels
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestExprParsePrint(t *testing.T) {
 	cases := []struct{ in, out string }{
@@ -85,5 +88,25 @@ func TestEquivalent(t *testing.T) {
 		if Equivalent(p(c[0]), p(c[1])) {
 			t.Errorf("%s ≡ %s", c[0], c[1])
 		}
+	}
+}
+
+// TestParseExprBounded: an expression from hostile code — parentheses nested
+// a million deep, a million unary minuses, a sum of a million terms — is
+// refused with an error instead of recursing without bound (issue 32: a deep
+// enough nesting overflowed Go's stack, a crash no recover catches).
+func TestParseExprBounded(t *testing.T) {
+	n := 1 << 20
+	for name, s := range map[string]string{
+		"parens": strings.Repeat("(", n) + "1" + strings.Repeat(")", n),
+		"minus":  strings.Repeat("-", n) + "1",
+		"sum":    "1" + strings.Repeat("+n", n),
+	} {
+		if _, err := ParseExpr(s); err == nil {
+			t.Errorf("%s: parsed", name)
+		}
+	}
+	if e, err := ParseExpr(strings.Repeat("(", 100) + "n+1" + strings.Repeat(")", 100)); err != nil || e.String() != "n + 1" {
+		t.Errorf("ordinary nesting: %v %v", e, err)
 	}
 }
