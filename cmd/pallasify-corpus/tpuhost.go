@@ -74,22 +74,24 @@ const pytestTimeLine = ` in [0-9.]+s( \([0-9:]+\))? =*$`
 
 // hostCommand is the shell command verify runs in both trees: offline, the
 // device for timm's tests from whether the simulated TPU host is on, pytest
-// on the suite's tests, then the step script; each exit status printed.
+// on the suite's tests, then the step script; each exit status printed as
+// "ok" or "failed, exit N" (a 0 the other run prints as 1 would be a number
+// difference of infinite relative size).
 func hostCommand(s hostSuite) string {
 	var b strings.Builder
-	b.WriteString("export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONWARNINGS=ignore; ")
+	b.WriteString("export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 PYTHONWARNINGS=ignore COLUMNS=240; ")
 	b.WriteString(`: "${TORCH_DEVICE_BACKEND_AUTOLOAD:=0}"; export TORCH_DEVICE_BACKEND_AUTOLOAD; `)
 	b.WriteString(`if [ "${PALLASIFY_TPUHOST:-0}" = 1 ]; then export TORCH_DEVICE=tpu; else export TORCH_DEVICE=cpu; fi; `)
 	b.WriteString("rc=0; ")
 	if len(s.Pytest) > 0 {
-		b.WriteString("python -m pytest -q -p no:cacheprovider -p no:warnings -rfE --timeout=300 --color=no")
+		b.WriteString("python -m pytest -q -p no:cacheprovider -p no:warnings -rfE --tb=short --timeout=300 --color=no")
 		for _, a := range s.Pytest {
 			b.WriteString(" " + shellQuote(a))
 		}
-		b.WriteString(`; p=$?; echo "pallasify-corpus: pytest exit $p"; [ $p = 0 ] || rc=1; `)
+		b.WriteString(`; p=$?; if [ $p = 0 ]; then echo "pallasify-corpus: pytest ok"; else echo "pallasify-corpus: pytest failed, exit $p"; rc=1; fi; `)
 	}
 	if s.Step != "" {
-		b.WriteString("python " + stepName + `; p=$?; echo "pallasify-corpus: step exit $p"; [ $p = 0 ] || rc=1; `)
+		b.WriteString("python " + stepName + `; p=$?; if [ $p = 0 ]; then echo "pallasify-corpus: step ok"; else echo "pallasify-corpus: step failed, exit $p"; rc=1; fi; `)
 	}
 	b.WriteString("exit $rc")
 	return b.String()
@@ -267,10 +269,10 @@ func parseTestOutput(out string, exit int) TestCounts {
 			}
 		case strings.HasPrefix(line, "FAILED "), strings.HasPrefix(line, "ERROR "):
 			c.Failures = append(c.Failures, strings.Replace(strings.TrimSpace(line[strings.IndexByte(line, ' ')+1:]), " - ", " ", 1))
-		case strings.HasPrefix(line, "pallasify-corpus: step exit "):
-			fmt.Sscanf(strings.TrimPrefix(line, "pallasify-corpus: step exit "), "%d", &stepExit)
+		case strings.HasPrefix(line, "pallasify-corpus: step "):
+			fmt.Sscanf(strings.TrimPrefix(line, "pallasify-corpus: step failed, exit "), "%d", &stepExit)
 			c.Known = true
-		case strings.HasPrefix(line, "pallasify-corpus: pytest exit "):
+		case strings.HasPrefix(line, "pallasify-corpus: pytest "):
 			c.Known = true
 		default:
 			if p, f, e, s, ok := pytestSummary(line); ok {

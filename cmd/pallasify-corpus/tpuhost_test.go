@@ -12,8 +12,8 @@ import (
 // command prints: pytest's output with a summary line and short summary, the
 // step script's STEP lines and exit markers, and the tpu object.
 const verifyTPU = `{"same": false,
- "Original": {"stdout": "....s.\n=========================== short test summary info ============================\n1 passed, 1 skipped, 3 deselected, 1 xfailed in 2.31s\npallasify-corpus: pytest exit 0\ndevice cpu\nSTEP train PASSED loss 1.2345 1.0000\nSTEP infer PASSED shapes 2x3\npallasify-corpus: step exit 0\n", "stderr": "", "exit_code": 0},
- "Migrated": {"stdout": "F.s.\n=========================== short test summary info ============================\nFAILED tests/test_a.py::test_x[1-resnet18] - RuntimeError: boom\nERROR tests/test_b.py\n========= 1 failed, 1 passed, 1 skipped, 1 error in 3.02s =========\npallasify-corpus: pytest exit 1\ndevice tpu\nSTEP train FAILED NotImplementedError: aten::median (at x.py:3)\nSTEP infer PASSED shapes 2x3\npallasify-corpus: step exit 1\n", "stderr": "", "exit_code": 1},
+ "Original": {"stdout": "....s.\n=========================== short test summary info ============================\n1 passed, 1 skipped, 3 deselected, 1 xfailed in 2.31s\npallasify-corpus: pytest ok\ndevice cpu\nSTEP train PASSED loss 1.2345 1.0000\nSTEP infer PASSED shapes 2x3\npallasify-corpus: step ok\n", "stderr": "", "exit_code": 0},
+ "Migrated": {"stdout": "F.s.\n=========================== short test summary info ============================\nFAILED tests/test_a.py::test_x[1-resnet18] - RuntimeError: boom\nERROR tests/test_b.py\n========= 1 failed, 1 passed, 1 skipped, 1 error in 3.02s =========\npallasify-corpus: pytest failed, exit 1\ndevice tpu\nSTEP train FAILED NotImplementedError: aten::median (at x.py:3)\nSTEP infer PASSED shapes 2x3\npallasify-corpus: step failed, exit 1\n", "stderr": "", "exit_code": 1},
  "Differences": ["exit code: original 0, migrated 1", "line 3: original \"STEP train PASSED\", migrated \"STEP train FAILED\""],
  "tpu": {"unsupported_ops": [{"op": "aten::median", "count": 3, "class": "fallback", "site": "timm/layers/x.py:12"}],
   "cuda_only_calls": [{"api": "torch.cuda.Stream", "count": 1, "site": "train.py:40", "error": "Torch not compiled with CUDA enabled"}],
@@ -22,8 +22,8 @@ const verifyTPU = `{"same": false,
 
 // The same run by verify without --tpu: no tpu object, the after run on the CPU.
 const verifyCPU = `{"same": true,
- "Original": {"stdout": "3 passed in 1.00s\npallasify-corpus: pytest exit 0\n", "stderr": "", "exit_code": 0},
- "Migrated": {"stdout": "3 passed in 1.10s\npallasify-corpus: pytest exit 0\n", "stderr": "", "exit_code": 0},
+ "Original": {"stdout": "3 passed in 1.00s\npallasify-corpus: pytest ok\n", "stderr": "", "exit_code": 0},
+ "Migrated": {"stdout": "3 passed in 1.10s\npallasify-corpus: pytest ok\n", "stderr": "", "exit_code": 0},
  "Lines": 2, "Differences": null}`
 
 func TestHostRunFromVerifyTPU(t *testing.T) {
@@ -69,7 +69,7 @@ func TestHostRunFromVerifyCPU(t *testing.T) {
 func TestParseTestOutputStepScriptDied(t *testing.T) {
 	// The step script died at import: no STEP line, a non-zero exit; it
 	// counts as one error, never as nothing.
-	c := parseTestOutput("Traceback ...\nImportError: x\npallasify-corpus: step exit 1\n", 1)
+	c := parseTestOutput("Traceback ...\nImportError: x\npallasify-corpus: step failed, exit 1\n", 1)
 	if !c.Known || c.Errors != 1 || len(c.Failures) != 1 || c.Failures[0] != "step:script exit 1" {
 		t.Errorf("%+v", c)
 	}
