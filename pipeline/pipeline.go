@@ -449,15 +449,11 @@ func (st *state) applyRewrites(ctx context.Context, r *Run) error {
 	return nil
 }
 
-func readLimited(p string, limit int64) ([]byte, error) {
-	return readLimitedInto(p, limit, nil)
-}
-
 // srcBuffers holds file buffers (*[]byte) that readLimitedInto may reuse.
 var srcBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// readLimitedInto is readLimited reading into buf when it is large enough
-// (the result then shares buf's memory), else into a new buffer.
+// readLimitedInto reads the file p (at most limit bytes) into buf when it is
+// large enough (the result then shares buf's memory), else into a new buffer.
 //
 // p is a regular file the walk found: it is opened only as one (a symlink or
 // FIFO swapped in since is refused, never followed or waited on).
