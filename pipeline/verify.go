@@ -343,8 +343,18 @@ func compareLine(res *VerifyResult, n int, a, b string, o VerifyOptions, diff fu
 			continue
 		}
 		d := math.Abs(x - y)
-		rel := d / math.Max(math.Abs(x), math.SmallestNonzeroFloat64)
-		res.MaxAbs, res.MaxRel = math.Max(res.MaxAbs, d), math.Max(res.MaxRel, rel)
+		rel := math.Inf(1)
+		if x != 0 {
+			rel = d / math.Abs(x)
+		}
+		// The maxima are finite (the JSON report holds them): a difference
+		// from 0, nan or inf shows in its own line, not in them.
+		if !math.IsInf(d, 0) && !math.IsNaN(d) {
+			res.MaxAbs = math.Max(res.MaxAbs, d)
+		}
+		if !math.IsInf(rel, 0) && !math.IsNaN(rel) {
+			res.MaxRel = math.Max(res.MaxRel, rel)
+		}
 		if !(d <= o.ATol+o.RTol*math.Abs(x)) {
 			diff("line %d: number %d: original %s, migrated %s (|diff| %.3g, relative %.3g)", n, i+1, an[i], bn[i], d, rel)
 		}

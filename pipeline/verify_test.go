@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -114,6 +115,9 @@ func TestCompareRuns(t *testing.T) {
 		{"extra line", "a\n", "a\nb\n", 0, 0, "", false},
 		{"ignored line", "took 1.5s\nloss 2\n", "took 3.1s\nloss 2\n", 0, 0, `^took `, true},
 		{"nan", "loss nan\n", "loss nan\n", 0, 0, "", true},
+		{"from zero", "loss 0.0000\n", "loss 0.5\n", 0, 0, "", false},
+		{"to nan", "loss 1.5\n", "loss nan\n", 0, 0, "", false},
+		{"to inf", "loss 1.5\n", "loss inf\n", 0, 0, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := VerifyOptions{RTol: tc.rtol, ATol: tc.atol}
@@ -124,6 +128,11 @@ func TestCompareRuns(t *testing.T) {
 			compareRuns(res, o)
 			if res.Same() != tc.same {
 				t.Errorf("same = %v; want %v (%v)", res.Same(), tc.same, res.Differences)
+			}
+			// verify --format json encodes every comparison (a difference
+			// from 0 made MaxRel +Inf, which encoding/json refuses: exit 2).
+			if _, err := json.Marshal(res); err != nil {
+				t.Errorf("json: %v", err)
 			}
 		})
 	}
