@@ -202,6 +202,16 @@ def _has_kernel(name: str, key: str) -> bool:
         return False
 
 
+def _has_direct_kernel(name: str, key: str) -> bool:
+    """Whether the op registers a kernel for key itself (an alias key such as
+    CompositeExplicitAutograd), not through the dispatcher's computed table."""
+    try:
+        dump = _torch()._C._dispatch_dump(name)
+        return any(line.startswith((key + ":", key + "[alias]:")) for line in dump.splitlines())
+    except RuntimeError:
+        return False
+
+
 def _custom_cuda_only(name: str) -> bool:
     """A torch.ops op outside aten that only CUDA (or only GPU keys) can run."""
     if not _has_kernel(name, "CUDA"):
@@ -348,10 +358,13 @@ def _register_factories(lib, cls):
             continue
         if any("Tensor" in t for t in argtypes):
             continue
-        if _has_kernel(name, "PrivateUse1") and not _has_kernel(name, "CPU"):
-            continue  # a composite default already reaches the ops below
-        if not _has_kernel(name, "CPU"):
-            continue
+        cpu = _has_kernel(name, "CPU")
+        explicit = _has_direct_kernel(name, "CompositeExplicitAutograd")
+        if not cpu and not explicit:
+            continue  # CompositeImplicit (decomposes before dispatch) or nothing to run on the CPU
+        # A CompositeExplicitAutograd factory (arange, linspace, full, ...) would build an empty tpu
+        # tensor and fill it through its .out op, whose resize the wrapper's sizes never see: run the
+        # whole factory on the CPU instead, as for one with a CPU kernel.
         if name in done:
             continue
         done.add(name)
@@ -864,8 +877,26 @@ def start() -> None:
     _install_compile()
     _install_dist()
     _watch_extensions()
+    _patch_swap(cls)
     if _cfg("PALLASIFY_TPUHOST_ALLOPS") == "1":
         _record_all_ops()
+
+
+def _patch_swap(cls):
+    """module.to("tpu") on a real TorchTPU tensor moves each parameter as for any device type
+    (set_data, or a new Parameter), never by swapping tensors; on the simulated host the tpu
+    tensor is a wrapper subclass, which Module._apply would swap in place, and a swap is refused
+    when something else holds the parameter (weight_norm's computed weight does). Module._apply
+    is told a tpu tensor is no wrapper subclass, so it moves it as it would a real one."""
+    import torch.nn.modules.module as module_mod
+
+    orig = module_mod.is_traceable_wrapper_subclass
+
+    @functools.wraps(orig)
+    def is_traceable_wrapper_subclass(t):
+        return False if isinstance(t, cls) else orig(t)
+
+    module_mod.is_traceable_wrapper_subclass = is_traceable_wrapper_subclass
 
 
 def _record_all_ops():

@@ -185,3 +185,17 @@ def test_devices_count(tpuhost):
     r = tpuhost("not_fooled.py", devices=4)
     assert "accelerator tpu True 4" in r.stdout
     assert r.report["devices"] == 4
+
+
+def test_factories_and_module_moves(tpuhost):
+    # torch.arange(0, 4, device=tpu) reported shape (0,): the composite factory filled an empty tpu
+    # tensor through arange.out, whose resize the wrapper never saw; weight_norm(...).to("tpu")
+    # failed ("Couldn't swap"): torch swapped the wrapper where a real device moves the parameter.
+    r = tpuhost("factories_and_modules.py")
+    assert r.rc == 0, r.stderr[-2000:]
+    out = r.lines()
+    assert "arange (4,) 10" in out
+    assert "eye (3, 3)" in out
+    assert "linspace (5,)" in out
+    assert "weight_norm tpu:0 tpu:0" in out
+    assert "step tpu:0 True" in out
