@@ -878,8 +878,64 @@ def start() -> None:
     _install_dist()
     _watch_extensions()
     _patch_swap(cls)
+    _install_autocast()
     if _cfg("PALLASIFY_TPUHOST_ALLOPS") == "1":
         _record_all_ops()
+
+
+# The ops autocast runs in the lower precision (torch's CUDA list of lower_precision_fp ops; TorchTPU
+# registers its own AutocastPrivateUse1 policy in C++, not readable here: this is the approximation).
+_AUTOCAST_LOWER = (
+    "mm", "bmm", "addmm", "addbmm", "baddbmm", "matmul", "linear", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d.input", "conv_transpose3d.input", "prelu", "addmv", "addr",
+    "chain_matmul", "linalg_multi_dot", "_scaled_dot_product_attention_math", "scaled_dot_product_attention",
+)
+
+
+def _install_autocast():
+    """torch.autocast(device_type="tpu"): every op passes through the AutocastPrivateUse1 key (a
+    fallthrough, as TorchTPU's backend has), and the matmul and convolution family runs its
+    floating-point inputs in the autocast dtype (bfloat16 by default), as on CUDA."""
+    torch = _torch()
+    key = torch._C.DispatchKey.AutocastPrivateUse1
+    fb = torch.library.Library("_", "IMPL")
+    fb.fallback(torch.library.fallthrough_kernel, dispatch_key="AutocastPrivateUse1")
+    lib = torch.library.Library("aten", "IMPL")
+    _STATE["autocast_libs"] = (fb, lib)
+    excluded = torch._C.DispatchKeySet(key)
+    # TorchTPU's device module defaults its autocast dtype to bfloat16
+    # (torch_tpu/_internal/device/_device_module.py: _autocast_dtype = torch.bfloat16).
+    try:
+        torch.set_autocast_dtype("tpu", torch.bfloat16)
+    except (RuntimeError, AttributeError):
+        pass
+
+    def kernel(op):
+        def run(*args, **kwargs):
+            dt = torch.get_autocast_dtype("tpu")
+
+            def cast(t):
+                if isinstance(t, torch.Tensor) and t.is_floating_point() and t.dtype != torch.float64:
+                    return t.to(dt)
+                return t
+
+            with torch._C._ExcludeDispatchKeyGuard(excluded):
+                return op(*_STATE["tree_map"](cast, args), **_STATE["tree_map"](cast, kwargs))
+
+        return run
+
+    for name in _AUTOCAST_LOWER:
+        base, _, overload = name.partition(".")
+        packet = getattr(torch.ops.aten, base, None)
+        if packet is None:
+            continue
+        op = getattr(packet, overload or "default", None)
+        if op is None:
+            continue
+        try:
+            lib.impl(name, kernel(op), "AutocastPrivateUse1")
+        except RuntimeError:
+            pass  # already has a kernel for the key
 
 
 def _patch_swap(cls):

@@ -199,3 +199,5 @@ def test_factories_and_module_moves(tpuhost):
     assert "linspace (5,)" in out
     assert "weight_norm tpu:0 tpu:0" in out
     assert "step tpu:0 True" in out
+    # torch.autocast("tpu") raised "Could not run 'aten::reshape' ... 'Autocasttpu' backend"
+    assert "autocast torch.bfloat16 (3, 2) torch.float32" in out

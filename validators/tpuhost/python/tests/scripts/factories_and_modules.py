@@ -16,3 +16,7 @@ opt = torch.optim.SGD(lin.parameters(), lr=0.1)
 lin(torch.ones(1, 3, device=d)).sum().backward()
 opt.step()
 print("step", lin.weight.device, isinstance(lin.weight, nn.Parameter))
+with torch.autocast(device_type="tpu"):
+    a = lin(torch.ones(2, 3, device=d))
+    r = torch.ones(2, 3, device=d).reshape(3, 2)
+print("autocast", a.dtype, tuple(r.shape), r.dtype)
