@@ -373,40 +373,16 @@ func ReadReports(dir string) (*Report, error) {
 
 // merge adds r's findings to m's.
 func (m *Report) merge(r *Report) {
-	m.UnsupportedOps = mergeOps(m.UnsupportedOps, r.UnsupportedOps)
-	m.Ops = mergeOps(m.Ops, r.Ops)
-	for _, c := range r.CUDAOnlyCalls {
-		i := slices.IndexFunc(m.CUDAOnlyCalls, func(e CUDAOnlyCall) bool { return e.API == c.API && e.Site == c.Site })
-		if i < 0 {
-			m.CUDAOnlyCalls = append(m.CUDAOnlyCalls, c)
-		} else {
-			m.CUDAOnlyCalls[i].Count += c.Count
-		}
-	}
-	for _, c := range r.CustomCUDAOps {
-		i := slices.IndexFunc(m.CustomCUDAOps, func(e CustomCUDAOp) bool { return e.Op == c.Op })
-		if i < 0 {
-			m.CustomCUDAOps = append(m.CustomCUDAOps, c)
-		} else {
-			m.CustomCUDAOps[i].Count += c.Count
-		}
-	}
-	for _, c := range r.DeviceMixups {
-		i := slices.IndexFunc(m.DeviceMixups, func(e DeviceMixup) bool { return e.Op == c.Op && e.Site == c.Site })
-		if i < 0 {
-			m.DeviceMixups = append(m.DeviceMixups, c)
-		} else {
-			m.DeviceMixups[i].Count += c.Count
-		}
-	}
-	for _, c := range r.JaxOps {
-		i := slices.IndexFunc(m.JaxOps, func(e JaxOp) bool { return e.Name == c.Name })
-		if i < 0 {
-			m.JaxOps = append(m.JaxOps, c)
-		} else {
-			m.JaxOps[i].Count += c.Count
-		}
-	}
+	m.UnsupportedOps = mergeBy(m.UnsupportedOps, r.UnsupportedOps, sameOp, addOp)
+	m.Ops = mergeBy(m.Ops, r.Ops, sameOp, addOp)
+	m.CUDAOnlyCalls = mergeBy(m.CUDAOnlyCalls, r.CUDAOnlyCalls, func(a, b CUDAOnlyCall) bool { return a.API == b.API && a.Site == b.Site },
+		func(e *CUDAOnlyCall, o CUDAOnlyCall) { e.Count += o.Count })
+	m.CustomCUDAOps = mergeBy(m.CustomCUDAOps, r.CustomCUDAOps, func(a, b CustomCUDAOp) bool { return a.Op == b.Op },
+		func(e *CustomCUDAOp, o CustomCUDAOp) { e.Count += o.Count })
+	m.DeviceMixups = mergeBy(m.DeviceMixups, r.DeviceMixups, func(a, b DeviceMixup) bool { return a.Op == b.Op && a.Site == b.Site },
+		func(e *DeviceMixup, o DeviceMixup) { e.Count += o.Count })
+	m.JaxOps = mergeBy(m.JaxOps, r.JaxOps, func(a, b JaxOp) bool { return a.Name == b.Name },
+		func(e *JaxOp, o JaxOp) { e.Count += o.Count })
 	m.Compiles = append(m.Compiles, r.Compiles...)
 	m.Devices = max(m.Devices, r.Devices)
 	if m.Precision == "" {
@@ -423,16 +399,23 @@ func (m *Report) merge(r *Report) {
 	m.Processes++
 }
 
-func mergeOps(into, from []UnsupportedOp) []UnsupportedOp {
+func sameOp(a, b UnsupportedOp) bool { return a.Op == b.Op }
+
+func addOp(e *UnsupportedOp, o UnsupportedOp) {
+	e.Count += o.Count
+	if e.Site == "" {
+		e.Site = o.Site
+	}
+}
+
+// mergeBy adds each of from to into: to the entry same as it (add), else
+// appended.
+func mergeBy[T any](into, from []T, same func(a, b T) bool, add func(*T, T)) []T {
 	for _, o := range from {
-		i := slices.IndexFunc(into, func(e UnsupportedOp) bool { return e.Op == o.Op })
-		if i < 0 {
+		if i := slices.IndexFunc(into, func(e T) bool { return same(e, o) }); i >= 0 {
+			add(&into[i], o)
+		} else {
 			into = append(into, o)
-			continue
-		}
-		into[i].Count += o.Count
-		if into[i].Site == "" {
-			into[i].Site = o.Site
 		}
 	}
 	return into

@@ -108,3 +108,30 @@ func TestPrepareKeepsUserPythonPath(t *testing.T) {
 		t.Fatalf("env: %v", got)
 	}
 }
+
+// TestReadReportsMerges: a command that starts several Python processes
+// leaves one report each; ReadReports adds their counts, keeps the first
+// site, and gives empty lists (not nulls) where none reported anything.
+func TestReadReportsMerges(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("report-1.json", `{"unsupported_ops":[{"op":"aten::median","count":2,"class":"fallback","site":""}],"cuda_only_calls":[{"api":"torch.cuda.Stream","count":1,"site":"a.py:3","error":"x"}],"devices":1,"precision":"highest"}`)
+	write("report-2.json", `{"unsupported_ops":[{"op":"aten::median","count":3,"class":"fallback","site":"b.py:9"}],"cuda_only_calls":[{"api":"torch.cuda.Stream","count":4,"site":"a.py:3","error":"x"}],"devices":2}`)
+	r, err := tpuhost.ReadReports(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Processes != 2 || len(r.UnsupportedOps) != 1 || r.UnsupportedOps[0].Count != 5 || r.UnsupportedOps[0].Site != "b.py:9" {
+		t.Errorf("ops: %+v (processes %d)", r.UnsupportedOps, r.Processes)
+	}
+	if len(r.CUDAOnlyCalls) != 1 || r.CUDAOnlyCalls[0].Count != 5 || r.Devices != 2 || r.Precision != "highest" {
+		t.Errorf("calls %+v devices %d precision %q", r.CUDAOnlyCalls, r.Devices, r.Precision)
+	}
+	if r.CustomCUDAOps == nil || r.DeviceMixups == nil || r.Findings() != 2 {
+		t.Errorf("empty lists or findings: %+v", r)
+	}
+}
