@@ -70,7 +70,7 @@ func timmModelTests() []string {
 
 // pytestTimeLine matches pytest's summary line, whose time differs run to run;
 // verify drops it from the comparison (the counts are parsed from the output).
-const pytestTimeLine = ` in [0-9.]+s( \([0-9:]+\))? =*$`
+const pytestTimeLine = ` in [0-9.]+s( \([0-9:]+\))?( =+)?$`
 
 // hostCommand is the shell command verify runs in both trees: offline, the
 // device for timm's tests from whether the simulated TPU host is on, pytest

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -146,6 +147,24 @@ func TestVerifyArgsAndCommand(t *testing.T) {
 			if _, err := stepScripts.ReadFile("tpuhost/" + s.Step); err != nil {
 				t.Errorf("%s: %v", s.Repo, err)
 			}
+		}
+	}
+}
+
+// TestPytestTimeLine: the pattern verify drops matches pytest's summary in
+// -q form (no '=' fence: the first run compared "in 59.89s" with "in 110.65s
+// (0:01:50)" as a difference) and in the fenced form, and nothing else.
+func TestPytestTimeLine(t *testing.T) {
+	re := regexp.MustCompile(pytestTimeLine)
+	for _, l := range []string{"324 passed, 2 skipped in 59.89s", "324 passed in 110.65s (0:01:50)",
+		"===== 1 failed, 3 passed in 2.01s =====", "3 passed, 1 warning in 0.5s"} {
+		if !re.MatchString(l) {
+			t.Errorf("does not match %q", l)
+		}
+	}
+	for _, l := range []string{"STEP pythia PASSED tokens 1 2 3", "loss 0.5 in 3 steps", "took 2s"} {
+		if re.MatchString(l) {
+			t.Errorf("matches %q", l)
 		}
 	}
 }

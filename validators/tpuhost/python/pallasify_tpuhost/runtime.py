@@ -138,6 +138,20 @@ def _make_tensor_class():
         def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
             return TpuTensor(inner["elem"], ctx)
 
+        def tolist(self):
+            # a copy to the host, as on any device (torch refuses it for wrapper subclasses)
+            with _no_record():
+                return self.elem.tolist()
+
+        def numpy(self, *, force=False):
+            if not force:
+                raise TypeError(
+                    f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy "
+                    "the tensor to host memory first."
+                )
+            with _no_record():
+                return self.elem.detach().numpy(force=True)
+
         def __reduce_ex__(self, proto):
             # pickling (torch.save, DataLoader workers) stores CPU data, loaded back on tpu
             return (_rebuild, (self.elem.detach(), self.device.index or 0))

@@ -20,3 +20,10 @@ with torch.autocast(device_type="tpu"):
     a = lin(torch.ones(2, 3, device=d))
     r = torch.ones(2, 3, device=d).reshape(3, 2)
 print("autocast", a.dtype, tuple(r.shape), r.dtype)
+x = torch.arange(4, device=d)
+try:
+    x.numpy()
+    numpy_msg = "converted"
+except TypeError as e:
+    numpy_msg = str(e).split(".")[0]
+print("host", x.tolist(), x.cpu().numpy().tolist(), numpy_msg)
