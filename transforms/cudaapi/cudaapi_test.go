@@ -2,9 +2,12 @@ package cudaapi_test
 
 import (
 	"flag"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/pallasify/pallasify/transforms/cudaapi"
+	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/rule/ruletest"
 )
 
@@ -15,3 +18,62 @@ func TestGolden(t *testing.T) {
 }
 
 func TestDocs(t *testing.T) { ruletest.Docs(t, cudaapi.Rules) }
+
+// TestCudaOnlyGuardFindings checks what cuda-only-guard (PCU012) says of each
+// guard in the family.cuda-only-guard fixtures (device and cuda-api
+// checks): the CUDA-only work it names and its line, and no finding on a
+// guard whose branch migrates. The rewrites themselves are the goldens'.
+func TestCudaOnlyGuardFindings(t *testing.T) {
+	cases := []struct {
+		file string
+		want map[int]string // guard line -> what the finding names, with its line
+	}{
+		{"testdata/family.cuda-only-guard/input.py", map[int]string{
+			12:  "`props.major` (a CUDA device property) (line 14)",
+			18:  "`torch.cuda.get_device_capability()` (line 19)",
+			24:  "`torch.cuda.Stream()` (line 25)",
+			33:  "`pynvml.nvmlInit()` (line 34)",
+			40:  "`\"CUDAExecutionProvider\"` (ONNX Runtime's CUDA provider) (line 40)",
+			45:  "`cupy.asarray()` (line 46)",
+			51:  "`torch.backends.cudnn.benchmark` (line 52)",
+			56:  "`ext.fused()` (a custom CUDA extension) (line 57)",
+			62:  `returns the CUDA device string "cuda:0" (line 63)`,
+			73:  "`torch.cuda.get_device_capability()` (line 69), reached through `_stats()`",
+			78:  "`torch.cuda.get_device_capability()` (line 81)",
+			122: "`torch.cuda.Stream()` (line 122)",
+			127: "`pynvml.nvmlInit()` (line 128)",
+			134: "`torch.cuda.get_device_capability()` (line 134)",
+		}},
+		{"../device/testdata/family.cuda-only-guard/input.py", map[int]string{
+			14: "`ext.upfirdn()` (a custom CUDA extension) (line 15)",
+			20: "`selective_scan_cuda.fwd()` (a custom CUDA extension) (line 21)",
+			27: "`torch.cuda.stream()` (line 32), reached through `_fast()`",
+			37: "`torch.backends.cudnn.benchmark` (line 38)",
+			62: "`ext_module.pick_mask_forward()` (a custom CUDA extension) (line 63)",
+			77: "`nms()` (a custom CUDA extension) (line 78)",
+			83: "`ops.upfirdn2d_cuda()` (named for CUDA) (line 84)",
+		}},
+	}
+	for _, c := range cases {
+		src, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tg := range rule.Targets {
+			got := map[int]string{}
+			for _, f := range ruletest.Run(t, []*rule.Rule{cudaapi.CudaOnlyGuard}, rule.Options{Target: tg}, src).Findings {
+				got[f.Line] = f.Message
+			}
+			for line, what := range c.want {
+				if !strings.Contains(got[line], "the branch it selects does CUDA-only work, "+what+";") {
+					t.Errorf("%s (%s) line %d: PCU012 = %q; want it to name %s", c.file, tg, line, got[line], what)
+				}
+			}
+			for line, msg := range got {
+				if _, ok := c.want[line]; !ok {
+					t.Errorf("%s (%s) line %d: unexpected PCU012 %q", c.file, tg, line, msg)
+				}
+			}
+		}
+	}
+}

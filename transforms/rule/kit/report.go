@@ -14,8 +14,18 @@ import (
 // f-string's own quote (f"{g("x")}" is a syntax error).
 //
 // On the portable target a fix inside a test that compares CUDA with the
-// CPU (CrossChecks) is dropped: the finding stays, for a human.
+// CPU (CrossChecks) is dropped: the finding stays, for a human. So is a fix
+// inside a CUDAOnlyGuard's CUDA branch, on both targets: that branch stays
+// CUDA-only, as a whole; a fixable finding in the guard's condition is not
+// reported (the guard's cuda-only-guard finding, PCU012, covers it).
 func Report(p *rule.Pass, f rule.Finding) {
+	if f.Fix != nil && inCUDAOnlyGuard(p, f) {
+		if g, ok := InCUDAOnlyGuard(p, f.Start, f.End); ok && g.Ranges[0][0] <= f.Start && f.End <= g.Ranges[0][1] {
+			return // the guard's own check: its cuda-only-guard finding says why it stays
+		}
+		f.Fix = nil
+		f.Message += CUDAOnlyGuardNote
+	}
 	if f.Fix != nil && p.Target == rule.Portable && InCrossCheck(p, f.Start) {
 		f.Fix = nil
 		f.Message += CrossCheckNote
@@ -31,6 +41,20 @@ func Report(p *rule.Pass, f rule.Finding) {
 		}
 	}
 	p.Report(f)
+}
+
+// inCUDAOnlyGuard reports whether f's site or one of its fix's edits lies
+// in a CUDAOnlyGuard.
+func inCUDAOnlyGuard(p *rule.Pass, f rule.Finding) bool {
+	if _, ok := InCUDAOnlyGuard(p, f.Start, f.End); ok {
+		return true
+	}
+	for _, e := range f.Fix.Edits {
+		if _, ok := InCUDAOnlyGuard(p, e.Start, e.End); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldQuote returns the quote character of the innermost f-string whose

@@ -1,0 +1,135 @@
+import cupy
+import onnxruntime as ort
+import pynvml
+import torch
+from torch.utils.cpp_extension import load_inline
+
+ext = load_inline(name="ext", cpp_sources=[""], cuda_sources=[""], functions=["fused"])
+
+
+# CUDA-only bodies: each guard stays CUDA-only (PCU012).
+def sm_version():
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        print("sm", props.major)
+
+
+def capability():
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_capability()
+    return None
+
+
+def side_stream(x):
+    if torch.cuda.is_available():
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            x = x * 2
+        torch.cuda.synchronize()
+    return x
+
+
+def nvlink():
+    if torch.cuda.is_available():
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetCount()
+    return 0
+
+
+def session(path):
+    providers = ["CUDAExecutionProvider"] if torch.cuda.is_available() else ["CPUExecutionProvider"]
+    return ort.InferenceSession(path, providers=providers)
+
+
+def as_cupy(x):
+    if torch.cuda.is_available():
+        return cupy.asarray(x)
+    return x.numpy()
+
+
+def cudnn_flags():
+    if torch.cuda.is_available():
+        torch.backends.cudnn.benchmark = True
+
+
+def fused(x):
+    if torch.cuda.is_available():
+        return ext.fused(x)
+    return x * 2
+
+
+def default_device():
+    if torch.cuda.is_available():
+        return "cuda:0"
+    return "cpu"
+
+
+def _stats():
+    free, total = torch.cuda.mem_get_info()
+    print(free, total, torch.cuda.get_device_capability(0))
+
+
+def report():
+    if torch.cuda.is_available():
+        _stats()
+
+
+def cpu_only():
+    if not torch.cuda.is_available():
+        print("cpu")
+    else:
+        print(torch.cuda.get_device_capability())
+
+
+# Device-agnostic bodies: rewritten as before.
+def half(model):
+    if torch.cuda.is_available():
+        model = model.half()
+        torch.cuda.manual_seed(0)
+    return model
+
+
+def memory():
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+        print(torch.cuda.memory_allocated())
+
+
+def _seed():
+    torch.cuda.manual_seed_all(0)
+
+
+def seed():
+    if torch.cuda.is_available():
+        _seed()
+
+
+def name():
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(0).total_memory
+    return 0
+
+
+n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+# A flag that holds a CUDA check: kept where a guard on it does CUDA-only work.
+class Prefetcher:
+    def __init__(self, device):
+        self.is_cuda = device.type == "cuda" and torch.cuda.is_available()
+
+    def __iter__(self):
+        stream = torch.cuda.Stream() if self.is_cuda else None
+        yield stream
+
+
+use_nvml = torch.cuda.is_available()
+if use_nvml:
+    pynvml.nvmlInit()
+
+use_gpu = torch.cuda.is_available()
+if use_gpu:
+    print(torch.cuda.device_count())
+
+SUPPORTS_FLASH = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
+USE_FUSED = torch.cuda.is_available() and torch.cuda.device_count() > 1
