@@ -102,7 +102,9 @@ def hub():
     return f"out {'x'.join(map(str, out.shape))} std {float(out.std()):.4f}"
 
 
-print(f"device {device.type}", flush=True)
+# The device the step ran on (cpu before migration, tpu after): on stderr, so it is shown
+# but not compared.
+print(f"device {device.type}", file=sys.stderr, flush=True)
 step("vit-train", train)
 step("vit-infer", infer)
 step("hub-vits14-reg", hub)

@@ -83,7 +83,9 @@ def attention_mask():
     return "causal and mask agree" if torch.allclose(a, b, atol=1e-5) else "causal and mask DIFFER"
 
 
-print(f"device {device.type}", flush=True)
+# The device the step ran on (cpu before migration, tpu after): on stderr, so it is shown
+# but not compared.
+print(f"device {device.type}", file=sys.stderr, flush=True)
 step("pythia-train", lambda: train(tiny("pythia-14m")))
 step("llama-train", lambda: train(tiny("tiny-llama-1.1b", n_query_groups=2, intermediate_size=128)))
 step("pythia-generate", lambda: infer(tiny("pythia-14m")))

@@ -84,7 +84,9 @@ def infer(name):
     return f"input {'x'.join(map(str, x.shape))} logits-std {float(out.std()):.4f} top1 {float(top1):.1f}"
 
 
-print(f"device {device.type}", flush=True)
+# The device the step ran on (cpu before migration, tpu after): on stderr, so it is shown
+# but not compared.
+print(f"device {device.type}", file=sys.stderr, flush=True)
 step("resnet18-train", lambda: train("resnet18"))
 step("vit-tiny-train", lambda: train("vit_tiny_patch16_224", img_size=64))
 step("convnext-atto-infer", lambda: infer("convnext_atto"))
