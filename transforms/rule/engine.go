@@ -622,12 +622,24 @@ func hasLinePrefix(src []byte, prefix string) bool {
 	return false
 }
 
+// alreadyMarked reports whether the block of `# pallasify:` comment lines
+// right above the line starting at ls holds a mark of code: a statement can
+// carry several marks, and a second --mark pass must find each of them, not
+// only the nearest.
 func alreadyMarked(src []byte, ls int, code string) bool {
-	if ls == 0 {
-		return false
+	want := []byte("# pallasify: " + code + " ")
+	for ls > 0 {
+		prev := lineStart(src, ls-1)
+		line := bytes.TrimLeft(src[prev:ls], " \t")
+		if !bytes.HasPrefix(line, []byte("# pallasify: ")) {
+			return false
+		}
+		if bytes.HasPrefix(line, want) {
+			return true
+		}
+		ls = prev
 	}
-	prev := lineStart(src, ls-1)
-	return bytes.Contains(src[prev:ls], []byte("# pallasify: "+code+" "))
+	return false
 }
 
 func leadingSpace(src []byte, ls int) string {
