@@ -13,6 +13,8 @@
 package xla
 
 import (
+	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/pallasify/pallasify/transforms/rule"
@@ -87,21 +89,11 @@ var Device = &rule.Rule{
 		xlaCalls(p, map[string]bool{xm + "xla_device": true, "torch_xla.device": true, "torch_xla.torch_xla.device": true},
 			func(call *ts.Node, q string) {
 				f := kit.Finding(call, "`"+p.Text(call.ChildByFieldName("function"))+"()` is the PyTorch/XLA device; TorchTPU's is \"tpu\"", nil)
-				al, ok := kit.Arguments(p, call)
-				if ok && !al.Splat && len(al.All) <= 1 {
-					idx := al.KwValue("n")
-					if idx == nil {
-						idx = al.KwValue("index")
-					}
-					if len(al.Positional) == 1 {
-						idx = al.Positional[0]
-					}
-					if len(al.All) == 0 || idx != nil && (p.Text(idx) == "0" || p.Text(idx) == "None") {
-						f.Fix = kit.TorchFix(`Use torch.device("tpu")`, rule.Safe,
-							rule.Edit{Start: kit.Start(call), End: kit.End(call), New: `torch.device("tpu")`})
-					} else {
-						f.Message += "; with an index: TorchTPU has one chip per process, tpu:0"
-					}
+				if fixable, known := chipDevice(p, call); fixable {
+					f.Fix = kit.TorchFix(`Use torch.device("tpu")`, rule.Safe,
+						rule.Edit{Start: kit.Start(call), End: kit.End(call), New: `torch.device("tpu")`})
+				} else if known {
+					f.Message += "; with an index: TorchTPU has one chip per process, tpu:0"
 				}
 				report(p, f)
 			})
@@ -133,8 +125,11 @@ var Sync = &rule.Rule{
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`xm.mark_step()` / `torch_xla.sync()` cut a lazy-tensor graph",
 		What: "TPU: a statement that only calls `xm.mark_step()` or `torch_xla.sync()` (deprecated mark_step's " +
-			"replacement in torch-xla 2.9) is removed (`pass` where it was a block's only statement). A call used " +
-			"as a value is reported. Portable: reported, not rewritten.",
+			"replacement in torch-xla 2.9) is removed (`pass` where it was a block's only statement), once the " +
+			"file no longer needs torch_xla after the rewrite: every other use of a torch_xla name (imports aside) " +
+			"is a call the xla rules replace (`xm.xla_device()`, another step marker). Where one stays " +
+			"(`xmp.spawn`, `xm.all_reduce`, `xm.xla_device(1)`, ...) the marker is kept and the finding names that " +
+			"use. A call used as a value is reported. Portable: reported, not rewritten.",
 		Why: "PyTorch/XLA traces lazily and runs the graph at each step boundary. TorchTPU runs ops eagerly, or " +
 			"compiled by `torch.compile(backend=\"tpu\")`, so there is no boundary to mark.",
 		Safety: "Safe on the tpu target: the call only flushes pending lazy work, which TorchTPU never holds. " +
@@ -144,7 +139,12 @@ var Sync = &rule.Rule{
 		xlaCalls(p, map[string]bool{xm + "mark_step": true, "torch_xla.sync": true, "torch_xla.torch_xla.sync": true},
 			func(call *ts.Node, q string) {
 				f := kit.Finding(call, "`"+p.Text(call.ChildByFieldName("function"))+"()` marks a PyTorch/XLA step; TorchTPU needs none", nil)
-				if stmt := kit.ExprStatement(call); stmt != nil {
+				if use, line := keptXLA(p); use != "" {
+					// The file still runs through torch_xla after the rewrite:
+					// its lazy tensors need the step boundary.
+					f.Message += "; kept: the file still uses torch_xla after the rewrite (`" + use + "`, line " +
+						strconv.Itoa(line) + "), whose lazy tensors need the step boundary"
+				} else if stmt := kit.ExprStatement(call); stmt != nil {
 					if e, ok := kit.RemoveStatement(p.Src, stmt); ok {
 						f.Fix = &rule.Fix{Title: "Remove the step marker", Safety: rule.Safe, Edits: []rule.Edit{e}}
 					}
@@ -359,4 +359,79 @@ var PallasKernel = &rule.Rule{
 				"calls the kernel with pl.pallas_call in `torch.tpu.pallas.jax_op(\"ns::name\", fn)`", nil))
 		})
 	},
+}
+
+// keptXLA returns the first use of a torch_xla name (outside imports) that
+// the xla rules' safe fixes leave in place, and its line; "" when the
+// rewritten file needs torch_xla no more. Replaced are xla_device() /
+// torch_xla.device() without an index (or with 0, None; see Device) and the
+// step markers that stand as statements (see Sync).
+func keptXLA(p *rule.Pass) (string, int) {
+	use, line := "", 0
+	kit.Nodes(p, "identifier", func(n *ts.Node) {
+		if use != "" || !strings.HasPrefix(kit.Qualify(p, p.Text(n))+".", "torch_xla.") || inImport(n) {
+			return
+		}
+		if par := n.Parent(); par != nil && par.Type() == "attribute" && !par.ChildByFieldName("object").Equal(n) {
+			return // the attribute of something else (x.xm)
+		}
+		if par := n.Parent(); par != nil && (par.Type() == "keyword_argument" && par.ChildByFieldName("name").Equal(n)) {
+			return
+		}
+		chain := n
+		for par := chain.Parent(); par != nil && par.Type() == "attribute" && par.ChildByFieldName("object").Equal(chain); par = chain.Parent() {
+			chain = par
+		}
+		if call := chain.Parent(); call != nil && call.Type() == "call" && call.ChildByFieldName("function").Equal(chain) && replaced(p, call) {
+			return
+		}
+		use, line = p.Text(chain), bytes.Count(p.Src[:kit.Start(n)], []byte("\n"))+1
+	})
+	return use, line
+}
+
+// replaced reports whether the tpu target's safe fixes replace a torch_xla
+// call.
+func replaced(p *rule.Pass, call *ts.Node) bool {
+	switch kit.CallName(p, call) {
+	case xm + "xla_device", "torch_xla.device", "torch_xla.torch_xla.device":
+		fixable, _ := chipDevice(p, call)
+		return fixable
+	case xm + "mark_step", "torch_xla.sync", "torch_xla.torch_xla.sync":
+		return kit.ExprStatement(call) != nil
+	}
+	return false
+}
+
+func inImport(n *ts.Node) bool {
+	for x := n.Parent(); x != nil; x = x.Parent() {
+		switch x.Type() {
+		case "import_statement", "import_from_statement", "future_import_statement":
+			return true
+		case "module", "block":
+			return false
+		}
+	}
+	return false
+}
+
+// chipDevice reports whether an xla_device() / torch_xla.device() call
+// names the process's one chip (no index, 0 or None): Device rewrites it.
+// known is false when the arguments cannot be read (a splat, several).
+func chipDevice(p *rule.Pass, call *ts.Node) (fixable, known bool) {
+	al, ok := kit.Arguments(p, call)
+	if !ok || al.Splat || len(al.All) > 1 {
+		return false, false
+	}
+	if len(al.All) == 0 {
+		return true, true
+	}
+	idx := al.KwValue("n")
+	if idx == nil {
+		idx = al.KwValue("index")
+	}
+	if len(al.Positional) == 1 {
+		idx = al.Positional[0]
+	}
+	return idx != nil && (p.Text(idx) == "0" || p.Text(idx) == "None"), true
 }
