@@ -53,7 +53,8 @@ var AutocastCuda = &rule.Rule{
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "`torch.autocast(\"cuda\")` names CUDA as the autocast device",
 		What: "Rewrites the device type `\"cuda\"` (first argument or `device_type=`) of `torch.autocast`, " +
-			"`torch.amp.autocast` and `torch.amp.autocast_mode.autocast` (also imported by name). Portable: " +
+			"`torch.amp.autocast` and `torch.amp.autocast_mode.autocast` (also imported by name, and where " +
+			"`functools.partial(torch.autocast, \"cuda\", ...)` binds it). Portable: " +
 			"`DEVICE.type`, enabled only where DEVICE is CUDA or a TPU (`enabled=DEVICE.type != \"cpu\"`, combined " +
 			"with an existing `enabled=`). TPU: `\"tpu\"`, with `dtype=torch.bfloat16` added when no dtype is given.",
 		Why: "Autocast only affects ops on the device type it names: with `\"cuda\"` on a TPU nothing is autocast, " +
@@ -71,12 +72,8 @@ var AutocastCuda = &rule.Rule{
 		}
 		dv := kit.NewDev(p)
 		kit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
-			_, q := kit.Callee(p, call)
-			if q != "torch.autocast" && q != "torch.amp.autocast" && q != "torch.amp.autocast_mode.autocast" {
-				return
-			}
-			al, ok := kit.Arguments(p, call)
-			if !ok {
+			_, q, al, _, ok := kit.Through(p, call)
+			if !ok || q != "torch.autocast" && q != "torch.amp.autocast" && q != "torch.amp.autocast_mode.autocast" {
 				return
 			}
 			devNode := al.KwValue("device_type")

@@ -186,29 +186,56 @@ func planUse(p *rule.Pass, dv *kit.Dev, pl *plan, use *ts.Node, member string) s
 		pl.add(rule.Edit{Start: kit.End(use), End: kit.End(use), New: "(device_type=" + dt + ")"})
 		return ""
 	}
-	if par.Type() != "call" || !par.ChildByFieldName("function").Equal(use) {
+	call, al, partial, ok := useCall(p, use)
+	if call == nil {
 		return "`" + p.Text(use) + "` is used other than as a call; rewrite it by hand (torch.amp needs a device type)"
 	}
-	al, ok := kit.Arguments(p, par)
 	if !ok || al.Splat {
-		return "`" + p.Text(par) + "` has arguments pallasify cannot rewrite"
+		return "`" + p.Text(call) + "` has arguments pallasify cannot rewrite"
 	}
 	switch member {
 	case "autocast":
-		sub, ok := cudaAutocast(p, dv, par)
+		sub, ok := cudaAutocast(p, dv, al)
 		if !ok {
-			return "`" + p.Text(par) + "` has arguments pallasify cannot rewrite"
+			return "`" + p.Text(call) + "` has arguments pallasify cannot rewrite"
+		}
+		if partial {
+			sub.unsafe(partialNote)
 		}
 		merge(pl, sub)
 	case "GradScaler":
-		if len(al.Positional) >= 5 {
-			return "`" + p.Text(par) + "` passes enabled positionally"
+		if len(al.Positional) >= 5 || partial {
+			return "`" + p.Text(call) + "` passes enabled positionally, or through functools.partial"
 		}
 		merge(pl, scaler(p, dv, al, nil))
 	default:
 		pl.add(al.InsertFirst("device_type=" + dt))
 	}
 	return ""
+}
+
+// partialNote is why an autocast reached through functools.partial is an
+// unsafe fix: the partial's own callers may pass more positional arguments,
+// and torch.cuda.amp.autocast's first parameter is enabled where
+// torch.amp.autocast's is the device type.
+const partialNote = "; through functools.partial: a positional argument where the partial is called would " +
+	"bind to torch.amp.autocast's device_type or dtype instead of enabled (pass keywords there)"
+
+// useCall returns the call that invokes use: use(...) itself, or
+// functools.partial(use, ...) (partial true; al holds the arguments partial
+// binds, see kit.Through). call is nil for any other use.
+func useCall(p *rule.Pass, use *ts.Node) (call *ts.Node, al kit.ArgList, partial, ok bool) {
+	par := use.Parent()
+	if par.Type() == "call" && par.ChildByFieldName("function").Equal(use) {
+		al, ok = kit.Arguments(p, par)
+		return par, al, false, ok
+	}
+	if par.Type() == "argument_list" && par.Parent() != nil && par.Parent().Type() == "call" {
+		if fn, _, al, partial, ok := kit.Through(p, par.Parent()); partial && fn.Equal(use) {
+			return par.Parent(), al, true, ok
+		}
+	}
+	return nil, kit.ArgList{}, false, false
 }
 
 func merge(pl, sub *plan) {

@@ -62,6 +62,9 @@ var CudaAutocast = &rule.Rule{
 			"`DEVICE.type`, the dtype is left as written (CUDA's default stays fp16), and autocast is enabled only " +
 			"where DEVICE is CUDA or a TPU (`enabled=DEVICE.type != \"cpu\"`, combined with an existing `enabled`). TPU: `\"tpu\"` with " +
 			"`dtype=torch.bfloat16` (added when absent).\n\n" +
+			"`functools.partial(torch.cuda.amp.autocast, ...)` gets the same rewrite of the arguments partial binds, " +
+			"as an unsafe fix: where the partial is called, a positional argument would now bind to " +
+			"`device_type` or `dtype` instead of `enabled`.\n\n" +
 			"Names imported with `from torch.cuda.amp import autocast` are rewritten with their import by " +
 			"cuda-amp-import (PAM004).",
 		Why: "`torch.cuda.amp.autocast` autocasts CUDA ops only, so on a TPU or CPU the model silently runs in fp32; " +
@@ -79,14 +82,17 @@ var CudaAutocast = &rule.Rule{
 		}
 		dv := kit.NewDev(p)
 		kit.CallsWith(p, []string{"autocast"}, func(call *ts.Node) {
-			fn, q := kit.Callee(p, call)
-			if q != "torch.cuda.amp.autocast" && q != "torch.cuda.amp.autocast_mode.autocast" || importHandled(p, fn) {
+			fn, q, al, partial, ok := kit.Through(p, call)
+			if !ok || q != "torch.cuda.amp.autocast" && q != "torch.cuda.amp.autocast_mode.autocast" || importHandled(p, fn) {
 				return
 			}
 			f := rule.Finding{Start: kit.Start(call), End: kit.End(call), Message: "`torch.cuda.amp.autocast` autocasts CUDA ops only"}
-			pl, ok := cudaAutocast(p, dv, call)
+			pl, ok := cudaAutocast(p, dv, al)
 			if ok {
 				pl.add(rule.Edit{Start: kit.Start(fn), End: kit.End(fn), New: "torch.amp.autocast"})
+				if partial {
+					pl.unsafe(partialNote)
+				}
 				f.Message += pl.note
 				f.Fix = fixOf(p, dv, "Use torch.amp.autocast with the device type", pl)
 			}

@@ -108,9 +108,8 @@ func gateAutocast(p *rule.Pass, dv *kit.Dev, pl *plan, al kit.ArgList, v *ts.Nod
 // turned into torch.amp.autocast(<device type>, ...): positional arguments
 // become keywords (torch.amp.autocast's second parameter is dtype, not
 // enabled), the device type goes first, and on tpu the dtype is bf16.
-func cudaAutocast(p *rule.Pass, dv *kit.Dev, call *ts.Node) (*plan, bool) {
-	al, ok := kit.Arguments(p, call)
-	if !ok || al.Splat || len(al.Positional) > len(cudaAutocastParams) {
+func cudaAutocast(p *rule.Pass, dv *kit.Dev, al kit.ArgList) (*plan, bool) {
+	if al.Splat || len(al.Positional) > len(cudaAutocastParams) {
 		return nil, false
 	}
 	var dtype *ts.Node

@@ -365,6 +365,10 @@ type ArgList struct {
 	Keywords   map[string]*ts.Node // name -> keyword_argument node
 	Splat      bool
 	All        []*ts.Node // every argument, in order (comments excluded)
+	// Lead is an argument of Node before All that is not part of the list
+	// (functools.partial's callee, see Through): insertions into an empty
+	// list go after it.
+	Lead *ts.Node
 }
 
 // Arguments parses a call's argument list; ok is false for calls whose
@@ -406,12 +410,18 @@ func (a ArgList) InsertFirst(text string) rule.Edit {
 	if len(a.All) > 0 {
 		return rule.Edit{Start: Start(a.All[0]), End: Start(a.All[0]), New: text + ", "}
 	}
+	if a.Lead != nil {
+		return rule.Edit{Start: End(a.Lead), End: End(a.Lead), New: ", " + text}
+	}
 	return rule.Edit{Start: at, End: at, New: text}
 }
 
 // Append returns the insertion of text as the last argument, after the last
 // argument (so a trailing comma stays valid).
 func (a ArgList) Append(text string) rule.Edit {
+	if len(a.All) == 0 && a.Lead != nil {
+		return rule.Edit{Start: End(a.Lead), End: End(a.Lead), New: ", " + text}
+	}
 	if len(a.All) == 0 {
 		at := Start(a.Node) + 1
 		return rule.Edit{Start: at, End: at, New: text}
@@ -431,6 +441,9 @@ func (a ArgList) Drop(src []byte, n *ts.Node) rule.Edit {
 	}
 	if idx > 0 {
 		return rule.Edit{Start: End(a.All[idx-1]), End: End(n)}
+	}
+	if a.Lead != nil {
+		return rule.Edit{Start: End(a.Lead), End: End(n)}
 	}
 	e := End(n)
 	j := skipSpace(src, e)
