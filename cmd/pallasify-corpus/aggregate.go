@@ -425,16 +425,17 @@ type Folder struct {
 
 // Aggregate is the whole run, as written by -json.
 type Aggregate struct {
-	Date     string      `json:"date"`
-	Corpus   string      `json:"corpus"`
-	Binary   string      `json:"binary"`
-	Target   string      `json:"target"`
-	Parallel int         `json:"parallel"`
-	WallS    float64     `json:"wall_s"`
-	Folders  []Folder    `json:"folders"`
-	Total    []Counts    `json:"total"` // a row per folder, then cuda, triton, all
-	Blocking []Reason    `json:"blocking"`
-	TPUHost  *HostReport `json:"tpuhost,omitempty"` // -tpuhost
+	Date     string       `json:"date"`
+	Corpus   string       `json:"corpus"`
+	Binary   string       `json:"binary"`
+	Target   string       `json:"target"`
+	Parallel int          `json:"parallel"`
+	WallS    float64      `json:"wall_s"`
+	Folders  []Folder     `json:"folders"`
+	Total    []Counts     `json:"total"` // a row per folder, then cuda, triton, all
+	Blocking []Reason     `json:"blocking"`
+	TPUHost  *HostReport  `json:"tpuhost,omitempty"` // -tpuhost
+	Audit    *AuditReport `json:"audit,omitempty"`   // -audit
 }
 
 // TopN is how many blocking reasons the tables list.

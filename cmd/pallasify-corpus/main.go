@@ -10,13 +10,14 @@
 // and dinov2, a named subset of their own tests and a tiny step script run
 // before migration on the CPU and after it on the simulated TPU host, through
 // `pallasify verify --tpu`, for each target; -tpuhost-only skips the kernel
-// part.
+// part. With -audit it also runs the maintainer audit (audit.go) of the same
+// repositories for each target; -audit-only runs only that.
 //
 // It is a benchmark, not a test: a missing corpus is reported and nothing
 // else happens. Each folder is copied to a temporary directory first, so the
 // corpus is never written.
 //
-//	go run ./cmd/pallasify-corpus [-bin bin/pallasify] [-corpus ../shared/corpus] [-j 2] [-json FILE] [-tpuhost | -tpuhost-only]
+//	go run ./cmd/pallasify-corpus [-bin bin/pallasify] [-corpus ../shared/corpus] [-j 2] [-json FILE] [-tpuhost | -tpuhost-only] [-audit | -audit-only]
 package main
 
 import (
@@ -50,6 +51,8 @@ type Options struct {
 	// The TPU-host part.
 	TPUHost     bool     // run it after the kernel part
 	TPUHostOnly bool     // run only it
+	Audit       bool     // run the maintainer audit (audit.go)
+	AuditOnly   bool     // run only the audit
 	HostVenv    string   // the benchmark venv (absolute)
 	HostBase    string   // the python whose site-packages it sees (absolute)
 	HostTargets []string // migrate targets
@@ -69,6 +72,8 @@ func main() {
 	flag.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for one folder's analyze or migrate run (and one TPU-host verify)")
 	flag.BoolVar(&o.TPUHost, "tpuhost", false, "also run the TPU-host part: timm, litgpt, dinov2 tests before migration on the CPU, after on the simulated TPU host")
 	flag.BoolVar(&o.TPUHostOnly, "tpuhost-only", false, "run only the TPU-host part")
+	flag.BoolVar(&o.Audit, "audit", false, "also run the maintainer audit of timm, litgpt, dinov2 (files, hunks, fixed, flagged, silent sites) for each target")
+	flag.BoolVar(&o.AuditOnly, "audit-only", false, "run only the maintainer audit")
 	flag.StringVar(&o.HostVenv, "tpuhost-venv", ".bench/tpuhost-venv", "the TPU-host part's benchmark venv (created when missing or stale)")
 	base := os.Getenv("PALLASIFY_PYTHON")
 	if base == "" {
@@ -111,7 +116,7 @@ func corpusRun(ctx context.Context, o Options) error {
 	}
 	agg := &Aggregate{Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Corpus: o.Corpus, Binary: o.Bin,
 		Target: o.Target, Parallel: max(1, o.Parallel)}
-	if !o.TPUHostOnly {
+	if !o.TPUHostOnly && !o.AuditOnly {
 		agg.Folders = make([]Folder, len(folders))
 		kernelRun(ctx, o, bin, folders, agg)
 		writeAggregate(o.Out, agg)
@@ -119,6 +124,11 @@ func corpusRun(ctx context.Context, o Options) error {
 	if o.TPUHost || o.TPUHostOnly {
 		agg.TPUHost = hostRun(ctx, o, bin)
 		writeHost(o.Out, agg.TPUHost)
+	}
+	if o.Audit || o.AuditOnly {
+		agg.Audit = auditRun(ctx, o, bin)
+		joinHostRuns(agg.Audit, agg.TPUHost)
+		writeAudit(o.Out, agg.Audit)
 	}
 	if o.JSON != "" {
 		b, err := jsonAggregate(agg)
@@ -145,8 +155,15 @@ func corpusRun(ctx context.Context, o Options) error {
 			}
 		}
 	}
+	if a := agg.Audit; a != nil {
+		for _, r := range a.Rows {
+			if r.Error != "" {
+				failed++
+			}
+		}
+	}
 	if failed > 0 {
-		return fmt.Errorf("%d folder(s) or TPU-host run(s) had errors (see the tables)", failed)
+		return fmt.Errorf("%d folder(s), TPU-host run(s) or audit row(s) had errors (see the tables)", failed)
 	}
 	return nil
 }
