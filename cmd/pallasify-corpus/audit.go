@@ -47,8 +47,8 @@ type AuditRow struct {
 	Hunks        int         `json:"hunks"`
 	Fixed        int         `json:"sites_fixed"`
 	Flagged      int         `json:"sites_flagged"`
-	CUDASites    int         `json:"cuda_sites_after"` // CUDA sites in the migrated tree
-	Silent       []AuditSite `json:"silent"`           // of those, the ones with no finding on their line
+	CUDASites    int         `json:"cuda_sites_after"`  // CUDA sites in the migrated tree
+	Silent       []AuditSite `json:"silent"`            // of those, the ones with no finding on their line
 	SecondPass   int         `json:"second_pass_files"` // files a second pass would change
 	Unparsed     []string    `json:"unparsed,omitempty"`
 	ImportFails  *int        `json:"import_failures,omitempty"` // nil: not measured
