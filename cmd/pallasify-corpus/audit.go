@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -59,11 +60,16 @@ type AuditRow struct {
 
 // AuditSite is one CUDA site of the migrated tree.
 type AuditSite struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Path   string `json:"path"`
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"`
+	Text   string `json:"text"`
+	Blocks []int  `json:"blocks,omitempty"` // header lines of the statements around it
 }
+
+// blockCodes are the codes whose finding on a block's header speaks for
+// every line of the block: a guard or a test kept CUDA-only as a whole.
+var blockCodes = map[string]bool{"PCU012": true, "PCU013": true}
 
 // migrateReport is the part of migrate's JSON report the audit reads.
 type migrateReport struct {
@@ -142,9 +148,12 @@ func auditOne(ctx context.Context, o Options, bin, repo, target string) (r Audit
 	if err := json.Unmarshal(second, &m2); err != nil {
 		return fail(fmt.Errorf("second-pass JSON: %w", err))
 	}
-	covered := map[string]bool{}
+	covered, blocks := map[string]bool{}, map[string]bool{}
 	for _, f := range m2.Findings {
 		covered[noteKey(f.Path, f.Line)] = true
+		if blockCodes[f.Code] {
+			blocks[noteKey(f.Path, f.Line)] = true
+		}
 	}
 	r.SecondPass = m2.FilesChanged
 	sites, unparsed, err := scanCUDASites(ctx, o, out)
@@ -155,7 +164,7 @@ func auditOne(ctx context.Context, o Options, bin, repo, target string) (r Audit
 	for k := range ours {
 		covered[k] = true
 	}
-	r.Silent = silentSites(sites, covered)
+	r.Silent = silentSites(sites, covered, blocks)
 	return r
 }
 
@@ -199,13 +208,14 @@ func addedLines(patch []byte) map[string]bool {
 	return out
 }
 
-// silentSites keeps the sites with no finding on their line, one per line.
-func silentSites(sites []AuditSite, covered map[string]bool) []AuditSite {
+// silentSites keeps the sites with no finding on their line and none of
+// blockCodes on the header of a block around them, one per line.
+func silentSites(sites []AuditSite, covered, blocks map[string]bool) []AuditSite {
 	var out []AuditSite
 	seen := map[string]bool{}
 	for _, s := range sites {
 		k := noteKey(s.Path, s.Line)
-		if covered[k] || seen[k] {
+		if covered[k] || seen[k] || slices.ContainsFunc(s.Blocks, func(l int) bool { return blocks[noteKey(s.Path, l)] }) {
 			continue
 		}
 		seen[k] = true

@@ -94,12 +94,28 @@ def f(x):
 	if len(unparsed) != 1 {
 		t.Errorf("unparsed = %v, want bad.py", unparsed)
 	}
-	silent := silentSites(sites, map[string]bool{"m.py:7": true, "m.py:3": true})
+	silent := silentSites(sites, map[string]bool{"m.py:7": true, "m.py:3": true}, nil)
 	var sl []int
 	for _, s := range silent {
 		sl = append(sl, s.Line)
 	}
 	if want := []int{8, 9}; !slices.Equal(sl, want) {
 		t.Errorf("silent lines = %v, want %v", sl, want)
+	}
+	// A block finding on the if (line 7) covers line 8, not line 9; one on
+	// the def (line 5) covers both.
+	for _, c := range []struct {
+		block string
+		want  []int
+	}{{"m.py:7", []int{9}}, {"m.py:5", nil}} {
+		sl = nil
+		for _, s := range silentSites(sites, map[string]bool{"m.py:3": true}, map[string]bool{c.block: true}) {
+			if s.Line != 7 {
+				sl = append(sl, s.Line)
+			}
+		}
+		if !slices.Equal(sl, c.want) {
+			t.Errorf("block %s: silent lines = %v, want %v", c.block, sl, c.want)
+		}
 	}
 }

@@ -1,7 +1,10 @@
 """pallasify-corpus audit: list the CUDA sites left in a migrated tree.
 
 Reads (never imports or runs) every Python file under ROOT and prints JSON:
-{"sites": [{"path", "line", "kind", "text"}], "unparsed": [path, ...]}.
+{"sites": [{"path", "line", "kind", "text", "blocks"}], "unparsed": [path, ...]}.
+A site's blocks are the header lines of the statements around it (if, with,
+def with its decorators, class, ...): a finding there may speak for the
+whole block (a guard or a test kept CUDA-only).
 
 A CUDA site is code that names CUDA, not prose:
   - an attribute or module path naming CUDA (torch.cuda.*, x.cuda(), x.is_cuda,
@@ -47,6 +50,20 @@ def scan_file(path, rel):
     tree = ast.parse(src, filename=rel)
     lines = src.decode("utf-8", "replace").splitlines()
     docs = docstring_nodes(tree)
+    parents = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+
+    def blocks(node):
+        out = []
+        n = parents.get(id(node))
+        while n is not None:
+            if isinstance(n, ast.stmt) and hasattr(n, "body"):
+                out.append(n.lineno)
+                out.extend(d.lineno for d in getattr(n, "decorator_list", []))
+            n = parents.get(id(n))
+        return sorted(set(out))
     for node in ast.walk(tree):  # an f-string's parts are its site, once
         if isinstance(node, ast.JoinedStr):
             docs.update(id(v) for v in node.values)
@@ -57,7 +74,7 @@ def scan_file(path, rel):
         key = (line, kind)
         if key not in found:
             text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            found[key] = {"path": rel, "line": line, "kind": kind, "text": text[:160]}
+            found[key] = {"path": rel, "line": line, "kind": kind, "text": text[:160], "blocks": blocks(node)}
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and CUDA_ATTR.match(node.attr):
