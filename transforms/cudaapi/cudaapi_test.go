@@ -77,3 +77,41 @@ func TestCudaOnlyGuardFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestCudaOnlyTestFindings checks what cuda-only-test (PCU013) says of the
+// tests in the cuda-only-test fixture: one finding on each decorator that
+// asks for CUDA GPUs by name, or that skips without CUDA in front of a body
+// doing CUDA-only work; none on a skip in front of a body that migrates, a
+// parametrized device list or a helper that is not a test. The fixes
+// inside a kept test are withheld (the golden shows it).
+func TestCudaOnlyTestFindings(t *testing.T) {
+	want := map[int]string{
+		9:  "its decorator `RunIf(min_cuda_gpus=2)` asks for CUDA GPUs;",
+		16: "its decorator `pytest.mark.cuda` asks for CUDA GPUs;",
+		22: "`torch.cuda.Stream()` (line 24);",
+		42: "`torch.cuda.get_device_properties(0).major` (a CUDA device property) (line 44);",
+	}
+	src, err := os.ReadFile("testdata/family.cuda-only-test/input.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range rule.Targets {
+		got := map[int]string{}
+		for _, f := range ruletest.Run(t, []*rule.Rule{cudaapi.CudaOnlyTest, cudaapi.CudaOnlyGuard}, rule.Options{Target: tg}, src).Findings {
+			if f.Code == "PCU012" {
+				t.Errorf("%s line %d: PCU012 %q: a kept test is PCU013's", tg, f.Line, f.Message)
+			}
+			got[f.Line] = f.Message
+		}
+		for line, what := range want {
+			if !strings.Contains(got[line], "CUDA-only test kept as it is: "+what) {
+				t.Errorf("%s line %d: PCU013 = %q; want it to name %s", tg, line, got[line], what)
+			}
+		}
+		for line, msg := range got {
+			if _, ok := want[line]; !ok {
+				t.Errorf("%s line %d: unexpected %q", tg, line, msg)
+			}
+		}
+	}
+}

@@ -36,11 +36,18 @@ type CUDAOnlyGuard struct {
 	What string
 	Line int
 	Via  string
+	// Test marks a test function or class kept CUDA-only as a whole
+	// (testGuard): Cond is its decorator, and cuda-only-test (PCU013)
+	// reports it instead of cuda-only-guard.
+	Test bool
 }
 
 // Reason is the guard's CUDA-only work in words, for messages.
 func (g CUDAOnlyGuard) Reason() string {
-	s := g.What + " (line " + strconv.Itoa(g.Line) + ")"
+	s := g.What
+	if !g.Test || g.Via != "" || !strings.HasPrefix(g.What, "its decorator") {
+		s += " (line " + strconv.Itoa(g.Line) + ")"
+	}
 	if g.Via != "" {
 		s += ", reached through " + g.Via
 	}
@@ -115,9 +122,22 @@ func CUDAOnlyGuards(p *rule.Pass) []CUDAOnlyGuard {
 				}
 			})
 		}
+		Nodes(p, "decorated_definition", func(n *ts.Node) {
+			if g, ok := j.testGuard(n); ok {
+				out = append(out, g)
+			}
+		})
 		sort.Slice(out, func(a, b int) bool { return Start(out[a].Cond) < Start(out[b].Cond) })
 		return out
 	}).([]CUDAOnlyGuard)
+}
+
+// Note is what a finding whose fix the guard dropped says of it.
+func (g CUDAOnlyGuard) Note() string {
+	if g.Test {
+		return CUDAOnlyTestNote
+	}
+	return CUDAOnlyGuardNote
 }
 
 // InCUDAOnlyGuard returns the CUDAOnlyGuard whose condition or CUDA branch

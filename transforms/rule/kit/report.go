@@ -19,12 +19,14 @@ import (
 // CUDA-only, as a whole; a fixable finding in the guard's condition is not
 // reported (the guard's cuda-only-guard finding, PCU012, covers it).
 func Report(p *rule.Pass, f rule.Finding) {
-	if f.Fix != nil && inCUDAOnlyGuard(p, f) {
-		if g, ok := InCUDAOnlyGuard(p, f.Start, f.End); ok && g.Ranges[0][0] <= f.Start && f.End <= g.Ranges[0][1] {
-			return // the guard's own check: its cuda-only-guard finding says why it stays
+	if f.Fix != nil {
+		if g, ok := inCUDAOnlyGuard(p, f); ok {
+			if g.Ranges[0][0] <= f.Start && f.End <= g.Ranges[0][1] {
+				return // the guard's own check: its cuda-only-guard finding says why it stays
+			}
+			f.Fix = nil
+			f.Message += g.Note()
 		}
-		f.Fix = nil
-		f.Message += CUDAOnlyGuardNote
 	}
 	if f.Fix != nil && p.Target == rule.Portable && InCrossCheck(p, f.Start) {
 		f.Fix = nil
@@ -43,18 +45,18 @@ func Report(p *rule.Pass, f rule.Finding) {
 	p.Report(f)
 }
 
-// inCUDAOnlyGuard reports whether f's site or one of its fix's edits lies
-// in a CUDAOnlyGuard.
-func inCUDAOnlyGuard(p *rule.Pass, f rule.Finding) bool {
-	if _, ok := InCUDAOnlyGuard(p, f.Start, f.End); ok {
-		return true
+// inCUDAOnlyGuard returns the CUDAOnlyGuard f's site or one of its fix's
+// edits lies in.
+func inCUDAOnlyGuard(p *rule.Pass, f rule.Finding) (CUDAOnlyGuard, bool) {
+	if g, ok := InCUDAOnlyGuard(p, f.Start, f.End); ok {
+		return g, true
 	}
 	for _, e := range f.Fix.Edits {
-		if _, ok := InCUDAOnlyGuard(p, e.Start, e.End); ok {
-			return true
+		if g, ok := InCUDAOnlyGuard(p, e.Start, e.End); ok {
+			return g, true
 		}
 	}
-	return false
+	return CUDAOnlyGuard{}, false
 }
 
 // fieldQuote returns the quote character of the innermost f-string whose
