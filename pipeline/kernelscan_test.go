@@ -21,6 +21,7 @@ func TestKernelScanFromRulesParse(t *testing.T) {
 		filepath.Join("..", "fixtures", "e2e"),
 		filepath.Join("..", "fixtures", "triton"),
 		filepath.Join("..", "fixtures", "triton_e2e"),
+		filepath.Join("..", "fixtures", "triton_bindings"),
 		filepath.Join("..", "fixtures", "projects"),
 	}
 	if dir := os.Getenv("PALLASIFY_CORPUS"); dir != "" {

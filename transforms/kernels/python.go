@@ -111,16 +111,25 @@ func (d *discoverer) pythonTree(rel string, tree *ts.Tree) pyResult {
 		}
 	}
 	usesTriton := strings.Contains(string(text), "import triton") || strings.Contains(string(text), "from triton")
+	jits := TritonJitNames(text)
+	jitted := map[string]bool{} // functions handed to triton.jit as a call
+	var defs []*ts.Node
 	for i, n := range flat.Nodes {
 		switch flat.Types[i] {
 		case "call":
 			pf.call(n, &res)
+			if fn, ok := TritonJitCall(n, text, jits); ok && usesTriton {
+				jitted[fn] = true
+			}
 		case "decorated_definition":
 			if usesTriton {
 				pf.triton(n, &res)
 			}
+		case "function_definition":
+			defs = append(defs, n)
 		}
 	}
+	pf.tritonCalled(defs, jitted, &res)
 	// k = mod.get_function("name")
 	for name, vs := range pf.assigns {
 		for _, v := range vs {
@@ -546,6 +555,28 @@ func (pf *pyFile) triton(n *ts.Node, res *pyResult) {
 	k := &Kernel{ID: KernelID(pf.rel, name), Name: name, Path: pf.rel, Line: pf.line(def), Origin: OriginTriton,
 		Class: tritonClass(body), SpecStatus: SpecNeedsSpec, Reason: "Triton kernels are inventoried only"}
 	res.triton = append(res.triton, k)
+}
+
+// tritonCalled records the functions of the file that a triton.jit call
+// jits (kern = triton.jit(fn) and its other forms) and that no @triton.jit
+// decorator made kernels already: the first def of each name.
+func (pf *pyFile) tritonCalled(defs []*ts.Node, jitted map[string]bool, res *pyResult) {
+	if len(jitted) == 0 {
+		return
+	}
+	have := map[string]bool{}
+	for _, k := range res.triton {
+		have[k.Name] = true
+	}
+	for _, def := range defs {
+		name := pf.text(def.ChildByFieldName("name"))
+		if !jitted[name] || have[name] {
+			continue
+		}
+		have[name] = true
+		res.triton = append(res.triton, &Kernel{ID: KernelID(pf.rel, name), Name: name, Path: pf.rel, Line: pf.line(def),
+			Origin: OriginTriton, Class: tritonClass(pf.text(def)), SpecStatus: SpecNeedsSpec, Reason: "Triton kernels are inventoried only"})
+	}
 }
 
 // tritonClass guesses a Triton kernel's class from the tl calls it makes.

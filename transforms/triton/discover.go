@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -50,6 +51,9 @@ type Kernel struct {
 	// Source is the function's text (decorators excluded); Body its body.
 	Source string `json:"-"`
 	Body   string `json:"-"`
+	// Bindings are the other names bound to its jit object at module level
+	// (scale_kernel = triton.jit(_scale), fast = triton.autotune(...)(kern)).
+	Bindings []string `json:"bindings,omitempty"`
 	// Launches are the kernel[grid](...) sites that launch it.
 	Launches []*Launch `json:"launches,omitempty"`
 
@@ -95,6 +99,14 @@ type Launch struct {
 	Grid    string `json:"grid"`
 	GridDef string `json:"grid_def,omitempty"`
 	Args    []Arg  `json:"args"`
+	// Via is the launch's callee when it is not the kernel's own name: a
+	// local alias (fx = kernels[dtype]), an attribute (self._kernel), a
+	// binding or an inline triton.jit(fn).
+	Via string `json:"via,omitempty"`
+	// Alternatives are the other kernels the callee may hold at this launch
+	// (fx = {torch.float16: k16, torch.float32: k32}[x.dtype]): the launch is
+	// listed under each of them.
+	Alternatives []string `json:"alternatives,omitempty"`
 	// Wrapper is the function the launch sits in ("" at module level),
 	// with its parameters and line.
 	Wrapper       string   `json:"wrapper,omitempty"`
@@ -113,6 +125,8 @@ type Launch struct {
 	// (in source order) or gives it as a parameter default: a constexpr
 	// passed by name takes the first.
 	Literals map[string][]string `json:"literals,omitempty"`
+
+	targets []string // the names the callee may hold (bind.go), linked to kernels
 }
 
 // Autograd is a torch.autograd.Function subclass and what its forward and
@@ -134,6 +148,8 @@ type Inventory struct {
 	// Files maps each file holding a kernel, launch or autograd.Function
 	// to its source (the reference bundles them).
 	Files map[string][]byte `json:"-"`
+
+	imports map[string]map[string]importRef // by file: local name -> (module, original name)
 }
 
 // Kernel returns the kernel named name in path ("" matches any path).
@@ -185,7 +201,7 @@ func Discover(ctx context.Context, root string) (*Inventory, error) {
 func DiscoverFiles(ctx context.Context, files map[string][]byte) (*Inventory, error) {
 	p := ts.NewParser(ts.Python)
 	defer p.Close()
-	inv := &Inventory{Files: map[string][]byte{}}
+	inv := &Inventory{Files: map[string][]byte{}, imports: map[string]map[string]importRef{}}
 	var parsed []*pyFile
 	paths := make([]string, 0, len(files))
 	for rel := range files {
@@ -208,6 +224,7 @@ func DiscoverFiles(ctx context.Context, files map[string][]byte) (*Inventory, er
 			parsed = append(parsed, pf)
 			inv.Files[rel] = src
 		}
+		inv.imports[rel] = pf.imports
 		inv.Kernels = append(inv.Kernels, pf.kernels...)
 		inv.Autograd = append(inv.Autograd, pf.autograd...)
 	}
@@ -215,42 +232,75 @@ func DiscoverFiles(ctx context.Context, files map[string][]byte) (*Inventory, er
 	return inv, nil
 }
 
-// link attaches launches to kernels: the kernel of the same name in the
-// launching file, else the only kernel of that name (or the one the file
-// imports that name from).
+// link attaches launches to kernels. Each name a launch's callee may hold
+// (Launch.targets) is the kernel of that name or binding in the launching
+// file, else the only kernel of that name or binding (or the one the file
+// imports that name from). A callee that may hold several kernels lists the
+// launch under each, with the others as its Alternatives.
 func link(inv *Inventory, files []*pyFile) {
 	byName := map[string][]*Kernel{}
 	for _, k := range inv.Kernels {
 		byName[k.Name] = append(byName[k.Name], k)
+		for _, b := range k.Bindings {
+			if b != k.Name {
+				byName[b] = append(byName[b], k)
+			}
+		}
+	}
+	resolve := func(pf *pyFile, local string) *Kernel {
+		name := local
+		orig, imported := pf.imports[local]
+		if imported {
+			name = orig.name
+		}
+		cands := byName[name]
+		for _, k := range cands {
+			if k.Path == pf.rel && !imported {
+				return k
+			}
+		}
+		if len(cands) == 1 {
+			return cands[0]
+		}
+		if imported {
+			for _, k := range cands {
+				if moduleOf(k.Path) == orig.module || strings.HasSuffix(moduleOf(k.Path), "."+orig.module) {
+					return k
+				}
+			}
+		}
+		for _, k := range cands {
+			if k.Path == pf.rel {
+				return k
+			}
+		}
+		return nil
 	}
 	for _, pf := range files {
 		for _, l := range pf.launches {
-			name := l.Kernel
-			if orig, ok := pf.imports[name]; ok {
-				name = orig.name
-			}
-			cands := byName[name]
-			var pick *Kernel
-			for _, k := range cands {
-				if k.Path == pf.rel {
-					pick = k
+			var picks []*Kernel
+			for _, t := range l.targets {
+				if k := resolve(pf, t); k != nil && !slices.Contains(picks, k) {
+					picks = append(picks, k)
 				}
 			}
-			if pick == nil && len(cands) == 1 {
-				pick = cands[0]
-			}
-			if pick == nil && len(cands) > 1 {
-				if orig, ok := pf.imports[l.Kernel]; ok {
-					for _, k := range cands {
-						if moduleOf(k.Path) == orig.module || strings.HasSuffix(moduleOf(k.Path), "."+orig.module) {
-							pick = k
-						}
+			callee := l.Kernel
+			for i, k := range picks {
+				kl := l
+				if i > 0 {
+					c := *l
+					kl = &c
+				}
+				if callee != k.Name {
+					kl.Via = callee
+				}
+				kl.Kernel, kl.Alternatives = k.Name, nil
+				for _, o := range picks {
+					if o != k {
+						kl.Alternatives = append(kl.Alternatives, o.Name)
 					}
 				}
-			}
-			if pick != nil {
-				l.Kernel = pick.Name
-				pick.Launches = append(pick.Launches, l)
+				k.Launches = append(k.Launches, kl)
 			}
 		}
 	}
@@ -277,6 +327,12 @@ type pyFile struct {
 	launches []*Launch
 	autograd []*Autograd
 	imports  map[string]importRef // local name -> (module, original name)
+
+	jits    []string             // the callee texts that mean triton.jit here
+	defs    map[string]*ts.Node  // plain (not @triton.jit) function definitions, the first of each name
+	jitted  map[string][]string  // functions a triton.jit call jits -> the decorators of the first such call
+	assigns []assign             // name = ... and self.attr = ... anywhere in the file
+	callees map[*Launch]*ts.Node // each launch's callee (resolved before the tree goes)
 }
 
 func (pf *pyFile) text(n *ts.Node) string {
@@ -289,20 +345,48 @@ func (pf *pyFile) text(n *ts.Node) string {
 func (pf *pyFile) line(n *ts.Node) int { return int(n.StartPoint().Row) + 1 }
 
 func scanFile(rel string, src []byte, root *ts.Node) *pyFile {
-	pf := &pyFile{rel: rel, src: src, imports: map[string]importRef{}}
+	pf := &pyFile{rel: rel, src: src, imports: map[string]importRef{}, jits: kernels.TritonJitNames(src),
+		defs: map[string]*ts.Node{}, jitted: map[string][]string{}, callees: map[*Launch]*ts.Node{}}
+	jitDefs := map[string]bool{}
 	ts.Walk(root, func(n *ts.Node) bool {
 		switch n.Type() {
 		case "import_from_statement":
 			pf.importFrom(n)
 		case "decorated_definition":
-			pf.decorated(n)
+			if pf.decorated(n) {
+				jitDefs[pf.text(n.ChildByFieldName("definition").ChildByFieldName("name"))] = true
+			}
+		case "function_definition":
+			if name := pf.text(n.ChildByFieldName("name")); pf.defs[name] == nil {
+				pf.defs[name] = n
+			}
 		case "class_definition":
 			pf.class(n)
 		case "call":
 			pf.launch(n)
+			if fn, ok := kernels.TritonJitCall(n, src, pf.jits); ok {
+				if _, seen := pf.jitted[fn]; !seen {
+					pf.jitted[fn] = pf.wrappers(n)
+				}
+			}
+		case "assignment":
+			pf.assignment(n)
 		}
 		return true
 	})
+	// functions jitted by a call: kernels like the decorated ones
+	for _, name := range sortedKeys(pf.jitted) {
+		def := pf.defs[name]
+		if def == nil || jitDefs[name] {
+			continue
+		}
+		pf.kernels = append(pf.kernels, pf.kernel(def, pf.jitted[name]))
+	}
+	sort.SliceStable(pf.kernels, func(i, j int) bool { return pf.kernels[i].Line < pf.kernels[j].Line })
+	pf.bindKernels()
+	for _, l := range pf.launches {
+		l.targets = pf.targets(pf.callees[l], 0)
+	}
 	return pf
 }
 
@@ -341,7 +425,7 @@ func tritonDecorator(text string) string {
 	return ""
 }
 
-func (pf *pyFile) decorated(n *ts.Node) {
+func (pf *pyFile) decorated(n *ts.Node) bool {
 	var decos []string
 	jit := false
 	for _, c := range ts.Children(n) {
@@ -355,8 +439,14 @@ func (pf *pyFile) decorated(n *ts.Node) {
 	}
 	def := n.ChildByFieldName("definition")
 	if !jit || def == nil || def.Type() != "function_definition" {
-		return
+		return false
 	}
+	pf.kernels = append(pf.kernels, pf.kernel(def, decos))
+	return true
+}
+
+// kernel makes the Kernel of a jitted function definition.
+func (pf *pyFile) kernel(def *ts.Node, decos []string) *Kernel {
 	k := &Kernel{Name: pf.text(def.ChildByFieldName("name")), Path: pf.rel, Line: pf.line(def), Decorators: decos,
 		Source: pf.text(def), Body: pf.text(def.ChildByFieldName("body")), def: def, src: pf.src}
 	for _, p := range ts.Children(def.ChildByFieldName("parameters")) {
@@ -364,7 +454,7 @@ func (pf *pyFile) decorated(n *ts.Node) {
 			k.Params = append(k.Params, prm)
 		}
 	}
-	pf.kernels = append(pf.kernels, k)
+	return k
 }
 
 func (pf *pyFile) param(p *ts.Node) (Param, bool) {
@@ -395,14 +485,22 @@ func (pf *pyFile) launch(n *ts.Node) {
 		return
 	}
 	val := fn.ChildByFieldName("value")
-	if val == nil || (val.Type() != "identifier" && val.Type() != "attribute") {
+	if val == nil {
 		return
 	}
 	name := pf.text(val)
-	if val.Type() == "attribute" {
+	switch val.Type() {
+	case "identifier":
+	case "attribute":
 		name = pf.text(val.ChildByFieldName("attribute"))
+	case "call", "subscript", "parenthesized_expression":
+		// triton.jit(fn)[grid], wrap_triton(k)[grid], kernels[dtype][grid]
+		name = strings.Join(strings.Fields(name), " ")
+	default:
+		return
 	}
 	l := &Launch{Kernel: name, Path: pf.rel, Line: pf.line(n), Grid: pf.text(fn.ChildByFieldName("subscript"))}
+	pf.callees[l] = val
 	for _, a := range ts.Children(n.ChildByFieldName("arguments")) {
 		switch a.Type() {
 		case "(", ")", ",", "comment":
@@ -583,12 +681,22 @@ func (inv *Inventory) AutogradFor(l *Launch) (*Autograd, string) {
 	return nil, ""
 }
 
-// CalledFromKernels reports a @triton.jit function another kernel of its
-// file calls (a device helper, inlined rather than launched).
+// CalledFromKernels reports a @triton.jit function another kernel calls (a
+// device helper, inlined rather than launched): a kernel of its file, or of
+// a file that imports it (from .utils import silu [as act]).
 func (inv *Inventory) CalledFromKernels(h *Kernel) bool {
 	for _, k := range inv.Kernels {
-		if k != h && k.Path == h.Path && strings.Contains(k.Body, h.Name+"(") {
+		if k == h {
+			continue
+		}
+		if k.Path == h.Path && strings.Contains(k.Body, h.Name+"(") {
 			return true
+		}
+		for local, ref := range inv.imports[k.Path] {
+			if ref.name == h.Name && (moduleOf(h.Path) == ref.module || strings.HasSuffix(moduleOf(h.Path), "."+ref.module)) &&
+				strings.Contains(k.Body, local+"(") {
+				return true
+			}
 		}
 	}
 	return false

@@ -74,7 +74,9 @@ func Codes() []CodeDoc {
 		{CodeWireLaunch, "triton-wire-launch", "A proven Triton kernel's launch cannot take a TPU branch",
 			"Wiring puts `if <input>.device.type == \"tpu\": <the Pallas op>` `else: <the launch, unchanged>` around the " +
 				"kernel[grid](...) statement. A launch that shares its line with other code, is part of an expression, or " +
-				"passes no input tensor by a plain name is left as it is; call the generated JAX function yourself."},
+				"passes no input tensor by a plain name is left as it is; so is a launch through a name that may hold other " +
+				"kernels too (fx = KERNELS[x.dtype]), where one TPU branch would run this kernel's Pallas for all of " +
+				"them. Call the generated JAX function yourself."},
 		{CodeWireSpec, "triton-wire-spec", "A size of the proven spec cannot be read at the launch",
 			"The TPU branch reads every size symbol of the proven spec from the launch (a size parameter, or the grid " +
 				"axis of the rows) and checks the others (strides equal to the row length). A symbol neither gives is refused."},

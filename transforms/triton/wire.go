@@ -85,6 +85,13 @@ func Wire(ctx context.Context, ks []WireKernel, read func(p string) ([]byte, boo
 	for _, wk := range ks {
 		seen := map[string]*wirePlan{}
 		for _, l := range wk.Kernel.Launches {
+			if len(l.Alternatives) > 0 {
+				// one TPU branch would run this kernel's Pallas for the others too
+				probs = append(probs, pallas.WireProblem{Kernel: wk.ID, Path: l.Path, Message: refuse(CodeWireLaunch,
+					"the launch of %s at %s:%d goes through %s, which may hold %s too: its TPU branch would run %s for them",
+					wk.Kernel.Name, l.Path, l.Line, l.Via, strings.Join(l.Alternatives, ", "), wk.Kernel.Name).Error()})
+				continue
+			}
 			dir := path.Dir(l.Path)
 			p := seen[dir]
 			if p == nil {
