@@ -84,8 +84,14 @@ var cudaPropFields = map[string]bool{"major": true, "minor": true, "gcnArchName"
 	"pci_device_id": true, "pci_domain_id": true}
 
 // cudaOnlyStrings are string literals that select CUDA-only software
-// (ONNX Runtime's GPU providers).
-var cudaOnlyStrings = []string{"CUDAExecutionProvider", "TensorrtExecutionProvider"}
+// (ONNX Runtime's GPU providers), with what they are.
+var cudaOnlyStrings = map[string]string{"CUDAExecutionProvider": "ONNX Runtime's CUDA provider",
+	"TensorrtExecutionProvider": "ONNX Runtime's CUDA provider"}
+
+// cudaOnlyCommands are NVIDIA's command-line tools: a string literal that
+// starts with one (`["nvidia-smi", "topo", "-m"]`, "nvidia-smi -L") runs
+// CUDA-only software, which a TPU host does not have.
+var cudaOnlyCommands = []string{"nvidia-smi", "nvcc", "nvidia-debugdump", "nvidia-ctk", "dcgmi"}
 
 // guardDepth bounds how deep same-module calls are followed from a branch.
 const guardDepth = 3
@@ -360,10 +366,19 @@ func (j *guardJudge) judge(n, ctx *ts.Node, depth int) (CUDAOnlyGuard, bool) {
 				return false
 			}
 		case "string":
-			for _, s := range cudaOnlyStrings {
-				if strings.Contains(p.Text(c), s) {
-					g, found = j.at(c, "`"+oneLine(p.Text(c))+"` (ONNX Runtime's CUDA provider)"), true
+			for str, what := range cudaOnlyStrings {
+				if strings.Contains(p.Text(c), str) {
+					g, found = j.at(c, "`"+oneLine(p.Text(c))+"` ("+what+")"), true
 					return false
+				}
+			}
+			if content := strings.TrimLeft(p.Text(c), "rRbBuU"); len(content) > 1 {
+				content = strings.TrimLeft(content[1:], `"'`)
+				for _, cmd := range cudaOnlyCommands {
+					if rest, ok := strings.CutPrefix(content, cmd); ok && (rest == "" || strings.ContainsAny(rest[:1], ` "'`)) {
+						g, found = j.at(c, "`"+oneLine(p.Text(c))+"` (NVIDIA's command-line tool)"), true
+						return false
+					}
 				}
 			}
 			if _, ok := DeviceString(p, c); ok && returned(c) {

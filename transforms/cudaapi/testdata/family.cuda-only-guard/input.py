@@ -133,3 +133,22 @@ if use_gpu:
 
 SUPPORTS_FLASH = torch.cuda.is_available() and torch.cuda.get_device_capability() >= (8, 0)
 USE_FUSED = torch.cuda.is_available() and torch.cuda.device_count() > 1
+
+
+def _check_nvidia(log):
+    result = __import__("subprocess").run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True)
+    log(result.stdout)
+
+
+def check_links(log=print):
+    if torch.cuda.is_available():
+        name = torch.cuda.get_device_properties(0).name.lower()
+        if "nvidia" in name:
+            _check_nvidia(log)
+    else:
+        log("No GPUs available")
+
+
+def report(log=print):
+    if torch.cuda.is_available():
+        log("Failed to run nvidia-smi")
