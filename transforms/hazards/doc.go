@@ -29,4 +29,5 @@ var Rules = []*rule.Rule{
 	Nvtx,
 	JupyterNotebook,
 	CudaCPUTest,
+	CudaAPIMocked,
 }

@@ -563,3 +563,8 @@ func returned(n *ts.Node) bool {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// CUDAAgnostic reports whether the torch.cuda name is one the device,
+// cuda-api and amp rules rewrite (is_available, device_count, ...): code
+// that called it calls something else after the migration.
+func CUDAAgnostic(name string) bool { return cudaAgnostic[name] }
