@@ -43,6 +43,7 @@ func TestCudaOnlyGuardFindings(t *testing.T) {
 			122: "`torch.cuda.Stream()` (line 122)",
 			127: "`pynvml.nvmlInit()` (line 128)",
 			134: "`torch.cuda.get_device_capability()` (line 134)",
+			162: "`impl == \"cuda\"` selects the CUDA implementation (line 162)",
 			144: "`\"nvidia-smi\"` (NVIDIA's command-line tool) (line 139), reached through `_check_nvidia()`",
 		}},
 		{"../device/testdata/family.cuda-only-guard/input.py", map[int]string{

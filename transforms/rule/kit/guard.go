@@ -297,6 +297,18 @@ func (j *guardJudge) guard(n *ts.Node) (CUDAOnlyGuard, bool) {
 			return g, true
 		}
 	}
+	if sel := implSelector(p, cond); sel != nil && !wiredIn(p, branch) {
+		// `impl == "cuda" and x.device.type == "cuda"`: the code's own
+		// choice of its CUDA implementation; the device check beside it
+		// keeps tpu tensors out of it, as it did before.
+		g := j.at(sel, "`"+oneLine(p.Text(sel))+"` selects the CUDA implementation")
+		g.Cond = cond
+		g.Ranges = append(g.Ranges, [2]int{Start(cond), End(cond)})
+		for _, b := range branch {
+			g.Ranges = append(g.Ranges, [2]int{Start(b), End(b)})
+		}
+		return g, true
+	}
 	return CUDAOnlyGuard{}, false
 }
 
@@ -568,3 +580,60 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 // cuda-api and amp rules rewrite (is_available, device_count, ...): code
 // that called it calls something else after the migration.
 func CUDAAgnostic(name string) bool { return cudaAgnostic[name] }
+
+// implSelector returns the comparison in cond (`impl == "cuda"`,
+// `backend != 'cuda'`) that tests a name which is not a device (not a
+// device setting, a `.type`, an accelerator, GPU or platform name) against
+// the plain string "cuda": the code choosing its own CUDA implementation of
+// something, not a device check, or nil.
+func implSelector(p *rule.Pass, cond *ts.Node) *ts.Node {
+	var sel *ts.Node
+	ts.Walk(cond, func(n *ts.Node) bool {
+		if sel != nil {
+			return false
+		}
+		if n.Type() == "lambda" || n.Type() == "call" {
+			return false
+		}
+		if n.Type() != "comparison_operator" || n.NamedChildCount() != 2 {
+			return true
+		}
+		for i := 0; i < 2; i++ {
+			s, other := n.NamedChild(i), n.NamedChild(1-i)
+			if str, ok := DeviceString(p, s); !ok || str.FString || str.Index != "" {
+				continue
+			}
+			if (other.Type() == "identifier" || other.Type() == "attribute") && !DeviceIsh(p, other) && !hardwareName(p.Text(other)) {
+				sel = n
+				return false
+			}
+		}
+		return false
+	})
+	return sel
+}
+
+// hardwareName reports whether a name's last part names the hardware the
+// code runs on rather than one of its implementations.
+func hardwareName(name string) bool {
+	l := strings.ToLower(name[strings.LastIndexByte(name, '.')+1:])
+	for _, w := range []string{"accel", "gpu", "platform", "hardware", "target", "host", "backend_device"} {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// wiredIn reports whether a branch holds a call site the kernel stage wired
+// (it sends tpu tensors to a Pallas kernel: `... if x.device.type == "tpu"
+// else ext.f(x)`): then the guard in front of it is the kernel's, judged by
+// what the branch does.
+func wiredIn(p *rule.Pass, branch []*ts.Node) bool {
+	for _, b := range branch {
+		if bytes.Contains(p.Src[Start(b):End(b)], []byte(`.type == "tpu"`)) {
+			return true
+		}
+	}
+	return false
+}

@@ -152,3 +152,19 @@ def check_links(log=print):
 def report(log=print):
     if torch.cuda.is_available():
         log("Failed to run nvidia-smi")
+
+
+def _ref_filter(x, f):
+    return torch.nn.functional.conv2d(x, f)
+
+
+def filter2d(x, f, impl="cuda"):
+    if impl == "cuda" and x.device.type == "cuda":
+        return _plugin_filter(x, f)
+    return _ref_filter(x, f)
+
+
+def pick(x, device_type="cuda"):
+    if device_type == "cuda":
+        return x.half()
+    return x
