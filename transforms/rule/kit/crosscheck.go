@@ -67,8 +67,7 @@ func CrossChecks(p *rule.Pass) []CrossCheck {
 				if name == nil || !strings.HasPrefix(p.Text(name), "test") {
 					return true
 				}
-				body := p.Src[Start(n):End(n)]
-				if !mentionsCUDA(p, n) || !mentionsCPU(body) || skipsWithoutCUDA(p, n) {
+				if !mentionsCUDA(p, n) || !mentionsCPU(codeOf(p, n)) || skipsWithoutCUDA(p, n) {
 					return false
 				}
 				out = append(out, CrossCheck{Name: name, Start: Start(n), End: End(n)})
@@ -129,6 +128,23 @@ func mentionsCUDAIn(p *rule.Pass, h Hits, base int, n *ts.Node) bool {
 		}
 	}
 	return false
+}
+
+// codeOf is n's text with its comments blanked out: what the code says,
+// not what a comment (one of pallasify's --mark comments among them) says.
+func codeOf(p *rule.Pass, n *ts.Node) []byte {
+	b := append([]byte(nil), p.Src[Start(n):End(n)]...)
+	base := Start(n)
+	ts.Walk(n, func(c *ts.Node) bool {
+		if c.Type() == "comment" {
+			for i := Start(c) - base; i < End(c)-base; i++ {
+				b[i] = ' '
+			}
+			return false
+		}
+		return true
+	})
+	return b
 }
 
 func mentionsCPU(b []byte) bool {
