@@ -188,7 +188,6 @@ func (h *host) tensorRoot(name string, off int) (string, bool) {
 	return name, false
 }
 
-var aliasMethods = map[string]bool{"contiguous": true, "clone": true, "to": true, "float": true, "detach": true, "cuda": true, "type": true}
 var aliasFuncs = map[string]bool{"empty_like": true, "zeros_like": true, "ones_like": true, "full_like": true, "rand_like": true, "randn_like": true}
 
 // aliasOf reports the tensor a value has the shape of.
@@ -204,15 +203,29 @@ func aliasOf(v *ts.Node, src []byte) (string, bool) {
 	if fn.Type() == "field_expression" {
 		obj := fn.ChildByFieldName("argument")
 		field := ts.Text(fn.ChildByFieldName("field"), src)
-		if aliasMethods[field] && obj.Type() == "identifier" {
-			return ts.Text(obj, src), true
+		if !SameShapeMethods[field] || obj == nil {
+			return "", false
 		}
-		return "", false
+		return aliasOf(obj, src) // a.contiguous().to(at::kFloat): a chain of them
 	}
 	if aliasFuncs[lastName(ts.Text(fn, src))] && len(args) > 0 && args[0].Type() == "identifier" {
 		return ts.Text(args[0], src), true
 	}
 	return "", false
+}
+
+// dataRoot is the tensor whose data v is: v's aliasOf, or a view of one
+// (x.view({-1}), x.contiguous().reshape(...)): a pointer into it points
+// into the tensor.
+func dataRoot(v *ts.Node, src []byte) (string, bool) {
+	if v.Type() == "call_expression" {
+		if fn := v.ChildByFieldName("function"); fn.Type() == "field_expression" {
+			if ViewMethods[ts.Text(fn.ChildByFieldName("field"), src)] {
+				return dataRoot(stripCasts(fn.ChildByFieldName("argument"), src), src)
+			}
+		}
+	}
+	return aliasOf(v, src)
 }
 
 var creationFuncs = map[string]bool{"empty": true, "zeros": true, "ones": true, "full": true, "rand": true, "randn": true, "new_empty": true, "new_zeros": true}

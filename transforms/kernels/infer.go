@@ -327,7 +327,7 @@ func (h *host) tensorArg(n *ts.Node, src []byte, off int) (string, error) {
 					if obj.Type() == "identifier" {
 						return ts.Text(obj, src), nil
 					}
-					if t, ok := aliasOf(obj, src); ok {
+					if t, ok := dataRoot(obj, src); ok {
 						return t, nil
 					}
 				}

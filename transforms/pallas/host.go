@@ -18,6 +18,8 @@ type hostFn struct {
 	args    []hostArg // one per kernel parameter, in order
 	returns []string  // returned tensor variables
 	locals  map[string]string
+	// pointers are the pointer locals set to a tensor's data (name -> value)
+	pointers map[string]string
 	// scalars are the integer locals (int n = x.numel();)
 	scalars map[string]string
 	// launches are the kernels the body launches, in order (mmcv's softmax
@@ -388,11 +390,43 @@ var (
 	reDataPtr = regexp.MustCompile(`\b(\w+)\s*\.\s*(?:data_ptr|data|mutable_data_ptr|const_data_ptr)\s*(?:<[^>]*>)?\s*\(\s*\)`)
 	reFnHead  = regexp.MustCompile(`(?m)^[ \t]*(?:static\s+|inline\s+)*([\w:<>]+(?:\s*<[^>]*>)?[\s&*]*)\s+(\w+)\s*\(([^)]*)\)\s*\{`)
 	reLike    = regexp.MustCompile(`(?:torch|at)::(?:empty_like|zeros_like|ones_like)\s*\(\s*(\w+)`)
-	reLocal   = regexp.MustCompile(`(?:auto|torch::Tensor|at::Tensor)\s+(\w+)\s*=\s*([^;]+);`)
-	reReturn  = regexp.MustCompile(`\breturn\s+([^;]+);`)
-	// a local that is the same data as another tensor, laid out for the kernel
-	reAlias = regexp.MustCompile(`^\s*(\w+)\s*(?:\.\s*(?:contiguous|view|reshape|flatten|expect_contiguous)\s*\([^;]*\))*\s*$`)
+	reLocal   = regexp.MustCompile(`(?:auto|torch::Tensor|at::Tensor)[\s&]+(\w+)\s*=\s*([^;]+);`)
+	// any assignment: a pointer local is one whose value is a tensor's data
+	// pointer (float* a_ptr = a.contiguous().data_ptr<float>();)
+	rePtrAssign = regexp.MustCompile(`\b(\w+)\s*=\s*([^;=][^;]*);`)
+	reReturn    = regexp.MustCompile(`\breturn\s+([^;]+);`)
 )
+
+// sameData is the tensor whose data expression e is (kernels.HostTensorOf:
+// x, x.contiguous(), x.to(at::kFloat).view(...)), "" for anything else.
+func sameData(e string) string {
+	if name, ptr, ok := kernels.HostTensorOf(e); ok && !ptr {
+		return name
+	}
+	return ""
+}
+
+// dataOf is the tensor whose data pointer argument a is: a data accessor
+// on the tensor or a same-data expression of it, under casts
+// (static_cast<float*>(a.contiguous().data_ptr<float>())), or a pointer
+// local set to one (float* a_ptr = a_c.data_ptr<float>()); "" otherwise.
+func (fn *hostFn) dataOf(a string) string {
+	for range 8 {
+		name, ptr, ok := kernels.HostTensorOf(a)
+		switch {
+		case !ok:
+			return ""
+		case ptr:
+			return fn.aliasOf(name)
+		}
+		def, local := fn.pointers[name]
+		if !local || def == a {
+			return ""
+		}
+		a = def
+	}
+	return ""
+}
 
 // aliasOf follows locals that are another tensor's data (x.contiguous(),
 // x.view(...), x.reshape(...), plain copies of the handle) back to the
@@ -403,11 +437,11 @@ func (fn *hostFn) aliasOf(name string) string {
 		if !ok {
 			return name
 		}
-		m := reAlias.FindStringSubmatch(def)
-		if m == nil || m[1] == name {
+		src := sameData(def)
+		if src == "" || src == name {
 			return name
 		}
-		name = m[1]
+		name = src
 	}
 	return name
 }
@@ -456,7 +490,15 @@ func findHost(src string, k *kernels.Kernel) (*hostFn, error) {
 	}
 	for _, a := range args {
 		ha := hostArg{text: a, param: -1}
-		if m := reDataPtr.FindStringSubmatch(a); m != nil {
+		if t := fn.dataOf(a); t != "" {
+			ha.tensor = t
+			ha.param = fn.paramIdx(ha.tensor)
+			if ha.param < 0 {
+				if l := reLike.FindStringSubmatch(fn.locals[ha.tensor]); l != nil {
+					ha.like = fn.aliasOf(l[1])
+				}
+			}
+		} else if m := reDataPtr.FindStringSubmatch(a); m != nil {
 			ha.tensor = fn.aliasOf(m[1])
 			ha.param = fn.paramIdx(ha.tensor)
 			if ha.param < 0 {
@@ -516,6 +558,12 @@ func parseHostFn(src string, h []int) (*hostFn, string, error) {
 	body := src[bodyStart:bodyEnd]
 	for _, m := range reLocal.FindAllStringSubmatch(body, -1) {
 		fn.locals[m[1]] = m[2]
+	}
+	fn.pointers = map[string]string{}
+	for _, m := range rePtrAssign.FindAllStringSubmatch(body, -1) {
+		if _, ptr, ok := kernels.HostTensorOf(m[2]); ok && ptr {
+			fn.pointers[m[1]] = m[2]
+		}
 	}
 	for _, m := range reScalarLocal.FindAllStringSubmatch(body, -1) {
 		if _, tensor := fn.locals[m[1]]; !tensor {
@@ -794,11 +842,11 @@ func (fn *hostFn) nameSeenFrom(c *hostFn, passed []string, v string) string {
 	if i < 0 {
 		return v
 	}
-	m := reAlias.FindStringSubmatch(passed[i])
-	if m == nil {
+	src := sameData(passed[i])
+	if src == "" {
 		return strings.TrimSpace(passed[i])
 	}
-	return c.aliasOf(m[1])
+	return c.aliasOf(src)
 }
 
 // outputsPassedIn reports whether the host function takes one of kernel

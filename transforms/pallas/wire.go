@@ -580,11 +580,23 @@ func findSites(ctx context.Context, k *kernels.Kernel, p *plan, read func(string
 			}
 			src, _ := read(f)
 			if m := reAssign.FindStringSubmatch(string(src)); m != nil {
+				// the extension object is the unit: any attribute access
+				// of the function on any alias of it is a call of the op
+				// (ext.fn, self.ext.fn, model.ext.fn, getattr(ext, "fn"))
 				names := append([]string{m[1]}, extensionAliases(string(src), m[1])...)
+				var attrs []string
 				for i := range names {
+					if j := strings.LastIndexByte(names[i], '.'); j >= 0 && !slices.Contains(attrs, regexp.QuoteMeta(names[i][j+1:])) {
+						attrs = append(attrs, regexp.QuoteMeta(names[i][j+1:]))
+					}
 					names[i] = regexp.QuoteMeta(names[i])
 				}
-				pattern := `^(?:` + strings.Join(names, "|") + `)\.` + regexp.QuoteMeta(p.pyname) + `$`
+				holder := strings.Join(names, "|")
+				if len(attrs) > 0 {
+					holder += `|[\w.]+\.(?:` + strings.Join(attrs, "|") + `)`
+				}
+				fn := regexp.QuoteMeta(p.pyname)
+				pattern := `^(?:` + holder + `)\.` + fn + `$|^getattr\(\s*(?:` + holder + `)\s*,\s*["']` + fn + `["']\s*\)$`
 				if fns := functionAliases(string(src), names, p.pyname); len(fns) > 0 {
 					pattern += `|^(?:` + strings.Join(fns, "|") + `)$`
 				}
@@ -727,11 +739,11 @@ func bareCall(n *ts.Node) bool {
 }
 
 // extensionAliases are the other names the extension ext is bound to in
-// src: "alias = ext" at any indentation, "self.attr = ext" in a method (a
-// module that keeps the extension as an attribute, as KernelBench's models
-// do: self.ext.fn(...)).
+// src: "alias = ext" at any indentation, "self.attr = ext" in a method or
+// "obj.attr = ext" (a module that keeps the extension as an attribute, as
+// KernelBench's models do: self.ext.fn(...), model.ext.fn(...)).
 func extensionAliases(src, ext string) []string {
-	re := regexp.MustCompile(`(?m)^[ \t]*((?:self\.)?\w+)[ \t]*=[ \t]*` + regexp.QuoteMeta(ext) + `[ \t]*(?:#.*)?$`)
+	re := regexp.MustCompile(`(?m)^[ \t]*((?:\w+\.)*\w+)[ \t]*=[ \t]*` + regexp.QuoteMeta(ext) + `[ \t]*(?:#.*)?$`)
 	var out []string
 	for _, m := range re.FindAllStringSubmatch(src, -1) {
 		if m[1] != ext && !slices.Contains(out, m[1]) {
