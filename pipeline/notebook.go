@@ -529,7 +529,7 @@ func (st *state) rewriteCell(ctx context.Context, parsers *ts.Pool, pf *prefilte
 		return
 	}
 	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
-		Limits: st.opts.Limits}}
+		Limits: st.opts.Limits, LineLength: st.lineLength}}
 	parser := parsers.Get()
 	res, err := eng.Run(ctx, parser, f.Path, text)
 	parsers.Put(parser)

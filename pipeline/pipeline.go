@@ -189,6 +189,7 @@ type state struct {
 	pending     map[int][2][]byte        // file index -> original, updated
 	pkgs        map[string]bool          // directories holding an __init__.py
 	shared      map[string][]rule.Shared // helper module path -> definitions imported from it
+	lineLength  int                      // the repository's line limit (linelength.go)
 }
 
 func (st *state) acquire(ctx context.Context, r *Run) error {
@@ -230,6 +231,7 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 	st.entries = entries
 	st.pending = map[int][2][]byte{}
 	st.pkgs, st.shared = packageDirs(entries), map[string][]rule.Shared{}
+	st.lineLength = lineLength(st.opts.Root)
 	pf := newPrefilter(st.opts.Rules, kernels.PythonNeedles)
 	parsers := ts.NewPool(ts.Python)
 	defer parsers.Close()
@@ -341,7 +343,7 @@ func (st *state) processWithin(ctx context.Context, parsers *ts.Pool, pf *prefil
 	}
 	layout, _ := layoutOf(e.rel, st.pkgs)
 	eng := &rule.Engine{Rules: rules, Opts: rule.Options{Target: st.opts.Target, UnsafeFixes: st.opts.UnsafeFixes, Mark: st.opts.Mark,
-		Layout: layout, Limits: st.opts.Limits}}
+		Layout: layout, Limits: st.opts.Limits, LineLength: st.lineLength}}
 	if sets[0] && st.scanKernels {
 		eng.Inspect = scanKernels
 	}

@@ -78,6 +78,10 @@ type Options struct {
 	Mark        bool // insert a "# pallasify: CODE ..." comment above DisplayOnly findings
 	Layout      Layout
 	Limits      Limits
+	// LineLength, when positive, is the repository's line limit: a line an
+	// edit touched that grows past it is wrapped (wrap.go). Zero: no
+	// wrapping (a rule's example, a caller that knows no repository).
+	LineLength int
 }
 
 // Engine runs a fixed list of rules over files.
@@ -329,14 +333,32 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 	out.Grow(len(src) + 256)
 	pos := 0
 	changes := make([]ts.Change, 0, len(accepted))
+	touches := make([]touch, 0, len(accepted))
 	for _, a := range accepted {
 		out.Write(src[pos:a.Start])
+		touches = append(touches, touch{o: out.Len(), oe: out.Len() + len(a.New), s: a.Start, e: a.End})
 		out.WriteString(a.New)
 		pos = a.End
 		changes = append(changes, ts.Change{Start: a.Start, End: a.End, NewLen: len(a.New)})
 	}
 	out.Write(src[pos:])
 	result := out.Bytes()
+	if e.Opts.LineLength > 0 {
+		if wrapped := wrapTouched(src, result, touches, e.Opts.LineLength); wrapped != nil {
+			// The printer only moves tokens between lines inside
+			// brackets; a wrapped text that parsed worse would be its
+			// bug, and the unwrapped one is written instead.
+			if tree, err := p.Parse(ctx, wrapped); err == nil {
+				ok := tree.ErrorCount() <= res.InputErrors
+				tree.Close()
+				if ok {
+					return wrapped, nil, nil
+				}
+			} else if ctx.Err() != nil {
+				return nil, nil, fmt.Errorf("parse the rewrite: %w", err)
+			}
+		}
+	}
 	tree, err := p.Reparse(ctx, input, changes, result)
 	if err != nil {
 		if ctx.Err() != nil {
