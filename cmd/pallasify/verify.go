@@ -34,6 +34,9 @@ type verifyOptions struct {
 	TPUDevices   int
 	TPUPrecision string
 	TPUFallback  string
+	// Imports runs the import check instead of a command (verify --imports).
+	Imports       bool
+	ModuleTimeout time.Duration
 }
 
 func newVerifyCmd(io *streams, rules []*rule.Rule) *cobra.Command {
@@ -58,13 +61,28 @@ tensors and tpu/CPU device mix-ups are recorded with their call sites (codes
 PTH001-PTH004; validators/tpuhost/python/README.md says what it does not emulate).
 --target tpu is then the usual choice.
 
-Exit codes: 0 same behaviour (and, with --tpu, nothing reached that fails on a TPU),
-1 different or a TPU finding, 2 usage or I/O error.`,
+--imports takes no CMD: it imports every module of the migrated tree on the CPU, in the
+sandbox, once with torch-tpu as installed and once with it hidden, and collects its tests
+with pytest; a module or test file that fails after the migration but not before is
+PIM001/PIM002, a missing third-party dependency PIM003 and a failure the original has
+too PIM004, neither counted (validators/importcheck/README.md).
+
+Exit codes: 0 same behaviour (and, with --tpu, nothing reached that fails on a TPU;
+with --imports, nothing that no longer imports), 1 different or a finding, 2 usage or
+I/O error.`,
 		Example: `  pallasify verify . -- python train.py --steps 3
   pallasify verify --target tpu --rtol 1e-6 . -- 'pytest -q tests/test_model.py'
   pallasify verify --ignore-lines '^took ' --against ../migrated . -- python bench.py
-  pallasify verify --tpu --target tpu --format json . -- python -m pytest -q tests/test_model.py`,
+  pallasify verify --tpu --target tpu --format json . -- python -m pytest -q tests/test_model.py
+  pallasify verify --imports --target tpu .
+  pallasify verify --imports --against ../migrated --format json .`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if o.Imports {
+				if len(args) != 1 || cmd.ArgsLenAtDash() >= 0 {
+					return usageErr(fmt.Errorf("verify --imports takes PATH and no command (got %d argument(s))", len(args)))
+				}
+				return nil
+			}
 			dash := cmd.ArgsLenAtDash()
 			if dash != 1 || len(args) < 2 {
 				return usageErr(fmt.Errorf("verify takes PATH -- CMD (got %d argument(s), %d before --)", len(args), dash))
@@ -73,6 +91,12 @@ Exit codes: 0 same behaviour (and, with --tpu, nothing reached that fails on a T
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Path, o.Command = args[0], args[1:]
+			if o.Imports {
+				if !cmd.Flags().Changed("timeout") {
+					o.Timeout = 0 // the import check's own default
+				}
+				return runVerifyImports(cmd.Context(), o)
+			}
 			return runVerify(cmd.Context(), o)
 		},
 	}
@@ -93,6 +117,8 @@ Exit codes: 0 same behaviour (and, with --tpu, nothing reached that fails on a T
 	fl.StringVar(&o.Format, "format", "text", "output format: text or json")
 	fl.BoolVar(&o.TPU, "tpu", false, "run the migrated tree on the simulated TPU host and report what would fail on a TPU")
 	bindTPUFlags(fl, &o.TPUDevices, &o.TPUPrecision, &o.TPUFallback)
+	fl.BoolVar(&o.Imports, "imports", false, "import every module and collect the tests of the migrated tree, with and without torch-tpu (no CMD)")
+	fl.DurationVar(&o.ModuleTimeout, "module-timeout", time.Minute, "with --imports: time limit of one module's import (--timeout bounds the whole check)")
 	return cmd
 }
 

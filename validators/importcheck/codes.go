@@ -27,7 +27,8 @@ func init() {
 			Title: "A module no longer imports after the migration",
 			Doc: "The import check (`pallasify verify --imports`) imports every module of the migrated tree on the CPU, " +
 				"once with torch-tpu installed and once with it hidden, and this module raised (or ran past the " +
-				"per-module time limit) where the original tree's module imported, or failed differently. The message " +
+				"per-module time limit) where the original tree's module imported (or only lacked a third-party dependency, " +
+				"behind which the failure may hide). The message " +
 				"gives the mode, the exception and the line of the tree that raised it. The usual cause is a device built " +
 				"at import time: with --target tpu, `def f(x, device=torch.device(\"tpu\"))`, a module constant " +
 				"`DEVICE = torch.device(\"tpu\")` or a class attribute raises RuntimeError on a host without a TPU " +
@@ -51,9 +52,9 @@ func init() {
 				"check's second mode is never a missing dependency: that mode is there to show code that needs it."},
 		codes.Code{Code: CodePreExisting, Name: "pre-existing-failure", Severity: codes.Info,
 			Title: "A module fails to import in the original tree too",
-			Doc: "The module (or test file) fails with the same exception in the original tree, in the same mode: the " +
-				"failure is the repository's (a CUDA extension compiled at import, a missing data file), not the " +
-				"migration's, and is not counted against it."},
+			Doc: "The module (or test file) fails in the original tree too, in the same mode (the message gives both " +
+				"exceptions): the failure is the repository's (a CUDA extension compiled at import, a script doing CUDA " +
+				"work when imported, a missing data file), not the migration's, and is not counted against it."},
 		codes.Code{Code: CodeNotChecked, Name: "import-not-checked", Severity: codes.Warning,
 			Title: "The import check did not reach a module",
 			Doc: "The check ran out of its total time limit, or its Python process could not start or died too often, " +

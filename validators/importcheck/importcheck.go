@@ -329,7 +329,7 @@ func compareOriginals(ctx context.Context, o Options, reps []*Report, deadline t
 					switch {
 					case i >= 0 && e.Status == StatusMissingDep:
 						e.Class = ClassMissingDep
-					case i >= 0 && sameFailure(e.Type, e.Message, oc.Errors[i].Type, oc.Errors[i].Message):
+					case i >= 0 && oc.Errors[i].Status != StatusMissingDep:
 						e.Class = ClassPreExisting
 					case e.Status == StatusMissingDep && oc.Status != "ok":
 						e.Class = ClassMissingDep
@@ -348,7 +348,11 @@ func compareOriginals(ctx context.Context, o Options, reps []*Report, deadline t
 }
 
 // classify is a migrated module's class given the original's result (nil:
-// none to compare with).
+// none to compare with). A module that fails in the original too is
+// pre-existing, whatever it raises there (a script doing CUDA work at import
+// fails on a CPU host before and after), except where the original only
+// lacked a dependency and the migrated module raises something else: that
+// failure may hide behind the missing import, so it counts as ours.
 func classify(m Result, orig *Result) string {
 	switch m.Status {
 	case StatusOK:
@@ -361,28 +365,10 @@ func classify(m Result, orig *Result) string {
 		}
 		return ClassMissingDep
 	}
-	if orig != nil && orig.Status != StatusOK && orig.Status != StatusNotRun &&
-		(orig.Status == m.Status && sameFailure(m.Type, m.Message, orig.Type, orig.Message) || orig.Status == StatusMissingDep && m.Status == StatusFailed && m.Type == "ModuleNotFoundError") {
+	if orig != nil && orig.Status != StatusOK && orig.Status != StatusNotRun && orig.Status != StatusMissingDep {
 		return ClassPreExisting
 	}
 	return ClassOurs
-}
-
-// sameFailure reports whether two failures are the same exception: the
-// type, and the message with the trees' paths and addresses taken out.
-func sameFailure(t1, m1, t2, m2 string) bool {
-	return t1 == t2 && normMessage(m1) == normMessage(m2)
-}
-
-func normMessage(m string) string {
-	var b strings.Builder
-	for _, f := range strings.Fields(m) {
-		if strings.Contains(f, "/") || strings.HasPrefix(f, "0x") {
-			f = "#"
-		}
-		b.WriteString(f + " ")
-	}
-	return b.String()
 }
 
 func outcome(r Result) string {
@@ -422,7 +408,7 @@ func (r *Report) finish() {
 				r.finding(CodeMissingDependency, mr.Mode, m.Path, "", fmt.Sprintf("%s: %s: missing dependency: %s", mr.Mode, m.Module, m.Dependency), "")
 			case ClassPreExisting:
 				c.PreExisting++
-				r.finding(CodePreExisting, mr.Mode, m.Path, m.Site, fmt.Sprintf("%s: %s fails in the original too: %s: %s", mr.Mode, m.Module, m.Type, m.Message), "")
+				r.finding(CodePreExisting, mr.Mode, m.Path, m.Site, fmt.Sprintf("%s: %s fails in the original too: %s: %s", mr.Mode, m.Module, m.Type, m.Message), m.Original)
 			case ClassNotChecked:
 				c.NotChecked++
 				r.finding(CodeNotChecked, mr.Mode, m.Path, "", fmt.Sprintf("%s: %s was not checked: %s", mr.Mode, m.Module, m.Message), "")
