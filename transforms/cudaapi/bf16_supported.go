@@ -25,7 +25,7 @@ dtype = torch.bfloat16 if getattr(torch.get_device_module(DEVICE), "is_bf16_supp
 `,
 	TPU: `import torch
 
-dtype = torch.bfloat16 if True else torch.float16
+dtype = torch.bfloat16
 `,
 }
 
@@ -53,7 +53,7 @@ var Bf16Supported = &rule.Rule{
 		cudaCalls(p, []string{"is_bf16_supported"}, func(c apiCall) {
 			f := c.finding(p, "asks CUDA only")
 			if p.Target == rule.TPU {
-				f.Fix = &rule.Fix{Title: "bf16 is native on TPU", Safety: rule.Safe, Edits: []rule.Edit{c.whole("True")}}
+				f.Fix = &rule.Fix{Title: "bf16 is native on TPU", Safety: rule.Safe, Edits: kit.Constant(p, c.call, true)}
 			} else {
 				f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe,
 					c.callee(`getattr(torch.get_device_module(`+dv.Name()+`), "is_bf16_supported", lambda *args, **kwargs: True)`))

@@ -216,7 +216,28 @@ func addTPUChoice(p *rule.Pass, coll *ts.Node) (rule.Edit, bool) {
 		return rule.Edit{}, false
 	}
 	at := kit.End(cuda.Node)
-	return rule.Edit{Start: at, End: at, New: ", " + cuda.Literal("tpu")}, true
+	// ('cuda',) grows into ('cuda', 'tpu'), not ('cuda', 'tpu',): a
+	// trailing comma right before the closing bracket goes; one before a
+	// line break (black's magic comma: one element a line) gets "tpu" on a
+	// line of its own.
+	end, text := at, ", "+cuda.Literal("tpu")
+	for i := 0; i+2 < int(coll.ChildCount()); i++ {
+		c, comma, next := coll.Child(i), coll.Child(i+1), coll.Child(i+2)
+		if !c.Equal(cuda.Node) || comma.Type() != "," || next.IsNamed() || !strings.ContainsAny(next.Type(), ")]}") {
+			continue
+		}
+		if gap := string(p.Src[kit.End(comma):next.StartByte()]); !strings.Contains(gap, "\n") {
+			end = kit.End(comma)
+		} else {
+			ls := int(c.StartByte())
+			for ls > 0 && p.Src[ls-1] != '\n' {
+				ls--
+			}
+			at, end = kit.End(comma), kit.End(comma)
+			text = "\n" + string(p.Src[ls:c.StartByte()]) + cuda.Literal("tpu") + ","
+		}
+	}
+	return rule.Edit{Start: at, End: end, New: text}, true
 }
 
 // ownTest reports the tests pallasify's own rewrites write, such as

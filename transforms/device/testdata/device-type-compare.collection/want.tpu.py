@@ -6,4 +6,9 @@ def check(device_type, device, name):
         raise ValueError(device_type)
     ok = device_type in {"cuda", "tpu"}
     other = name in {"cuda"}
-    return ok, other
+    single = device.type in ('cuda', 'tpu')
+    kept = device_type in [
+        "cuda",
+        "tpu",
+    ]
+    return ok, other, single, kept
