@@ -18,6 +18,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,21 +42,35 @@ type AuditReport struct {
 
 // AuditRow is one repository and target.
 type AuditRow struct {
-	Repo         string      `json:"repo"`
-	Target       string      `json:"target"`
-	Files        int         `json:"files"`
-	FilesChanged int         `json:"files_changed"`
-	Hunks        int         `json:"hunks"`
-	Fixed        int         `json:"sites_fixed"`
-	Flagged      int         `json:"sites_flagged"`
-	CUDASites    int         `json:"cuda_sites_after"`  // CUDA sites in the migrated tree
-	Silent       []AuditSite `json:"silent"`            // of those, the ones with no finding on their line
-	SecondPass   int         `json:"second_pass_files"` // files a second pass would change
-	Unparsed     []string    `json:"unparsed,omitempty"`
-	ImportFails  *int        `json:"import_failures,omitempty"` // nil: not measured
-	CUDAOnly     *int        `json:"cuda_only_calls,omitempty"` // nil: the TPU-host part did not run
-	Seconds      float64     `json:"seconds"`
-	Error        string      `json:"error,omitempty"`
+	Repo         string       `json:"repo"`
+	Target       string       `json:"target"`
+	Files        int          `json:"files"`
+	FilesChanged int          `json:"files_changed"`
+	Hunks        int          `json:"hunks"`
+	Fixed        int          `json:"sites_fixed"`
+	Flagged      int          `json:"sites_flagged"`
+	CUDASites    int          `json:"cuda_sites_after"`  // CUDA sites in the migrated tree
+	Silent       []AuditSite  `json:"silent"`            // of those, the ones with no finding on their line
+	SecondPass   int          `json:"second_pass_files"` // files a second pass would change
+	Unparsed     []string     `json:"unparsed,omitempty"`
+	ImportFails  *int         `json:"import_failures,omitempty"` // nil: not measured
+	Imports      *ImportTotal `json:"imports,omitempty"`         // verify --imports' totals over both modes
+	CUDAOnly     *int         `json:"cuda_only_calls,omitempty"` // nil: the TPU-host part did not run
+	Seconds      float64      `json:"seconds"`
+	Error        string       `json:"error,omitempty"`
+}
+
+// ImportTotal is the part of `pallasify verify --imports --format json`
+// the audit keeps: its totals over both modes (with torch-tpu and without).
+type ImportTotal struct {
+	Modules       int `json:"modules"`
+	OK            int `json:"ok"`
+	Failed        int `json:"failed"`
+	MissingDeps   int `json:"missing_deps"`
+	PreExisting   int `json:"pre_existing"`
+	NotChecked    int `json:"not_checked"`
+	CollectErrors int `json:"collect_errors"`
+	Tests         int `json:"tests"`
 }
 
 // AuditSite is one CUDA site of the migrated tree.
@@ -165,7 +180,42 @@ func auditOne(ctx context.Context, o Options, bin, repo, target string) (r Audit
 		covered[k] = true
 	}
 	r.Silent = silentSites(sites, covered, blocks)
+	if err := auditImports(ctx, o, bin, src, out, &r); err != nil {
+		return fail(err)
+	}
 	return r
+}
+
+// auditImports runs `pallasify verify --imports` on the migrated tree
+// against the original, with the benchmark venv's python when it exists
+// (it has the repositories' dependencies), else the project's.
+func auditImports(ctx context.Context, o Options, bin, src, out string, r *AuditRow) error {
+	py := o.HostBase
+	if _, err := os.Stat(o.HostPython()); err == nil {
+		py = o.HostPython()
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "verify", "--imports", "--format", "json", "--python", py, "--against", out, src)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// verify exits 1 when something no longer imports; its JSON says what.
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			return fmt.Errorf("verify --imports: %w: %s", err, tail(stderr.String(), 400))
+		}
+	}
+	data := stdout.Bytes()
+	var v struct {
+		Failures int          `json:"failures"`
+		Total    *ImportTotal `json:"total"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil || v.Total == nil {
+		return fmt.Errorf("verify --imports JSON: %v", err)
+	}
+	r.ImportFails, r.Imports = &v.Failures, v.Total
+	return nil
 }
 
 // countHunks counts a unified diff's hunks.
@@ -282,8 +332,13 @@ func writeAudit(w io.Writer, a *AuditReport) {
 			fmt.Fprintf(tw, "%s\t%s\terror: %s\n", r.Repo, r.Target, r.Error)
 			continue
 		}
+		imports := optInt(r.ImportFails)
+		if t := r.Imports; t != nil {
+			imports = fmt.Sprintf("%d (%d of %d ok, %d missing deps, %d pre-existing)", *r.ImportFails, t.OK, t.Modules,
+				t.MissingDeps, t.PreExisting)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d of %d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", r.Repo, r.Target, r.FilesChanged, r.Files, r.Hunks,
-			r.Fixed, r.Flagged, r.CUDASites, len(r.Silent), r.SecondPass, optInt(r.ImportFails), optInt(r.CUDAOnly))
+			r.Fixed, r.Flagged, r.CUDASites, len(r.Silent), r.SecondPass, imports, optInt(r.CUDAOnly))
 	}
 	tw.Flush()
 	for _, r := range a.Rows {
