@@ -225,6 +225,9 @@ func (s *Sandbox) exposed(workdir string, argv0 string) []string {
 		if cfg := filepath.Join(env, "pyvenv.cfg"); fileExists(cfg) {
 			add(env)
 			add(baseInstall(cfg))
+			for _, d := range pthDirs(env) {
+				add(d)
+			}
 			continue
 		}
 		add(exe)
@@ -248,6 +251,32 @@ func underSystem(p string) bool {
 		}
 	}
 	return false
+}
+
+// pthDirs are the absolute directories a venv's site-packages .pth files
+// add to sys.path (one venv layered on another through a .pth line, as the
+// corpus benchmark venv is on the project's): without them the sandboxed
+// interpreter would not find what its own sys.path holds. Lines that run
+// code ("import ...") are not paths.
+func pthDirs(env string) []string {
+	pths, _ := filepath.Glob(filepath.Join(env, "lib", "python3*", "site-packages", "*.pth"))
+	var out []string
+	for _, pth := range pths {
+		data, err := os.ReadFile(pth)
+		if err != nil || len(data) > 1<<16 {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimSpace(line)
+			if !filepath.IsAbs(line) || strings.HasPrefix(line, "import") {
+				continue
+			}
+			if st, err := os.Stat(line); err == nil && st.IsDir() {
+				out = append(out, filepath.Clean(line))
+			}
+		}
+	}
+	return out
 }
 
 // baseInstall is the installation a venv was made from: the parent of the

@@ -84,3 +84,44 @@ func TestUnsizedScratchIsPolled(t *testing.T) {
 		t.Errorf("scratch directories left behind: %v", after)
 	}
 }
+
+// A venv layered on another through a .pth line (the corpus benchmark venv
+// on the project's) sees what that line adds to its sys.path: the
+// directory is exposed read-only with the venv; a line that runs code is
+// not a path, and a directory no .pth names stays hidden.
+func TestPthDirectoriesAreExposed(t *testing.T) {
+	sb := &Sandbox{}
+	if err := sb.Check(context.Background()); err != nil {
+		t.Skipf("bubblewrap unusable here: %v", err)
+	}
+	base, err := os.MkdirTemp("/tmp", "sbpth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	venv, layered, other := filepath.Join(base, "venv"), filepath.Join(base, "base-site"), filepath.Join(base, "other")
+	site := filepath.Join(venv, "lib", "python3.11", "site-packages")
+	must(t, os.MkdirAll(filepath.Join(venv, "bin"), 0o755))
+	must(t, os.MkdirAll(site, 0o755))
+	must(t, os.MkdirAll(layered, 0o755))
+	must(t, os.MkdirAll(other, 0o755))
+	must(t, os.WriteFile(filepath.Join(venv, "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(site, "base.pth"), []byte(layered+"\nimport os; "+other+"\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(layered, "mod.txt"), []byte("layered-visible\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(other, "mod.txt"), []byte("other-visible\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(venv, "bin", "tool"), []byte("#!/bin/sh\ncat \"$1\" 2>&1; cat \"$2\" 2>&1; true\n"), 0o755))
+	work := filepath.Join(base, "work")
+	must(t, os.Mkdir(work, 0o755))
+	out, err := sb.Run(context.Background(), work, Limits{}, filepath.Join(venv, "bin", "tool"),
+		filepath.Join(layered, "mod.txt"), filepath.Join(other, "mod.txt"))
+	got := string(out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, got)
+	}
+	if !strings.Contains(got, "layered-visible") {
+		t.Errorf("the directory the venv's .pth adds is not readable:\n%s", got)
+	}
+	if strings.Contains(got, "other-visible") {
+		t.Errorf("a directory named only after an import line was exposed:\n%s", got)
+	}
+}
