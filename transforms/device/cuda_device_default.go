@@ -68,7 +68,9 @@ var CudaDeviceDefault = &rule.Rule{
 			"`os.getenv(\"DEVICE\", \"cuda\")` and `getattr(args, \"device\", \"cuda\")`.\n\n" +
 			"Portable: the value becomes `DEVICE.type` (a `str`, as before: `\"cuda\"`, `\"tpu\"`, `\"cpu\"`...); " +
 			"an index becomes `str(device_at(i))` " +
-			"(`\"cuda:i\"` on CUDA, the plain device type elsewhere; see cuda-device-string, PDV001). TPU: `\"tpu\"` (`\"tpu:0\"` for an index).\n\n" +
+			"(`\"cuda:i\"` on CUDA, the plain device type elsewhere; see cuda-device-string, PDV001). TPU: `\"tpu\"` (`\"tpu:0\"` for an index), " +
+			"also where the module evaluates it on import: a `str` builds no device (unlike `torch.device(\"tpu\")`, " +
+			"see cuda-device-string, PDV001), so importing the module works on every host.\n\n" +
 			"In a library module (see \"Where DEVICE is defined\") a default evaluated on import moves to the call: " +
 			"a parameter default becomes `DEVICE_ON_FIRST_USE`, a sentinel resolved first in the body (`if device is " +
 			"DEVICE_ON_FIRST_USE: device = pallasify_device().type`), and a dataclass field becomes " +

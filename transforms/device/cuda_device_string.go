@@ -8,10 +8,14 @@ import (
 var cudaDeviceStringExample = rule.Example{
 	Before: `import torch
 
-x = torch.zeros(4, device="cuda")
-model.to("cuda:1")
-state = torch.load(path, map_location="cuda")
-dev = torch.device(f"cuda:{local_rank}")
+DEFAULT = torch.device("cuda")
+
+
+def load(path, model, local_rank):
+    x = torch.zeros(4, device="cuda")
+    model.to("cuda:1")
+    state = torch.load(path, map_location="cuda")
+    return torch.device(f"cuda:{local_rank}")
 `,
 	Portable: `import torch
 
@@ -35,17 +39,34 @@ def device_at(index):
     return DEVICE
 
 
-x = torch.zeros(4, device=DEVICE)
-model.to(device_at(1))
-state = torch.load(path, map_location=DEVICE)
-dev = device_at(local_rank)
+DEFAULT = DEVICE
+
+
+def load(path, model, local_rank):
+    x = torch.zeros(4, device=DEVICE)
+    model.to(device_at(1))
+    state = torch.load(path, map_location=DEVICE)
+    return device_at(local_rank)
 `,
 	TPU: `import torch
 
-x = torch.zeros(4, device="tpu")
-model.to("tpu:0")
-state = torch.load(path, map_location="tpu")
-dev = torch.device("tpu")
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
+
+DEFAULT = DEVICE
+
+
+def load(path, model, local_rank):
+    x = torch.zeros(4, device="tpu")
+    model.to("tpu:0")
+    state = torch.load(path, map_location="tpu")
+    return torch.device("tpu")
 `,
 }
 
@@ -77,7 +98,7 @@ var CudaDeviceString = &rule.Rule{
 			"Where the value must stay a `str` it is `str(device_at(i))`. The helper is named `accel_device_at` or " +
 			"`pallasify_device_at` if the module already binds `device_at`. Every device-family rule uses this one " +
 			"form for an index (`.cuda(i)`, `get_device_properties(i)`, ...).\n\n" +
-			"TPU: the string becomes `\"tpu\"` (`\"tpu:0\"` for `\"cuda:N\"`).\n\n" +
+			"TPU: the string becomes `\"tpu\"` (`\"tpu:0\"` for `\"cuda:N\"`). " + kit.ImportTimeDoc + "\n\n" +
 			"Comments, docstrings, log messages and dict keys are never touched: only a string that is " +
 			"exactly a CUDA device, in one of the contexts above (through parentheses and `a if c else b`), is.",
 		Why: "`\"cuda\"` fails on a machine without CUDA. TorchTPU registers `\"tpu\"` as a native device " +

@@ -9,9 +9,10 @@ import (
 )
 
 var cudaMethodExample = rule.Example{
-	Before: `model = Net().cuda()
-x = batch.cuda(non_blocking=True)
-y = t.cuda(args.gpu)
+	Before: `def train(batch, t, args):
+    model = Net().cuda()
+    x = batch.cuda(non_blocking=True)
+    y = t.cuda(args.gpu)
 `,
 	Portable: `import torch
 
@@ -35,13 +36,15 @@ def device_at(index):
     return DEVICE
 
 
-model = Net().to(DEVICE)
-x = batch.to(DEVICE, non_blocking=True)
-y = t.to(device_at(args.gpu))
+def train(batch, t, args):
+    model = Net().to(DEVICE)
+    x = batch.to(DEVICE, non_blocking=True)
+    y = t.to(device_at(args.gpu))
 `,
-	TPU: `model = Net().to("tpu")
-x = batch.to("tpu", non_blocking=True)
-y = t.to("tpu")
+	TPU: `def train(batch, t, args):
+    model = Net().to("tpu")
+    x = batch.to("tpu", non_blocking=True)
+    y = t.to("tpu")
 `,
 }
 
@@ -64,7 +67,7 @@ var CudaMethod = &rule.Rule{
 			"list such as `device_ids[0]`, a name ending in `_id`) becomes `.to(device_at(i))` (the CUDA device `i` on CUDA, " +
 			"`DEVICE` elsewhere; see cuda-device-string, PDV001), a device " +
 			"argument (a name containing `device`) becomes `.to(device)`. TPU: `.to(\"tpu\")`, dropping the index " +
-			"(one chip per process).\n\n" +
+			"(one chip per process). " + kit.ImportTimeDoc + "\n\n" +
 			"`.cuda` attributes that are not method calls (`args.cuda`, `torch.cuda`, `numba.cuda.jit`) and " +
 			"calls on imported modules are left alone.",
 		Why: "`.cuda()` only exists for CUDA; TorchTPU has no confirmed `.tpu()` method (torchtpu.md §4), and " +
@@ -116,9 +119,16 @@ func runCudaMethod(p *rule.Pass) {
 		attr := fn.ChildByFieldName("attribute")
 		rename := rule.Edit{Start: kit.Start(attr), End: kit.End(attr), New: "to"}
 		f := finding(call, idx)
-		if p.Target == rule.TPU {
+		safety := rule.Safe
+		if p.Target == rule.TPU && idx != nil && kit.IndexLike(p.Text(idx)) && !kit.PerProcessIndex(p.Text(idx)) {
+			safety = rule.Unsafe
+			f.Message += indexNote(p.Text(idx))
+		}
+		if p.Target == rule.TPU && (idx == nil || kit.IndexLike(p.Text(idx))) && kit.ImportTime(p, call) {
+			// A move to the TPU on import: the portable form (see kit.ImportTime).
+			f.Message += kit.ImportTimeNote
+		} else if p.Target == rule.TPU {
 			edits := []rule.Edit{rename}
-			safety := rule.Safe
 			switch {
 			case idx == nil:
 				edits = append(edits, al.InsertFirst(`"tpu"`))
@@ -126,10 +136,6 @@ func runCudaMethod(p *rule.Pass) {
 				// .cuda(device): the device value is rewritten where it is set.
 			default:
 				edits = append(edits, rule.Edit{Start: kit.Start(idx), End: kit.End(idx), New: `"tpu"`})
-				if !kit.PerProcessIndex(p.Text(idx)) {
-					safety = rule.Unsafe
-					f.Message += indexNote(p.Text(idx))
-				}
 			}
 			f.Fix = &rule.Fix{Title: `Use .to("tpu")`, Safety: safety, Edits: edits}
 			kit.Report(p, f)
@@ -143,11 +149,11 @@ func runCudaMethod(p *rule.Pass) {
 			edits = append(edits,
 				rule.Edit{Start: kit.Start(idx), End: kit.Start(idx), New: dv.AtName() + "("},
 				rule.Edit{Start: kit.End(idx), End: kit.End(idx), New: ")"})
-			f.Fix = dv.AtFix("Use .to("+dv.At(p.Text(idx))+")", rule.Safe, edits...)
+			f.Fix = dv.AtFix("Use .to("+dv.At(p.Text(idx))+")", safety, edits...)
 			kit.Report(p, f)
 			return
 		}
-		f.Fix = dv.Fix("Use .to("+dv.Name()+")", rule.Safe, edits...)
+		f.Fix = dv.Fix("Use .to("+dv.Name()+")", safety, edits...)
 		kit.Report(p, f)
 	})
 }

@@ -26,8 +26,8 @@ import (
 // other helpers), not None, so a caller passing device=None explicitly
 // passes None as before: the rewrite is exact.
 //
-// Any other import-time site (a class attribute, a module-level value) keeps
-// the call, which then runs on import.
+// Any other import-time site (kit.ImportTime: a class attribute, a
+// module-level value) keeps the call, which then runs on import.
 
 // lazyDefault returns f with its edits moved out of import time where the
 // site allows it, or f unchanged.
@@ -36,7 +36,7 @@ func lazyDefault(p *rule.Pass, st site, f *rule.Fix) *rule.Fix {
 		return f
 	}
 	value, holder := defaultHolder(st.s.Node)
-	if value == nil || insideFunctionBody(holder) {
+	if value == nil || !kit.ImportTime(p, holder) {
 		return f
 	}
 	newText, ok := applyWithin(p, value, f.Edits)
@@ -106,28 +106,6 @@ func defaultHolder(n *ts.Node) (value, holder *ts.Node) {
 		return nil, nil
 	}
 	return nil, nil
-}
-
-// insideFunctionBody reports whether n runs when a function is called, not
-// when the module is imported.
-func insideFunctionBody(n *ts.Node) bool {
-	for c := n; c != nil; c = c.Parent() {
-		par := c.Parent()
-		if par == nil {
-			return false
-		}
-		switch par.Type() {
-		case "function_definition":
-			if b := par.ChildByFieldName("body"); b != nil && b.Equal(c) {
-				return true
-			}
-		case "lambda":
-			if b := par.ChildByFieldName("body"); b != nil && b.Equal(c) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // enclosingFunction is the function whose parameter list holds param.

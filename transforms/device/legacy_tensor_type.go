@@ -18,11 +18,13 @@ var legacyDtypes = map[string]string{
 var legacyTensorTypeExample = rule.Example{
 	Before: `import torch
 
-buf = torch.cuda.FloatTensor(4, 8)
-ids = torch.cuda.LongTensor([1, 2, 3])
-y = x.type(torch.cuda.HalfTensor)
-if isinstance(t, torch.cuda.FloatTensor):
-    pass
+
+def prepare(x, t):
+    buf = torch.cuda.FloatTensor(4, 8)
+    ids = torch.cuda.LongTensor([1, 2, 3])
+    y = x.type(torch.cuda.HalfTensor)
+    if isinstance(t, torch.cuda.FloatTensor):
+        pass
 `,
 	Portable: `import torch
 
@@ -35,19 +37,23 @@ DEVICE = torch.device(
     else "cpu"
 )
 
-buf = torch.empty(4, 8, dtype=torch.float32, device=DEVICE)
-ids = torch.tensor([1, 2, 3], dtype=torch.int64, device=DEVICE)
-y = x.to(DEVICE, torch.float16)
-if isinstance(t, torch.cuda.FloatTensor):
-    pass
+
+def prepare(x, t):
+    buf = torch.empty(4, 8, dtype=torch.float32, device=DEVICE)
+    ids = torch.tensor([1, 2, 3], dtype=torch.int64, device=DEVICE)
+    y = x.to(DEVICE, torch.float16)
+    if isinstance(t, torch.cuda.FloatTensor):
+        pass
 `,
 	TPU: `import torch
 
-buf = torch.empty(4, 8, dtype=torch.float32, device="tpu")
-ids = torch.tensor([1, 2, 3], dtype=torch.int64, device="tpu")
-y = x.to("tpu", torch.float16)
-if isinstance(t, torch.cuda.FloatTensor):
-    pass
+
+def prepare(x, t):
+    buf = torch.empty(4, 8, dtype=torch.float32, device="tpu")
+    ids = torch.tensor([1, 2, 3], dtype=torch.int64, device="tpu")
+    y = x.to("tpu", torch.float16)
+    if isinstance(t, torch.cuda.FloatTensor):
+        pass
 `,
 }
 
@@ -71,7 +77,7 @@ var LegacyTensorType = &rule.Rule{
 			"Rewritten where the meaning is certain: a constructor with literal sizes (or none) becomes " +
 			"`torch.empty(sizes, dtype=..., device=DEVICE)`, a constructor with one list or tuple literal becomes " +
 			"`torch.tensor(data, dtype=..., device=DEVICE)`, and `x.type(torch.cuda.HalfTensor)` becomes " +
-			"`x.to(DEVICE, torch.float16)` (`\"tpu\"` instead of `DEVICE` on the tpu target).\n\n" +
+			"`x.to(DEVICE, torch.float16)` (`\"tpu\"` instead of `DEVICE` on the tpu target). " + kit.ImportTimeDoc + "\n\n" +
 			"Reported for a human everywhere else: a constructor whose argument may be a size or data " +
 			"(`torch.cuda.FloatTensor(n)`), type checks (`isinstance(t, torch.cuda.FloatTensor)`: use " +
 			"`t.dtype == torch.float32 and t.device.type == DEVICE.type`), `torch.set_default_tensor_type(...)` " +
@@ -109,12 +115,18 @@ func runLegacyTensorType(p *rule.Pass) {
 func legacyUse(p *rule.Pass, dv *kit.Dev, n *ts.Node, name, dtype string) {
 	f := rule.Finding{Start: kit.Start(n), End: kit.End(n),
 		Message: "`torch.cuda." + name + "` is a legacy CUDA-only tensor type"}
+	// The tpu target builds a tensor on "tpu", except on import, where it
+	// takes the portable form (see kit.ImportTime).
+	tpu := p.Target == rule.TPU && !kit.ImportTime(p, n)
+	if p.Target == rule.TPU && !tpu {
+		f.Message += kit.ImportTimeNote
+	}
 	dev := `"tpu"`
-	if p.Target != rule.TPU {
+	if !tpu {
 		dev = dv.Name()
 	}
 	mk := func(title string, edits ...rule.Edit) *rule.Fix {
-		if p.Target == rule.TPU {
+		if tpu {
 			return kit.TorchFix(title, rule.Safe, edits...)
 		}
 		return dv.Fix(title, rule.Safe, edits...)

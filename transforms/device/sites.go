@@ -271,32 +271,95 @@ func optionIsDevice(p *rule.Pass, call *ts.Node) bool {
 	return false
 }
 
-// fix builds the rewrite of a device site for the pass's target.
+// fix builds the rewrite of a device site for the pass's target. On the
+// tpu target a site that builds a device (or a tensor, or a move) when the
+// module is imported gets the portable rewrite, with the tpu fix's safety:
+// torch.device("tpu") at import would fail on every host without a TPU (see
+// kit.ImportTime).
 func fix(p *rule.Pass, dv *kit.Dev, st site) (*rule.Fix, string) {
-	s := st.s
-	if p.Target == rule.TPU {
-		safety := rule.Safe
-		note := ""
-		switch {
-		case st.use == useIndexed && strings.Contains(p.Text(st.idx), "current_device"):
-			// torch.device("cuda", torch.cuda.current_device()): the current
-			// device is the process's chip (tpu:0); the index is kept for
-			// cuda-current-device (PCU003) to rewrite.
-			return &rule.Fix{Title: "Use the TPU device", Safety: rule.Safe, Edits: []rule.Edit{s.Replace(s.Literal("tpu"))}}, ""
-		case st.use == useIndexed:
-			if !kit.PerProcessIndex(p.Text(st.idx)) {
-				safety, note = rule.Unsafe, indexNote(p.Text(st.idx))
-			}
-			lit := s.Literal("tpu")
-			return kit.TorchFix("Use the TPU device", safety, rule.Edit{Start: kit.Start(s.Node), End: kit.End(st.idx), New: lit}), note
-		case s.Index != "" && !kit.PerProcessIndex(s.Index):
-			safety, note = rule.Unsafe, indexNote(s.Index)
-		}
-		return &rule.Fix{Title: "Use the TPU device", Safety: safety, Edits: []rule.Edit{s.Replace(s.TPULiteral())}}, note
+	if p.Target != rule.TPU {
+		return portableFix(dv, st), ""
 	}
+	f, note := tpuFix(p, st)
+	if (buildsDevice(st) || feedsDeviceOnImport(p, st)) && kit.ImportTime(p, st.s.Node) {
+		g := portableFix(dv, st)
+		g.Safety = f.Safety
+		return g, note + kit.ImportTimeNote
+	}
+	return f, note
+}
+
+// buildsDevice reports whether the site's value becomes a torch.device
+// where it is evaluated: a torch.device(...) argument, or a torch API's
+// device (a tensor built there, a move, map_location). A value that stays a
+// str (a default, a config entry) builds nothing.
+func buildsDevice(st site) bool {
+	return st.call != nil || st.use == useDevice
+}
+
+// feedsDeviceOnImport reports whether the site's value is assigned to a
+// name that code running on import passes where torch builds a device
+// (`name = "cuda"` then `DEFAULT = torch.device(name)` at module level): the
+// str builds nothing itself, but "tpu" there would make the import fail all
+// the same.
+func feedsDeviceOnImport(p *rule.Pass, st site) bool {
+	top := st.s.Node
+	for top.Parent() != nil && (top.Parent().Type() == "parenthesized_expression" || top.Parent().Type() == "conditional_expression") {
+		top = top.Parent()
+	}
+	asg := top.Parent()
+	if asg == nil || asg.Type() != "assignment" || !kit.IsField(asg, "right", top) {
+		return false
+	}
+	left := asg.ChildByFieldName("left")
+	if left == nil || left.Type() != "identifier" {
+		return false
+	}
+	name := p.Text(left)
+	found := false
+	kit.WalkHits(p, []string{name}, func(n *ts.Node) bool {
+		switch {
+		case found, n.Type() == "comment", n.Type() == "string":
+			return false
+		case n.Type() != "identifier" || p.Text(n) != name:
+			return true
+		}
+		found = deviceArgument(p, n) && kit.ImportTime(p, n) // see flow.go
+		return false
+	})
+	return found
+}
+
+// tpuFix is the tpu target's rewrite of a device site: the literal "tpu".
+func tpuFix(p *rule.Pass, st site) (*rule.Fix, string) {
+	s := st.s
+	safety := rule.Safe
+	note := ""
+	switch {
+	case st.use == useIndexed && strings.Contains(p.Text(st.idx), "current_device"):
+		// torch.device("cuda", torch.cuda.current_device()): the current
+		// device is the process's chip (tpu:0); the index is kept for
+		// cuda-current-device (PCU003) to rewrite.
+		return &rule.Fix{Title: "Use the TPU device", Safety: rule.Safe, Edits: []rule.Edit{s.Replace(s.Literal("tpu"))}}, ""
+	case st.use == useIndexed:
+		if !kit.PerProcessIndex(p.Text(st.idx)) {
+			safety, note = rule.Unsafe, indexNote(p.Text(st.idx))
+		}
+		lit := s.Literal("tpu")
+		return kit.TorchFix("Use the TPU device", safety, rule.Edit{Start: kit.Start(s.Node), End: kit.End(st.idx), New: lit}), note
+	case s.Index != "" && !kit.PerProcessIndex(s.Index):
+		safety, note = rule.Unsafe, indexNote(s.Index)
+	}
+	return &rule.Fix{Title: "Use the TPU device", Safety: safety, Edits: []rule.Edit{s.Replace(s.TPULiteral())}}, note
+}
+
+// portableFix is the portable rewrite of a device site: DEVICE, its type,
+// or the device-index helper.
+func portableFix(dv *kit.Dev, st site) *rule.Fix {
+	s := st.s
 	dev, typ := dv.Name(), dv.Type()
 	if s.Index != "" {
-		return indexFix(dv, st), ""
+		return indexFix(dv, st)
 	}
 	var e rule.Edit
 	switch {
@@ -305,13 +368,13 @@ func fix(p *rule.Pass, dv *kit.Dev, st site) (*rule.Fix, string) {
 	case st.use == useWholeCall:
 		e = rule.Edit{Start: kit.Start(st.call), End: kit.End(st.call), New: dev}
 	case st.use == useIndexed:
-		return indexFix(dv, st), ""
+		return indexFix(dv, st)
 	case st.use == useDevice:
 		e = s.Replace(dev)
 	default:
 		e = s.Replace(typ)
 	}
-	return dv.Fix("Use "+dev, rule.Safe, e), ""
+	return dv.Fix("Use "+dev, rule.Safe, e)
 }
 
 // indexFix is the portable rewrite of a device with an index ("cuda:1",

@@ -35,7 +35,10 @@ const PlacementDoc = "The example is an entry script (a file with `if __name__ =
 	"inline. A parameter default of a library function becomes `DEVICE_ON_FIRST_USE`, a sentinel resolved in the body " +
 	"(`if device is DEVICE_ON_FIRST_USE: device = pallasify_device().type`; a caller passing `None` still passes " +
 	"`None`), a dataclass field a `default_factory`; other module-level uses (a class " +
-	"attribute, a decorator argument) still call `pallasify_device()` when the module is imported."
+	"attribute, a decorator argument) still call `pallasify_device()` when the module is imported. The tpu target " +
+	"writes these same forms, not `\"tpu\"`, where a device, a tensor or a move is built on import (`DEFAULT = " +
+	"torch.device(\"cuda\")`, a default argument, a class attribute, `pytest.param(...)`): a TorchTPU device built " +
+	"on import would make the module fail to import on every host without a TPU."
 
 // LazyDevice is the expression library modules use for DEVICE.
 const LazyDevice = lazyDeviceFn + "()"

@@ -1,0 +1,7 @@
+import torch
+
+
+def run():
+    """The same sites in a function body: they run when it is called, not on import."""
+    print(f"{torch.zeros(1, device='tpu')}")
+    print(f'{x.to("tpu")} {x.device.type == "tpu"}')
