@@ -16,6 +16,7 @@ import (
 
 	"github.com/sourcegraph/conc/pool"
 
+	"github.com/pallasify/pallasify/transforms/files"
 	"github.com/pallasify/pallasify/transforms/kernels"
 	"github.com/pallasify/pallasify/transforms/repofs"
 	"github.com/pallasify/pallasify/transforms/rule"
@@ -57,6 +58,9 @@ type Options struct {
 	// Rules overrides the rule set (default: the full registry, then
 	// Select/Ignore). Tests use it to run one rule.
 	Rules []*rule.Rule
+	// Files overrides the rules for non-Python files (default: the files
+	// family, then Select/Ignore; an empty non-nil list runs none).
+	Files []*files.Rule
 	// Notebook, when set, inspects a .ipynb file and returns its diagnostics
 	// instead of the default: code cells rewritten with the rules, cell by
 	// cell (notebook.go).
@@ -165,6 +169,9 @@ func (o Options) normalize() (Options, error) {
 	if err != nil {
 		return o, err
 	}
+	if o.Files == nil {
+		o.Files = selectFiles(o.Select, o.Ignore)
+	}
 	return o, nil
 }
 
@@ -189,6 +196,7 @@ type state struct {
 	pending     map[int][2][]byte        // file index -> original, updated
 	pkgs        map[string]bool          // directories holding an __init__.py
 	shared      map[string][]rule.Shared // helper module path -> definitions imported from it
+	created     createdFiles             // files the project rules create (project.go)
 	lineLength  int                      // the repository's line limit (linelength.go)
 }
 
@@ -220,7 +228,7 @@ func (st *state) analyze(ctx context.Context, r *Run) error {
 			f.Diagnostics = append(f.Diagnostics, *e.diag)
 			continue
 		}
-		if e.mode.IsRegular() && (f.Lang == LangPython || f.Lang == LangNotebook) {
+		if e.mode.IsRegular() && (f.Lang == LangPython || f.Lang == LangNotebook || f.Lang == LangProject) {
 			work = append(work, i)
 		}
 	}
@@ -313,6 +321,15 @@ func (st *state) processWithin(ctx context.Context, parsers *ts.Pool, pf *prefil
 	if !utf8.Valid(src) {
 		skip(CodeNotUTF8, SevWarning, "file is not valid UTF-8; left untouched")
 		return nil, nil, nil
+	}
+	if f.Lang == LangProject {
+		if out = st.processProject(ctx, f, src); out != nil {
+			return out, src, nil
+		}
+		return nil, nil, nil
+	}
+	if files.KindOf(f.Path) == files.SetupPy {
+		st.processProject(ctx, f, src) // its install_requires: reported, never edited
 	}
 	if f.Lang == LangNotebook {
 		if st.opts.Notebook != nil {
@@ -448,6 +465,7 @@ func (st *state) applyRewrites(ctx context.Context, r *Run) error {
 	}
 	st.pending = nil
 	st.addHelperModules(r)
+	st.addCreated(r)
 	return nil
 }
 

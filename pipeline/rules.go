@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"github.com/pallasify/pallasify/transforms"
+	"github.com/pallasify/pallasify/transforms/files"
 	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
@@ -14,6 +15,10 @@ func defaultRules() []*rule.Rule { return transforms.All() }
 func selectRules(all []*rule.Rule, sel, ignore []string) ([]*rule.Rule, error) {
 	return transforms.Select(all, sel, ignore)
 }
+
+// selectFiles is the files family's rules --select and --ignore leave (see
+// transforms.SelectFiles).
+func selectFiles(sel, ignore []string) []*files.Rule { return transforms.SelectFiles(sel, ignore) }
 
 // notebookHook reports a .ipynb file that cannot be read as notebook JSON
 // (so is not rewritten) through the notebook rule when it is selected; nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 
+	"github.com/pallasify/pallasify/transforms/files"
 	"github.com/pallasify/pallasify/transforms/repofs"
 )
 
@@ -23,10 +24,14 @@ const (
 	LangPython   = "python"
 	LangNotebook = "notebook"
 	LangCUDA     = "cuda"
-	LangOther    = "other"
+	// LangProject is a file the project rules read (transforms/files): a
+	// requirement set, a Dockerfile, a launcher, a CI workflow, a config.
+	LangProject = "project"
+	LangOther   = "other"
 )
 
-// langOf classifies a file by its extension.
+// langOf classifies a file by its extension (a project file by its name and
+// place: name is the path relative to the root).
 func langOf(name string) string {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".py", ".pyi":
@@ -35,6 +40,9 @@ func langOf(name string) string {
 		return LangNotebook
 	case ".cu", ".cuh":
 		return LangCUDA
+	}
+	if files.KindOf(name) != "" {
+		return LangProject
 	}
 	return LangOther
 }

@@ -12,10 +12,15 @@
 //	compile      PCM  torch.compile settings
 //	hazards      PDX  diagnostic-only rules
 //	xla          PXL  PyTorch/XLA (torch_xla) to TorchTPU
+//	files        PNF  files that are not Python: requirement sets, Dockerfiles,
+//	                  launchers, CI workflows, configs (transforms/files)
 //
 // A family package exports `var Rules = []*rule.Rule{...}` and is added to
 // All with one line. Rules are plain values; this package registers their
 // codes, with their docs, in the code registry (transforms/codes) once.
+// The files family's rules are values of their own type (files.Rule: they
+// read lines, not a Python tree): Files lists them, and --select/--ignore
+// entries name them as they name the Python rules.
 package transforms
 
 import (
@@ -28,6 +33,7 @@ import (
 	"github.com/pallasify/pallasify/transforms/cudaapi"
 	"github.com/pallasify/pallasify/transforms/device"
 	"github.com/pallasify/pallasify/transforms/distributed"
+	"github.com/pallasify/pallasify/transforms/files"
 	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/hf"
 	"github.com/pallasify/pallasify/transforms/rule"
@@ -58,6 +64,53 @@ func init() {
 		}
 		codes.RegisterRule(codes.Code{Code: r.Code, Name: r.Name, Severity: sev, Title: r.Title(), Doc: r.Doc}, r.Safety.String())
 	}
+	for _, r := range files.Rules {
+		sev := codes.Info
+		if r.Safety == rule.DisplayOnly {
+			sev = codes.Warning
+		}
+		codes.Register(r.Safety.String(), "rule for non-Python files (transforms/files)",
+			codes.Code{Code: r.Code, Name: r.Name, Severity: sev, Title: r.Title(), Doc: r.Doc})
+	}
+}
+
+// Files returns the rules for non-Python files (transforms/files), in
+// registry order.
+func Files() []*files.Rule { return append([]*files.Rule(nil), files.Rules...) }
+
+// SelectFiles returns the rules for non-Python files that --select and
+// --ignore leave (entries as Select takes them, which has checked them).
+func SelectFiles(selectCodes, ignoreCodes []string) []*files.Rule {
+	split := func(list []string) []string {
+		var out []string
+		for _, item := range list {
+			for _, s := range strings.Split(item, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	}
+	sel, ign := split(selectCodes), split(ignoreCodes)
+	var out []*files.Rule
+	for _, r := range files.Rules {
+		in := len(sel) == 0
+		for _, s := range sel {
+			in = in || matchesFile(r, s)
+		}
+		for _, s := range ign {
+			in = in && !matchesFile(r, s)
+		}
+		if in {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func matchesFile(r *files.Rule, s string) bool {
+	return strings.EqualFold(s, "ALL") || strings.HasPrefix(r.Code, strings.ToUpper(s)) || r.Name == s
 }
 
 // All returns every registered rule (removed ones included, marked
@@ -135,6 +188,9 @@ func entries(all []*rule.Rule, list []string, flag string) ([]string, error) {
 				continue
 			}
 			found := false
+			for _, r := range files.Rules {
+				found = found || matchesFile(r, s)
+			}
 			for _, r := range all {
 				if matches(r, s) {
 					found = true

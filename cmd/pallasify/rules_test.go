@@ -25,6 +25,9 @@ func TestReadmeListsEveryCode(t *testing.T) {
 			codes = append(codes, r.Code)
 		}
 	}
+	for _, r := range transforms.Files() {
+		codes = append(codes, r.Code)
+	}
 	for _, c := range pipeline.IOCodes() {
 		codes = append(codes, c.Code)
 	}
@@ -53,6 +56,17 @@ func TestRulesRegistry(t *testing.T) {
 		}
 		if !strings.HasPrefix(out.String(), r.Code+" "+r.Name) {
 			t.Errorf("rules %s starts %q", r.Code, strings.SplitN(out.String(), "\n", 2)[0])
+		}
+	}
+	for _, r := range transforms.Files() {
+		io, out, _ := testStreams()
+		if err := rulesRun(context.Background(), &rulesOptions{IO: io, Code: r.Code}); err != nil {
+			t.Errorf("rules %s: %v", r.Code, err)
+		}
+		for _, want := range []string{r.Code + " " + r.Name, "After, --target portable", "After, --target tpu", r.Example.Before} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("rules %s lacks %q", r.Code, want)
+			}
 		}
 	}
 	for _, code := range []string{"V-TPU-COMPILE", "v-mismatch"} {

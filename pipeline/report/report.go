@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/pallasify/pallasify/pipeline"
+	"github.com/pallasify/pallasify/transforms/codes"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
 
@@ -195,7 +196,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	byRule := map[string]*RuleCount{}
 	handled := kernelsHandled(run)
 	for _, f := range run.Files {
-		if f.Lang == pipeline.LangPython || f.Lang == pipeline.LangNotebook {
+		if f.Lang == pipeline.LangPython || f.Lang == pipeline.LangNotebook || f.Lang == pipeline.LangProject {
 			if f.Mode.IsRegular() {
 				rep.Files++
 				rep.Lines += f.Lines
@@ -231,6 +232,9 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 				rc = &RuleCount{Code: d.Code, Name: d.Rule, Safety: d.Safety}
 				if r := rep.rules[d.Code]; r != nil {
 					rc.Title, rc.Safety, rc.Name = r.Title(), r.Safety.String(), r.Name
+				} else if e, ok := codes.Lookup(d.Code); ok && e.Family() == "PNF" {
+					// a rule for non-Python files (transforms/files): its group is its fix safety
+					rc.Title, rc.Safety, rc.Name = e.Title, e.Group, e.Name
 				}
 				byRule[d.Code] = rc
 			}

@@ -33,6 +33,9 @@ func entries(p *Pass) []entry {
 		text := l.Text
 		switch p.Kind {
 		case JSON:
+			if strings.HasPrefix(strings.TrimSpace(text), "//") {
+				continue // a JSONC comment line
+			}
 			for _, m := range jsonEntry.FindAllStringSubmatchIndex(text, -1) {
 				e := entry{line: i + 1, key: text[m[2]:m[3]], vs: m[4], ve: m[5]}
 				if m[6] >= 0 {
@@ -148,7 +151,8 @@ func gpuSetting(key, value string) string {
 		return "NCCL is CUDA-only; the TorchTPU process group backend is tpu_dist"
 	case (k == "use_cuda" || k == "cuda") && v == "true":
 		return "a CUDA switch: TPU hosts need the code's device choice instead"
-	case strings.Contains(k, "gpu"):
+	case strings.Contains(k, "gpu") && !strings.HasSuffix(k, "per_gpu"):
+		// a per-GPU quantity (batch_size_per_gpu) means per chip on a TPU: nothing to change
 		return "a GPU setting: TorchTPU runs one process per chip (tpu:0 in each), counted by torch.accelerator.device_count()"
 	}
 	return ""

@@ -228,7 +228,7 @@ func TestBadInput(t *testing.T) {
 		line      int
 	}{
 		{"c.yaml", "device: cuda\n  bad: [\n", 2},
-		{"c.json", "{\"device\": \"cuda\",\n}\n", 2},
+		{"c.json", "{\"device\": \"cuda\",\n\"x\": }\n", 2},
 		{"pyproject.toml", "[project]\ndependencies = [\"torch\"\nx = \n", 3},
 		{"env.toml", "device = \"cuda\"\n[[\n", 3},
 	}
@@ -244,7 +244,14 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	}
-	res := files.Check(context.Background(), files.Rules, files.Options{Target: rule.TPU}, "t.yaml", []byte("{{ template }}\n"))
+	// JSON with comments and trailing commas (devcontainer.json) parses; a
+	// commented-out entry is no finding.
+	jc := "{\n  // \"device\": \"cuda\",\n  \"device\": \"cuda\", /* gpu */\n  \"runArgs\": [\"a\",],\n}\n"
+	res := files.Check(context.Background(), files.Rules, files.Options{Target: rule.TPU}, ".devcontainer/devcontainer.json", []byte(jc))
+	if res.Problem != nil || len(res.Findings) != 1 || res.Findings[0].Line != 3 {
+		t.Errorf("JSONC: got %+v; want one finding, at line 3", res)
+	}
+	res = files.Check(context.Background(), files.Rules, files.Options{Target: rule.TPU}, "t.yaml", []byte("{{ template }}\n"))
 	if res.Problem != nil {
 		t.Errorf("a YAML file holding no needle was parsed: %+v", res.Problem)
 	}

@@ -38,7 +38,9 @@ func wellFormed(kind Kind, src []byte) *Problem {
 	case JSON:
 		format = "JSON"
 		var v any
-		err = json.Unmarshal(src, &v)
+		if err = json.Unmarshal(src, &v); err != nil && json.Unmarshal(jsonc(src), &v) == nil {
+			err = nil // JSON with comments and trailing commas (devcontainer.json, tsconfig.json, VS Code settings)
+		}
 	case TOML, Pyproject:
 		format = "TOML"
 		var v map[string]any
@@ -69,4 +71,50 @@ func errLine(err error) int {
 		}
 	}
 	return 1
+}
+
+// jsonc returns src with the comments (// and /* */ outside strings) and
+// the trailing commas of JSONC removed: JSON the standard parser takes.
+func jsonc(src []byte) []byte {
+	out := make([]byte, 0, len(src))
+	inStr := false
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case inStr:
+			out = append(out, c)
+			if c == '\\' && i+1 < len(src) {
+				i++
+				out = append(out, src[i])
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+			out = append(out, c)
+		case c == '/' && i+1 < len(src) && src[i+1] == '/':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			out = append(out, '\n')
+		case c == '/' && i+1 < len(src) && src[i+1] == '*':
+			end := bytes.Index(src[i+2:], []byte("*/"))
+			if end < 0 {
+				return out
+			}
+			i += end + 3
+		case c == ']' || c == '}':
+			j := len(out) - 1
+			for j >= 0 && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
+				j--
+			}
+			if j >= 0 && out[j] == ',' {
+				out = append(out[:j], out[j+1:]...)
+			}
+			out = append(out, c)
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -499,4 +499,3 @@ func condaName(spec string) (channel, name string) {
 	}
 	return channel, normName(spec[:end])
 }
-

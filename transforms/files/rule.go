@@ -90,10 +90,10 @@ type Output struct {
 
 // Rule is one rule for non-Python files.
 type Rule struct {
-	Code    string // PNF plus three digits; stable forever
-	Name    string // kebab-case, stable
-	Safety  rule.Safety
-	Kinds   []Kind // the kinds of file it reads
+	Code   string // PNF plus three digits; stable forever
+	Name   string // kebab-case, stable
+	Safety rule.Safety
+	Kinds  []Kind // the kinds of file it reads
 	// Needles are lower-case strings one of which occurs (in the lower-cased
 	// text) in every file the rule can report on; a file holding none of the
 	// running rules' needles is neither parsed nor read further.
@@ -387,4 +387,3 @@ func TPUSetPath(rel string) string {
 	}
 	return stem + "-tpu" + ext
 }
-

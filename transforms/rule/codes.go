@@ -6,10 +6,12 @@ import "github.com/pallasify/pallasify/transforms/codes"
 // (the driver registers the other PIO codes, pipeline/codes.go).
 func init() {
 	codes.Register("input", "input or engine problem",
-		codes.Code{Code: CodeSyntaxError, Name: "syntax-error", Severity: codes.Error, Title: "The file does not parse as Python",
+		codes.Code{Code: CodeSyntaxError, Name: "syntax-error", Severity: codes.Error, Title: "The file does not parse (as Python, or a project file as its YAML/JSON/TOML)",
 			Doc: "The engine parses every Python file a rule looks at. When the input already has a syntax error the file is " +
 				"reported and left untouched: rewriting code that does not parse would hide the problem. Fix the syntax " +
-				"(or exclude the file) and run again."},
+				"(or exclude the file) and run again. The rules for non-Python files (PNF, transforms/files) parse a YAML, " +
+				"JSON (comments and trailing commas accepted) or TOML file that holds one of their needles; one that does " +
+				"not parse is reported here, with the parser's message and line, and left untouched."},
 		codes.Code{Code: CodeRefused, Name: "refused-rewrite", Severity: codes.Error, Title: "The rewrite would not parse, so it was not written",
 			Doc: "After applying the fixes the engine parses the result. If it has more syntax errors than the input, no " +
 				"edit of that file is written and this diagnostic names the line. Please report it: it is a bug in a rule."},
