@@ -1,7 +1,6 @@
 package cudaapi
 
 import (
-	"strings"
 
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/rule/kit"
@@ -68,12 +67,16 @@ func runDeviceContext(p *rule.Pass) {
 		if len(c.args.All) != 1 || c.args.Splat {
 			return
 		}
-		// Our own portable output: `torch.cuda.device(i) if DEVICE.type == "cuda" else ...`
+		// Our own portable output, exactly: `torch.cuda.device(i) if
+		// DEVICE.type == "cuda" else contextlib.nullcontext()` (a user's
+		// `... if a.type == "cuda" else my_nullcontext()` is not: the
+		// device-type rule rewrites its check, and this call with it, in
+		// the same pass: FuzzEngine 2900d04936cabd7e).
 		// (the tpu target writes nullcontext(), and compares device types
 		// with "tpu", so there the form is the user's and is rewritten).
 		if par := c.call.Parent(); p.Target == rule.Portable && par != nil && par.Type() == "conditional_expression" && par.NamedChildCount() == 3 &&
-			par.NamedChild(0).Equal(c.call) && strings.HasSuffix(p.Text(par.NamedChild(1)), `.type == "cuda"`) &&
-			strings.HasSuffix(p.Text(par.NamedChild(2)), "nullcontext()") {
+			par.NamedChild(0).Equal(c.call) && p.Text(par.NamedChild(1)) == kit.NewDev(p).Type()+` == "cuda"` &&
+			(p.Text(par.NamedChild(2)) == "contextlib.nullcontext()" || p.Text(par.NamedChild(2)) == "nullcontext()") {
 			return
 		}
 		f := c.finding(p, "switches the CUDA device for a block; TorchTPU has one chip per process and no device context")
