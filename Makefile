@@ -12,7 +12,7 @@ export GOFLAGS := -buildvcs=false
 # when it is missing, under make.
 export PALLASIFY_REQUIRE_STACK := 1
 
-.PHONY: all build test demo bench fuzz lint venv deps clean corpus corpus-tpuhost
+.PHONY: all build test demo bench fuzz lint venv deps clean corpus corpus-tpuhost corpus-audit
 
 all: build
 
@@ -89,15 +89,21 @@ bench: build venv
 # kernel-stage tables; then the TPU-host run (timm, litgpt, dinov2: their tests before
 # migration on the CPU, after on the simulated TPU host, both targets; dependencies from
 # PyPI into .bench/tpuhost-venv, never .venv). A benchmark, not part of `make test`.
-# CORPUS_TPUHOST= skips the TPU-host run; `make corpus-tpuhost` runs only it.
-# See cmd/pallasify-corpus.
+# Last, the maintainer audit of the same three repositories (files changed, hunks, sites
+# fixed/flagged/silent, modules that no longer import, the TPU-host run's CUDA-only calls).
+# CORPUS_TPUHOST= skips the TPU-host run; `make corpus-tpuhost` runs only it and the audit;
+# `make corpus-audit` runs only the audit (no CUDA-only-calls column). See cmd/pallasify-corpus.
 CORPUS ?= ../shared/corpus
 CORPUS_TPUHOST ?= -tpuhost
+CORPUS_AUDIT ?= -audit
 corpus: build venv
-	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) $(CORPUS_TPUHOST) $(CORPUS_FLAGS)
+	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) $(CORPUS_TPUHOST) $(CORPUS_AUDIT) $(CORPUS_FLAGS)
 
 corpus-tpuhost: build venv
-	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) -tpuhost-only $(CORPUS_FLAGS)
+	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) -tpuhost-only $(CORPUS_AUDIT) $(CORPUS_FLAGS)
+
+corpus-audit: build venv
+	PALLASIFY_PYTHON=$(PALLASIFY_PYTHON) $(GO) run ./cmd/pallasify-corpus -bin $(BIN) -corpus $(CORPUS) -audit-only $(CORPUS_FLAGS)
 
 # FUZZTIME=30m by default (what issue 33 asks to pass clean); a failing input
 # lands in transforms/testdata/fuzz/FuzzEngine and is run by every `go test`.

@@ -66,6 +66,9 @@ def f(x):
     if x.is_cuda:
         return x.to("cuda:1")
     return torch.device(f"cuda:{x}"), dict(accelerator="gpu"), "label"
+from .cuda import Scaler  # the repository's own module
+BACKENDS = {"cuda": "nccl", "tpu": "tpu_dist"}
+ok = x.device.type in ("cuda", "tpu")
 `
 	if err := os.WriteFile(filepath.Join(dir, "m.py"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)

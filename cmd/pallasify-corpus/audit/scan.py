@@ -69,6 +69,17 @@ def scan_file(path, rel):
             docs.update(id(v) for v in node.values)
     found = {}
 
+    def beside_tpu(node):
+        # A per-device table or list that names "tpu" too ({"cuda": "nccl",
+        # "tpu": "tpu_dist"}, ("cuda", "tpu")) handles the TPU: not a miss.
+        par = parents.get(id(node))
+        elts = []
+        if isinstance(par, ast.Dict):
+            elts = par.keys
+        elif isinstance(par, (ast.List, ast.Tuple, ast.Set)):
+            elts = par.elts
+        return any(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.split(":")[0] == "tpu" for e in elts)
+
     def add(node, kind):
         line = node.lineno
         key = (line, kind)
@@ -83,11 +94,11 @@ def scan_file(path, rel):
             for a in node.names:
                 if CUDA_MODULE.match(a.name):
                     add(node, "import " + a.name)
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:  # .cuda: the repo's own module
             if CUDA_MODULE.match(node.module):
                 add(node, "import " + node.module)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
-            if DEVICE_STR.match(node.value.strip()):
+            if DEVICE_STR.match(node.value.strip()) and not beside_tpu(node):
                 add(node, "string " + node.value.strip().lower().split(":")[0])
         elif isinstance(node, ast.JoinedStr):
             first = node.values[0] if node.values else None
