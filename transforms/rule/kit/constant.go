@@ -33,19 +33,20 @@ func Constant(p *rule.Pass, n *ts.Node, value bool) []rule.Edit {
 			left, right := par.ChildByFieldName("left"), par.ChildByFieldName("right")
 			// x and True, True and x, x or False, False or x: x.
 			if (op == "and") == value {
-				keep := left
+				// Delete around the operand kept, not rewrite it: another
+				// rule's fix inside it (torch.cuda.is_available() and
+				// torch.cuda.is_bf16_supported()) still applies.
 				if left.Equal(at) {
-					keep = right
+					return []rule.Edit{{Start: Start(par), End: Start(right)}}
 				}
-				return []rule.Edit{{Start: Start(par), End: End(par), New: p.Text(keep)}}
+				return []rule.Edit{{Start: End(left), End: End(par)}}
 			}
 		case "conditional_expression":
 			if c := par.NamedChild(1); c != nil && c.Equal(at) && par.NamedChildCount() == 3 {
-				keep := par.NamedChild(0)
 				if !value {
-					keep = par.NamedChild(2)
+					return []rule.Edit{{Start: Start(par), End: Start(par.NamedChild(2))}}
 				}
-				return []rule.Edit{{Start: Start(par), End: End(par), New: p.Text(keep)}}
+				return []rule.Edit{{Start: End(par.NamedChild(0)), End: End(par)}}
 			}
 		case "if_statement":
 			if c := par.ChildByFieldName("condition"); c != nil && c.Equal(at) {
