@@ -40,7 +40,9 @@ var CudaOnlyGuard = &rule.Rule{
 			"`get_device_capability`, ...), a CUDA-only field of `get_device_properties(...)` (`.major`, `.minor`, " +
 			"`.uuid`, ...), `torch.backends.cudnn`/`torch.backends.cuda` settings, pynvml, CuPy, PyCUDA, Triton, " +
 			"apex, flash_attn, xformers, bitsandbytes, `torch.utils.cpp_extension`, ONNX Runtime's " +
-			"`\"CUDAExecutionProvider\"`, a custom CUDA extension (a name bound by `cpp_extension.load`/`load_inline`, " +
+			"`\"CUDAExecutionProvider\"`, Lightning's `\"cuda\"`/`\"gpu\"` accelerator (a value a Trainer or Fabric gets as " +
+			"`accelerator=`, also through a variable: `accelerator = \"cuda\"`; see lightning-accelerator, PDX014), " +
+			"a custom CUDA extension (a name bound by `cpp_extension.load`/`load_inline`, " +
 			"or an extension or op named for CUDA such as `selective_scan_cuda.fwd`) unless its call already sends tpu " +
 			"tensors to a Pallas kernel (`_pallas_ops.f(x) if x.device.type == \"tpu\" else ext.f(x)`, what the kernel " +
 			"stage writes when it wires a proven kernel), or a returned CUDA device string (`return \"cuda:0\"`). The " +

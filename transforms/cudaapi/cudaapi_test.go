@@ -55,6 +55,10 @@ func TestCudaOnlyGuardFindings(t *testing.T) {
 			77: "`nms()` (a custom CUDA extension) (line 78)",
 			83: "`ops.upfirdn2d_cuda()` (named for CUDA) (line 84)",
 		}},
+		{"testdata/family.cuda-only-guard-lightning/input.py", map[int]string{
+			7:  "`\"cuda\"` (a Lightning accelerator: Lightning has none for TorchTPU) (line 8)",
+			17: "`\"gpu\"` (a Lightning accelerator: Lightning has none for TorchTPU) (line 18)",
+		}},
 	}
 	for _, c := range cases {
 		src, err := os.ReadFile(c.file)

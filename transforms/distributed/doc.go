@@ -13,4 +13,4 @@ import "github.com/pallasify/pallasify/transforms/rule"
 const Family = "distributed"
 
 // Rules is the distributed family, in registry order.
-var Rules = []*rule.Rule{NcclBackend, DDPDeviceIDs, BackendMap}
+var Rules = []*rule.Rule{NcclBackend, DDPDeviceIDs, BackendMap, NcclBackendCheck}

@@ -30,4 +30,5 @@ var Rules = []*rule.Rule{
 	JupyterNotebook,
 	CudaCPUTest,
 	CudaAPIMocked,
+	LightningAccelerator,
 }

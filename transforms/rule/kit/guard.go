@@ -109,7 +109,8 @@ const guardDepth = 3
 // (streams, events, graphs, nvtx, get_device_capability, ...), read a field
 // of get_device_properties that only CUDA has (`.major`), use a CUDA-only
 // module (cudnn/CUDA backend flags, pynvml, cupy, triton, cpp_extension,
-// ...), name ONNX Runtime's CUDA provider, call a custom extension (a name
+// ...), name ONNX Runtime's CUDA provider, pick Lightning's CUDA
+// accelerator (a LightningSite value), call a custom extension (a name
 // bound by cpp_extension.load/load_inline, or a callee named for CUDA such as
 // `ext.forward_cuda`) outside a path the kernel stage wired for tpu tensors
 // (`... if x.device.type == "tpu" else ext.f(x)`), or return a CUDA device
@@ -392,6 +393,10 @@ func (j *guardJudge) judge(n, ctx *ts.Node, depth int) (CUDAOnlyGuard, bool) {
 						return false
 					}
 				}
+			}
+			if s, ok := LightningSiteAt(p, c); ok && !s.Check && s.Value != "tpu" {
+				g, found = j.at(c, "`"+oneLine(p.Text(c))+"` (a Lightning accelerator: Lightning has none for TorchTPU)"), true
+				return false
 			}
 			if _, ok := DeviceString(p, c); ok && returned(c) {
 				g, found = j.at(c, "returns the CUDA device string "+oneLine(p.Text(c))), true

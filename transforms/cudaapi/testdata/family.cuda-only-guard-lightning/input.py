@@ -1,0 +1,26 @@
+import lightning as L
+import torch
+
+
+def fabric():
+    # The branch picks Lightning's CUDA accelerator: the probe stays CUDA (PCU012).
+    if torch.cuda.is_available():
+        accelerator = "cuda"
+    elif torch.backends.mps.is_available():
+        accelerator = "mps"
+    else:
+        accelerator = "cpu"
+    return L.Fabric(accelerator=accelerator, devices=1)
+
+
+def trainer(model):
+    if torch.cuda.is_available():
+        return L.Trainer(accelerator="gpu", devices=1)
+    return L.Trainer(accelerator="cpu")
+
+
+def half(model):
+    # Device-agnostic: the probe is rewritten.
+    if torch.cuda.is_available():
+        model = model.half()
+    return L.Trainer(accelerator="auto"), model
