@@ -84,7 +84,11 @@ var CudaDeviceString = &rule.Rule{
 		What: "Finds the strings `\"cuda\"`, `\"cuda:N\"` and `f\"cuda:{expr}\"` where they name a device in a call: " +
 			"the argument of `torch.device(...)`, the first argument of `.to(...)`, `device=` of any call " +
 			"(tensor factories, `torch.Generator`, `x.new_zeros`, your own functions), `map_location=` and " +
-			"`torch.load(f, \"cuda\")`, and `torch.set_default_device(...)`.\n\n" +
+			"`torch.load(f, \"cuda\")`, `torch.set_default_device(...)`, a DataLoader's `pin_memory_device=`, and " +
+			"the device type of `torch.get_autocast_dtype`/`set_autocast_dtype`, " +
+			"`torch.is_autocast_enabled`/`set_autocast_enabled`, `torch.amp.is_autocast_available` (first " +
+			"argument or `device_type=`) and `device_type=` of `torch.amp.custom_fwd`/`custom_bwd` (a `str`, like " +
+			"`init_device_mesh`'s).\n\n" +
 			"Portable: `torch.device(\"cuda\")` and torch-API arguments become `DEVICE` (the CUDA or TPU " +
 			"device `torch.accelerator` reports, else the CPU; named `ACCEL_DEVICE` or `PALLASIFY_DEVICE` if the " +
 			"module already binds `DEVICE`; `pallasify_device()` in a library module, see \"Where DEVICE is " +

@@ -26,12 +26,27 @@ type site struct {
 	call    *ts.Node // useWholeCall, useIndexed: the torch.device call
 	idx     *ts.Node // useIndexed: the index argument
 	isDflt  bool     // a default or config value (PDV004), else a call argument (PDV001)
+	parsed  bool     // useString: the callee parses the str as a device type where it is evaluated
 	context string   // for messages: "torch.device", "device=", ...
 }
 
 // tensorMethods take a device= argument like torch factories do.
 var tensorMethods = map[string]bool{"to": true, "new_zeros": true, "new_ones": true, "new_empty": true,
 	"new_full": true, "new_tensor": true}
+
+// deviceTypeParams are torch functions whose first parameter (or
+// device_type=) is a device type str: "cuda" there is a device type like any
+// other. torch.autocast's is the amp rules' (autocast-cuda-device, PAM002).
+// Not torch.get_device_module and torch.random.fork_rng: they hand out or
+// call the device module, and torch.tpu's device_count/is_available raise in
+// TorchTPU 0.2.0 where torch.cuda's answer 0/False (torchtpu.md §4).
+// The value says whether the call parses the type at once (then "tpu"
+// raises where TorchTPU has no chip, so an import-time site takes the
+// portable form, see fix); custom_fwd/custom_bwd parse it when the
+// decorated function runs.
+var deviceTypeParams = map[string]bool{"torch.get_autocast_dtype": true, "torch.set_autocast_dtype": true,
+	"torch.is_autocast_enabled": true, "torch.set_autocast_enabled": true, "torch.amp.is_autocast_available": true,
+	"torch.amp.autocast_mode.is_autocast_available": true, "torch.amp.custom_fwd": false, "torch.amp.custom_bwd": false}
 
 // skipCallees are left to the Hugging Face rules (device= of pipeline(),
 // device_map= of from_pretrained()).
@@ -132,6 +147,8 @@ func classify(p *rule.Pass, s kit.Str) (site, bool) {
 			}
 		case (q == "torch.distributed.device_mesh.init_device_mesh" || q == "torch.distributed.init_device_mesh") && pos == 0 && !inCond && s.Index == "":
 			st.use, st.context = useString, "init_device_mesh's device type"
+		case deviceTypeParams[q] && pos == 0 && !inCond && s.Index == "":
+			st.use, st.parsed, st.context = useString, deviceTypeParams[q], q+"'s device type"
 		case q == "torch.set_default_device" && pos == 0:
 			st.use, st.context = useDevice, "torch.set_default_device"
 		case last == "to" && fn.Type() == "attribute" && q == "" && pos == 0:
@@ -170,7 +187,13 @@ func classify(p *rule.Pass, s kit.Str) (site, bool) {
 		case "device_type":
 			if (q == "torch.distributed.device_mesh.init_device_mesh" || q == "torch.distributed.init_device_mesh") && s.Index == "" {
 				st.use, st.context = useString, "init_device_mesh's device type"
+			} else if _, ok := deviceTypeParams[q]; ok && s.Index == "" {
+				st.use, st.parsed, st.context = useString, deviceTypeParams[q], "device_type="
 			}
+		case "pin_memory_device":
+			// DataLoader's: a device type str (deprecated and ignored since
+			// torch 2.9, where the current accelerator is used).
+			st.use, st.context = useString, "pin_memory_device="
 		case "default":
 			if (last == "add_argument" || last == "option") && optionIsDevice(p, call) {
 				st.use, st.isDflt, st.context = useString, true, "the --device option's default"
@@ -291,10 +314,11 @@ func fix(p *rule.Pass, dv *kit.Dev, st site) (*rule.Fix, string) {
 
 // buildsDevice reports whether the site's value becomes a torch.device
 // where it is evaluated: a torch.device(...) argument, or a torch API's
-// device (a tensor built there, a move, map_location). A value that stays a
-// str (a default, a config entry) builds nothing.
+// device (a tensor built there, a move, map_location), or a device type a
+// torch call parses there (torch.is_autocast_enabled("cuda")). A value that
+// stays a str (a default, a config entry) builds nothing.
 func buildsDevice(st site) bool {
-	return st.call != nil || st.use == useDevice
+	return st.call != nil || st.use == useDevice || st.parsed
 }
 
 // feedsDeviceOnImport reports whether the site's value is assigned to a
