@@ -15,4 +15,4 @@ import "github.com/pallasify/pallasify/transforms/rule"
 const Family = "device"
 
 // Rules is the device family, in registry order.
-var Rules = []*rule.Rule{CudaDeviceString, CudaMethod, DeviceTypeCompare, CudaDeviceDefault, LegacyTensorType, CudaDeviceVariable}
+var Rules = []*rule.Rule{CudaDeviceString, CudaMethod, DeviceTypeCompare, CudaDeviceDefault, LegacyTensorType, CudaDeviceVariable, DeviceTypeList}

@@ -1,0 +1,31 @@
+package device_test
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/pallasify/pallasify/transforms/device"
+	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/rule/ruletest"
+)
+
+// TestDeviceTypeListFindings: a list of device types with "cuda" and not
+// "tpu" is reported (timm's capturable_supported_devices was silent), on
+// both targets; one with "tpu", a mixed list, a single name and a literal
+// tested directly with `in` (PDV003's) are not.
+func TestDeviceTypeListFindings(t *testing.T) {
+	src, err := os.ReadFile("testdata/device-type-list/input.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range rule.Targets {
+		var lines []int
+		for _, f := range ruletest.Run(t, []*rule.Rule{device.DeviceTypeList}, rule.Options{Target: tg}, src).Findings {
+			lines = append(lines, f.Line)
+		}
+		if want := []int{3, 15}; !slices.Equal(lines, want) {
+			t.Errorf("%s: PDV007 on lines %v, want %v", tg, lines, want)
+		}
+	}
+}
