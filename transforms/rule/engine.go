@@ -343,6 +343,15 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 	}
 	out.Write(src[pos:])
 	result := out.Bytes()
+	// What removals leave behind (tidy.go): dead `pass` blocks, orphaned
+	// comments, doubled blank lines.
+	tidied, moved, changed, err := tidy(ctx, p, src, result, touches)
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, fmt.Errorf("tidy the rewrite: %w", err)
+	}
+	if err == nil && changed {
+		result, touches = tidied, moved
+	}
 	if e.Opts.LineLength > 0 {
 		if wrapped := wrapTouched(src, result, touches, e.Opts.LineLength); wrapped != nil {
 			// The printer only moves tokens between lines inside
@@ -359,7 +368,12 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 			}
 		}
 	}
-	tree, err := p.Reparse(ctx, input, changes, result)
+	var tree *ts.Tree
+	if changed {
+		tree, err = p.Parse(ctx, result)
+	} else {
+		tree, err = p.Reparse(ctx, input, changes, result)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, fmt.Errorf("parse the rewrite: %w", err)

@@ -785,7 +785,9 @@ func alone(src []byte, stmt *ts.Node) bool {
 }
 
 // RemoveStatement returns the edit deleting a simple statement: its whole
-// line, or "pass" when it is the only statement of its block. ok is false
+// line (a trailing comment with it), or "pass" when it is the only
+// statement of its block; the engine removes what a dead `pass` leaves
+// (rule/tidy.go). ok is false
 // when the statement shares its line with another one.
 func RemoveStatement(src []byte, stmt *ts.Node) (rule.Edit, bool) {
 	if !alone(src, stmt) {
@@ -794,13 +796,10 @@ func RemoveStatement(src []byte, stmt *ts.Node) (rule.Edit, bool) {
 	if block := stmt.Parent(); block != nil && block.Type() == "block" && mayEmpty(src, block, stmt) {
 		return rule.Edit{Start: Start(stmt), End: End(stmt), New: "pass"}, true
 	}
+	// The whole line goes, a trailing comment too: it described the
+	// statement (the comments above it are the engine's: rule/tidy.go).
 	ls := LineStart(src, Start(stmt))
-	e := End(stmt)
-	j := skipSpace(src, e)
-	if j < len(src) && src[j] == '#' {
-		// Keep a trailing comment on its own line: drop only the code.
-		return rule.Edit{Start: Start(stmt), End: j}, true
-	}
+	j := skipSpace(src, End(stmt))
 	for j < len(src) && src[j] != '\n' {
 		j++
 	}

@@ -5,7 +5,6 @@ import torch
 
 def setup(args):
     pass
-    # first GPU
 
 
 def single(rank):
@@ -24,7 +23,6 @@ if int(os.environ.get("LOCAL_RANK", 0)) >= 0: torch.cuda.set_device(gpu)
 
 
 def both(rank):
-    pass
     torch.cuda.manual_seed(0)
 
 

@@ -19,7 +19,6 @@ def _tpu_memory(name, *args, **kwargs):
 
 
 if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu":
-    pass
     n = torch.accelerator.device_count()
     torch.accelerator.synchronize()
     print(torch.tpu.get_device_name(), _tpu_memory("memory_allocated"))
