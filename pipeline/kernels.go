@@ -90,6 +90,14 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 			}
 		}
 	}
+	if s.Triton != nil {
+		for id, kc := range s.Triton.drive(ctx, inv, caps) { // launchers driven, without tests
+			if caps == nil {
+				caps = map[string]*KernelCapture{}
+			}
+			caps[id] = kc
+		}
+	}
 	r.Kernels = r.Kernels[:0]
 	limit := s.EmulateConcurrency
 	if limit <= 0 {
@@ -105,7 +113,7 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		}
 		switch {
 		case k.Origin == kernels.OriginTriton && s.Triton != nil:
-			pk.SpecSource, pk.EmuStatus = specSourceOf(k), tritonEmuStatus(k)
+			pk.SpecSource, pk.EmuStatus = s.Triton.specSource(k), tritonEmuStatus(k)
 		case k.Origin == kernels.OriginTriton:
 			pk.EmuStatus = "unsupported: triton (inventory only)"
 		case k.Unit != nil && len(k.Unit.Unsupported) > 0:

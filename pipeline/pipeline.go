@@ -81,6 +81,11 @@ type Options struct {
 	// tests with every kernel launch captured and takes kernel specs from the
 	// captures (capture.go). It applies to a *KernelStage Discover stage.
 	Capture *CaptureConfig
+	// TritonDrive, when set, drives the Triton launchers whose kernels no
+	// test captured under Triton's interpreter and takes their specs from
+	// the launches (triton_drive.go). It applies to a *KernelStage Discover
+	// stage.
+	TritonDrive *TritonDriveConfig
 }
 
 // ErrNotDir is returned when Options.Root is not a directory.
@@ -120,6 +125,7 @@ func execute(ctx context.Context, opts Options, rewrite bool) (*Run, error) {
 	_, st.scanKernels = opts.Discover.(*KernelStage)
 	attachEmulator(opts)
 	attachCapture(opts)
+	attachTritonDrive(opts)
 	for _, s := range []Stage{opts.Discover, opts.Draft, opts.Validate} {
 		if s != nil {
 			stages = append(stages, s)

@@ -76,9 +76,14 @@ type TritonStage struct {
 	// files are the walked Python files the discovery read (by path).
 	files map[string][]byte
 
+	// Drive, when set, drives the launchers of the kernels no test
+	// captured (triton_drive.go).
+	Drive *TritonDriveConfig
+
 	mu     sync.Mutex
 	drafts map[string]*TritonDraft // by kernel id
 	proven []tritonProof
+	driven map[string]bool // kernels whose spec driving gave
 }
 
 type tritonProof struct {
@@ -108,7 +113,7 @@ func (s *TritonStage) Draft(id string) *TritonDraft {
 func (s *TritonStage) run(ctx context.Context, r *Run, inv *kernels.Inventory) {
 	s.mu.Lock()
 	s.drafts = map[string]*TritonDraft{}
-	s.proven = nil
+	s.proven, s.driven = nil, nil
 	s.mu.Unlock()
 	any := false
 	for _, k := range inv.Kernels {

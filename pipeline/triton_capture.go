@@ -180,6 +180,13 @@ func (s *TritonStage) useCapture(k *kernels.Kernel, res *triton.TestResult, kc *
 		kc.BuildReason = &BuildReason{Code: CodeCaptureNotLaunched, Text: why}
 		return
 	}
+	s.specFromLaunches(k, d, ok, kc, "the repository's tests")
+}
+
+// specFromLaunches gives k its spec from its finished launches ok, made by
+// from (the repository's tests, driving its launchers), or says why they
+// make none.
+func (s *TritonStage) specFromLaunches(k *kernels.Kernel, d *TritonDraft, ok []triton.CapturedLaunch, kc *KernelCapture, from string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d.Refusal == nil {
@@ -194,7 +201,7 @@ func (s *TritonStage) useCapture(k *kernels.Kernel, res *triton.TestResult, kc *
 		}
 		spec := *d.Spec
 		spec.Domain.Sweep = append(append([]map[string]int64(nil), sizes...), d.Spec.Domain.Sweep...)
-		spec.Note += fmt.Sprintf("; the sweep starts with %d size(s) captured from the repository's tests (%s)", len(sizes), ok[0].Test)
+		spec.Note += fmt.Sprintf("; the sweep starts with %d size(s) captured from %s (%s)", len(sizes), from, ok[0].Test)
 		d.Spec = &spec
 		k.Spec, k.SpecStatus = d.Spec, kernels.SpecCaptured
 		return

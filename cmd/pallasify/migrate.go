@@ -34,6 +34,9 @@ type treeFlags struct {
 	// Capture builds the tree's extensions for the CPU and runs its tests
 	// with every kernel launch captured (kernel specs from the captures).
 	Capture bool
+	// Drive calls the tree's Triton launchers under Triton's interpreter
+	// (sandboxed) where no test gave a kernel's spec (on by default).
+	Drive bool
 	// Rules overrides the registry (tests).
 	Rules []*rule.Rule
 }
@@ -48,6 +51,7 @@ func (f *treeFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&f.UnsafeFixes, "unsafe-fixes", false, "also apply fixes marked unsafe (e.g. wrapping a model in torch.compile)")
 	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown or sarif")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "files processed at once (default: number of CPUs)")
+	fl.BoolVar(&f.Drive, "drive", true, "call the tree's Triton launchers under Triton's interpreter (sandboxed) on inputs made from their code to capture the specs no test gives")
 	fl.BoolVar(&f.Capture, "capture", false, "build the tree's CUDA extensions for the CPU and run its tests (sandboxed) to capture every kernel launch as its spec")
 }
 
@@ -71,6 +75,9 @@ func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) 
 	}
 	if f.Capture {
 		opts.Capture = &pipeline.CaptureConfig{Triton: validators.TritonTests{}}
+	}
+	if f.Drive {
+		opts.TritonDrive = &pipeline.TritonDriveConfig{Driver: validators.TritonDrive{}}
 	}
 	return opts, format, nil
 }

@@ -310,8 +310,12 @@ func SpecFromCapture(inv *Inventory, k *Kernel, ls []CapturedLaunch) (*kernels.S
 	if len(call.Returns) == 0 {
 		return nil, Call{}, fmt.Errorf("the captured launch of %s (%s) wrote no tensor", k.Name, l.Test)
 	}
-	s.Note = fmt.Sprintf("captured from the repository's tests: %s's launch in %s, grid %v, constexprs %s (%d finished launch(es) captured)",
-		k.Name, l.Test, l.Grid, constexprList(call.Constexprs), len(ls))
+	from := "captured from the repository's tests"
+	if strings.HasPrefix(l.Test, DrivePrefix) {
+		from = "captured by driving its launcher without tests"
+	}
+	s.Note = fmt.Sprintf("%s: %s's launch in %s, grid %v, constexprs %s (%d finished launch(es) captured)",
+		from, k.Name, l.Test, l.Grid, constexprList(call.Constexprs), len(ls))
 	call.Files = Isolate(inv, k)
 	return s, call, nil
 }

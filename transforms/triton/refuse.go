@@ -46,7 +46,7 @@ type CodeDoc struct {
 
 // Codes documents the PTR family.
 func Codes() []CodeDoc {
-	return []CodeDoc{
+	return append([]CodeDoc{
 		{CodeShape, "triton-shape", "The Triton kernel is not a shape the rules translate",
 			"Rules translate two shapes of Triton kernel: row kernels (one program per row, tl.program_id(0) times a row " +
 				"stride, a tl.arange(0, BLOCK) of columns masked by the column count, row reductions with tl.sum/max/min, " +
@@ -85,5 +85,5 @@ func Codes() []CodeDoc {
 				"rewrite stage left it."},
 		{CodeInternal, "triton-internal", "The Triton translator failed on the kernel",
 			"A bug in pallasify: please report it with the kernel."},
-	}
+	}, driveCodes()...)
 }
