@@ -107,6 +107,8 @@ type CaptureResult struct {
 	Stopped                 string // the sandbox's coded reason when it stopped the entry
 	Passed, Failed, Skipped int
 	Output                  string
+	// Dir is the capture dir the run's launches were read from.
+	Dir string `json:"-"`
 }
 
 // CaptureStage fills kernels' specs from captured launches. Set it on a
@@ -128,6 +130,13 @@ type CaptureStage struct {
 	Triton    triton.TestRunner
 	python    string
 	noSandbox bool
+	// NoTests runs none of the repository's tests (the default path without
+	// --capture): specs come from the op driver alone. NoDrive turns the op
+	// driver (drive.go) off: only the tests' launches count.
+	NoTests, NoDrive bool
+	// DriveOpTime and DriveTime bound the op driver per op and per
+	// extension (defaults 60 s and 4 min).
+	DriveOpTime, DriveTime time.Duration
 
 	mu    sync.Mutex
 	Stats CaptureStats
@@ -136,6 +145,8 @@ type CaptureStage struct {
 // CaptureStats counts what the last runs did.
 type CaptureStats struct {
 	Builds, BuildsCached, Runs, RunsCached, Preprocessed int
+	// Drives counts the op-driver runs (cached ones included).
+	Drives int
 }
 
 // KernelCapture is the capture stage's result for one kernel.
@@ -146,6 +157,8 @@ type KernelCapture struct {
 	TestsPassed  int
 	TestsFailed  int
 	Preprocessed bool
+	// Driven: the spec came from the op driver's launches (SpecDriven).
+	Driven bool
 }
 
 func (c *CaptureStage) count(f func(*CaptureStats)) {
@@ -226,11 +239,14 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 	for _, k := range mine {
 		out[k.ID].BuiltCPU, out[k.ID].BuildReason = true, nil
 	}
-	entries := testEntries(root, files, ext)
+	var entries [][]string
+	if !c.NoTests {
+		entries = testEntries(root, files, ext)
+	}
 	if max := c.maxEntries(); len(entries) > max {
 		entries = entries[:max]
 	}
-	if len(entries) == 0 {
+	if len(entries) == 0 && c.NoDrive {
 		setReason(CodeCaptureNoTests, "no test imports "+strings.Join(ext.Wrappers, ", ")+" and no get_inputs() drives it")
 		return
 	}
@@ -274,11 +290,30 @@ func (c *CaptureStage) extension(ctx context.Context, root string, files []strin
 		}
 		launches = append(launches, ls...)
 	}
+	d := c.drive(ctx, root, files, built, ext, mine, launches)
 	for _, k := range mine {
 		kc := out[k.ID]
 		kc.TestsPassed, kc.TestsFailed = passed, failed
 		spec, cp, err := kernels.SpecFromLaunches(k, launches)
 		kc.Captured = cp.Launches
+		if err != nil && d != nil {
+			dspec, dcp, derr := kernels.SpecFromLaunches(k, d.launches)
+			switch {
+			case derr == nil:
+				kc.Captured, kc.Driven = dcp.Launches, true
+				k.UseCapture(dspec, dcp)
+			case dcp.Launches > 0:
+				kc.Captured = dcp.Launches
+				kc.BuildReason = &BuildReason{Code: CodeCaptureUnreadable, Text: oneLine(derr.Error())}
+			default:
+				code, text := d.reason(k.Name)
+				if len(entries) > 0 {
+					text = fmt.Sprintf("%d test entr%s ran, none launched %s; %s", len(entries), plural(len(entries), "y", "ies"), k.Name, text)
+				}
+				kc.BuildReason = &BuildReason{Code: code, Text: oneLine(text)}
+			}
+			continue
+		}
 		switch {
 		case err == nil:
 			k.UseCapture(spec, cp)
@@ -522,6 +557,12 @@ print("pallasify-driver: ok")
 // capture runs one entry (or takes its capture dir from the cache) and
 // returns its launches, each tagged with the entry.
 func (c *CaptureStage) capture(ctx context.Context, root string, files []string, built *BuiltExtension, entry, shims []string) ([]kernels.CapturedLaunch, *CaptureResult, error) {
+	return c.captureFor(ctx, root, files, built, entry, shims, 0)
+}
+
+// captureFor is capture with a wall limit for the entry (0: the stage's);
+// the result's Dir is the capture dir the launches were read from.
+func (c *CaptureStage) captureFor(ctx context.Context, root string, files []string, built *BuiltExtension, entry, shims []string, limit time.Duration) ([]kernels.CapturedLaunch, *CaptureResult, error) {
 	label := entryLabel(entry)
 	key := c.captureKey(root, files, built, append(append([]string(nil), entry...), shims...))
 	var dir string
@@ -529,6 +570,7 @@ func (c *CaptureStage) capture(ctx context.Context, root string, files []string,
 		dir = filepath.Join(c.CacheDir, key)
 		if res, ok := readCaptureResult(dir); ok {
 			c.count(func(s *CaptureStats) { s.RunsCached++ })
+			res.Dir = dir
 			ls, err := c.Host.ReadCaptures(dir)
 			return tag(ls, label), res, err
 		}
@@ -540,6 +582,9 @@ func (c *CaptureStage) capture(ctx context.Context, root string, files []string,
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = 3 * time.Minute
+	}
+	if limit > 0 {
+		timeout = limit
 	}
 	maxL := c.MaxLaunches
 	if maxL <= 0 {
@@ -561,6 +606,7 @@ func (c *CaptureStage) capture(ctx context.Context, root string, files []string,
 			tmp = dir
 		}
 	}
+	res.Dir = tmp
 	ls, err := c.Host.ReadCaptures(tmp)
 	return tag(ls, label), res, err
 }
@@ -583,6 +629,9 @@ func tag(ls []kernels.CapturedLaunch, label string) []kernels.CapturedLaunch {
 }
 
 func entryLabel(entry []string) string {
+	if isDriverEntry(entry) {
+		return "op driver"
+	}
 	if len(entry) == 2 && entry[0] == "-c" {
 		if m := regexp.MustCompile(`NEW, REF, REF_HAS_MODEL = "([^"]*)"`).FindStringSubmatch(entry[1]); m != nil {
 			return "driver " + m[1]

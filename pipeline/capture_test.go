@@ -221,7 +221,7 @@ func TestCaptureSpecSources(t *testing.T) {
 	}
 
 	host := &fakeHost{launches: map[string]int{"a_kernel": 300, "b_kernel": 300}}
-	cs := &CaptureStage{Host: host, CacheDir: t.TempDir()}
+	cs := &CaptureStage{Host: host, CacheDir: t.TempDir(), NoDrive: true}
 	r = runCaptureStage(t, root, cs)
 	// tests first (over a user spec and static inference), then the user
 	// spec, then static inference
@@ -254,7 +254,7 @@ func TestCaptureSpecSources(t *testing.T) {
 	}
 	// the captured spec and cases reach the validator's kernel
 	st := NewKernelStage()
-	st.Capture = &CaptureStage{Host: host, CacheDir: cs.CacheDir}
+	st.Capture = &CaptureStage{Host: host, CacheDir: cs.CacheDir, NoDrive: true}
 	rr := &Run{Root: root}
 	for _, f := range r.Files {
 		rr.Files = append(rr.Files, &File{Path: f.Path, Lang: f.Lang})
@@ -276,14 +276,14 @@ func TestCaptureCache(t *testing.T) {
 	root := captureTree(t)
 	cache := t.TempDir()
 	h1 := &fakeHost{launches: map[string]int{"a_kernel": 300, "b_kernel": 300}}
-	r1 := runCaptureStage(t, root, &CaptureStage{Host: h1, CacheDir: cache})
+	r1 := runCaptureStage(t, root, &CaptureStage{Host: h1, CacheDir: cache, NoDrive: true})
 	if len(h1.runs) != 1 || h1.pp == 0 {
 		t.Fatalf("first run: %d runs, %d preprocessed", len(h1.runs), h1.pp)
 	}
 	// a second run over the same tree re-captures nothing and preprocesses
 	// nothing; the specs are the same
 	h2 := &fakeHost{launches: map[string]int{"a_kernel": 999}}
-	cs2 := &CaptureStage{Host: h2, CacheDir: cache}
+	cs2 := &CaptureStage{Host: h2, CacheDir: cache, NoDrive: true}
 	r2 := runCaptureStage(t, root, cs2)
 	if len(h2.runs) != 0 || h2.pp != 0 || cs2.Stats.RunsCached != 1 {
 		t.Fatalf("second run: %d runs, %d preprocessed, stats %+v", len(h2.runs), h2.pp, cs2.Stats)
@@ -299,7 +299,7 @@ func TestCaptureCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	h3 := &fakeHost{launches: map[string]int{"a_kernel": 300}}
-	runCaptureStage(t, root, &CaptureStage{Host: h3, CacheDir: cache})
+	runCaptureStage(t, root, &CaptureStage{Host: h3, CacheDir: cache, NoDrive: true})
 	if len(h3.runs) != 1 {
 		t.Errorf("after an edit: %d runs, want 1", len(h3.runs))
 	}
@@ -308,7 +308,7 @@ func TestCaptureCache(t *testing.T) {
 func TestCaptureBuildRefused(t *testing.T) {
 	root := captureTree(t)
 	host := &fakeHost{fail: &BuildFailure{Code: "EMU-UNSUPPORTED", Construct: "texture<float, 2>"}}
-	r := runCaptureStage(t, root, &CaptureStage{Host: host})
+	r := runCaptureStage(t, root, &CaptureStage{Host: host, NoDrive: true})
 	for _, k := range r.Kernels {
 		if k.BuiltCPU || k.BuildReason == nil || k.BuildReason.Code != "EMU-UNSUPPORTED" || k.BuildReason.Text != "texture<float, 2>" {
 			t.Errorf("%s: built %v reason %+v", k.Name, k.BuiltCPU, k.BuildReason)
@@ -346,7 +346,7 @@ func TestCaptureTestEntries(t *testing.T) {
 		}
 	}
 	host := &fakeHost{launches: map[string]int{"k_kernel": 64}}
-	r := runCaptureStage(t, root, &CaptureStage{Host: host})
+	r := runCaptureStage(t, root, &CaptureStage{Host: host, NoDrive: true})
 	var got []string
 	for _, e := range host.runs {
 		got = append(got, e[len(e)-1])

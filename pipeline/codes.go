@@ -112,6 +112,7 @@ type CodeFamily struct {
 func init() {
 	register("input", "input or engine problem", ioCodes)
 	register("capture", "launch capture", CaptureCodes())
+	register("capture", "launch capture", DriveCodes())
 	register("draft", "kernel draft", DraftCodes())
 	register("tpuhost", "simulated TPU host", TPUHostCodes())
 }

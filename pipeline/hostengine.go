@@ -26,6 +26,10 @@ type CaptureConfig struct {
 	// Triton runs the tests reaching Triton kernels under Triton's
 	// interpreter (validators.TritonTests); nil captures no Triton launch.
 	Triton triton.TestRunner
+	// NoTests runs none of the repository's tests: the op driver alone
+	// gives the specs (the default path without --capture). NoDrive turns
+	// the op driver off (drive.go).
+	NoTests, NoDrive bool
 }
 
 // DefaultCaptureCacheDir is where builds and captures are cached.
@@ -44,7 +48,7 @@ func NewCaptureStage(cfg CaptureConfig) *CaptureStage {
 	}
 	eng := &hostEngine{sb: &sandbox.Sandbox{Disabled: cfg.NoSandbox}, cache: filepath.Join(cfg.CacheDir, "build"), python: cfg.Python}
 	return &CaptureStage{Host: eng, CacheDir: filepath.Join(cfg.CacheDir, "runs"), Triton: cfg.Triton, python: cfg.Python,
-		noSandbox: cfg.NoSandbox}
+		noSandbox: cfg.NoSandbox, NoTests: cfg.NoTests, NoDrive: cfg.NoDrive}
 }
 
 // attachCapture sets the capture stage on the kernel inventory stage.

@@ -110,6 +110,9 @@ func (s *KernelStage) Run(ctx context.Context, r *Run) error {
 		if kc := caps[k.ID]; kc != nil {
 			pk.BuiltCPU, pk.BuildReason, pk.Captured = kc.BuiltCPU, kc.BuildReason, kc.Captured
 			pk.TestsPassed, pk.TestsFailed = kc.TestsPassed, kc.TestsFailed
+			if kc.Driven {
+				pk.SpecSource = SpecDriven // the op driver's launches, not the tests'
+			}
 		}
 		switch {
 		case k.Origin == kernels.OriginTriton && s.Triton != nil:

@@ -51,7 +51,7 @@ func (f *treeFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&f.UnsafeFixes, "unsafe-fixes", false, "also apply fixes marked unsafe (e.g. wrapping a model in torch.compile)")
 	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown or sarif")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "files processed at once (default: number of CPUs)")
-	fl.BoolVar(&f.Drive, "drive", true, "call the tree's Triton launchers under Triton's interpreter (sandboxed) on inputs made from their code to capture the specs no test gives")
+	fl.BoolVar(&f.Drive, "drive", true, "call the tree's Triton launchers under Triton's interpreter, and the ops of its CUDA extensions on their CPU build (sandboxed), on inputs made from their code to capture the specs no test gives")
 	fl.BoolVar(&f.Capture, "capture", false, "build the tree's CUDA extensions for the CPU and run its tests (sandboxed) to capture every kernel launch as its spec")
 }
 
@@ -78,6 +78,13 @@ func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) 
 	}
 	if f.Drive {
 		opts.TritonDrive = &pipeline.TritonDriveConfig{Driver: validators.TritonDrive{}}
+	}
+	switch {
+	case f.Drive && opts.Capture == nil:
+		// the CUDA extensions' ops driven on their CPU build, no tests run
+		opts.Capture = &pipeline.CaptureConfig{NoTests: true}
+	case !f.Drive && opts.Capture != nil:
+		opts.Capture.NoDrive = true
 	}
 	return opts, format, nil
 }
