@@ -121,3 +121,29 @@ func TestCudaOnlyTestFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestCudaCapability checks where cuda-capability (PCU014) reports
+// torch.cuda.get_device_capability() and whether it says the call runs on
+// import: not in the branch of a kept CUDA check (PCU012 speaks for it).
+func TestCudaCapability(t *testing.T) {
+	src, err := os.ReadFile("testdata/family.import-time-device-info/input.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]bool{4: true, 12: false, 19: true} // line -> runs on import
+	for _, tg := range rule.Targets {
+		got := map[int]string{}
+		for _, f := range ruletest.Run(t, []*rule.Rule{cudaapi.CudaCapability}, rule.Options{Target: tg}, src).Findings {
+			got[f.Line] = f.Message
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: PCU014 on %d lines; want %d: %v", tg, len(got), len(want), got)
+		}
+		for line, onImport := range want {
+			msg, ok := got[line]
+			if !ok || strings.Contains(msg, "when the module is imported") != onImport {
+				t.Errorf("%s line %d: PCU014 = %q; want one (on import: %v)", tg, line, msg, onImport)
+			}
+		}
+	}
+}

@@ -8,8 +8,11 @@ import (
 var deviceInfoExample = rule.Example{
 	Before: `import torch
 
-name = torch.cuda.get_device_name(0)
-total = torch.cuda.get_device_properties(local_rank).total_memory
+
+def describe(local_rank):
+    name = torch.cuda.get_device_name(0)
+    total = torch.cuda.get_device_properties(local_rank).total_memory
+    return name, total
 `,
 	Portable: `import torch
 
@@ -33,15 +36,25 @@ def device_at(index):
     return DEVICE
 
 
-name = torch.get_device_module(DEVICE).get_device_name(0) if DEVICE.type != "cpu" else "cpu"
-total = torch.get_device_module(DEVICE).get_device_properties(device_at(local_rank)).total_memory
+def describe(local_rank):
+    name = torch.get_device_module(DEVICE).get_device_name(0) if DEVICE.type != "cpu" else "cpu"
+    total = torch.get_device_module(DEVICE).get_device_properties(device_at(local_rank)).total_memory
+    return name, total
 `,
 	TPU: `import torch
 
-name = torch.tpu.get_device_name()
-total = torch.tpu.get_device_properties().total_memory
+
+def describe(local_rank):
+    name = torch.tpu.get_device_name()
+    total = torch.tpu.get_device_properties().total_memory
+    return name, total
 `,
 }
+
+// importNote ends the message of a tpu-target query written in the portable
+// form because it runs on import.
+const importNote = "; it runs when the module is imported, so it asks the device found on this host (the TPU " +
+	"where there is one): torch.tpu exists only where TorchTPU has a chip, so the import would fail everywhere else"
 
 // DeviceInfo rewrites torch.cuda.get_device_name/get_device_properties.
 var DeviceInfo = &rule.Rule{
@@ -58,7 +71,11 @@ var DeviceInfo = &rule.Rule{
 			"`get_device_name` is guarded: `... if DEVICE.type != \"cpu\" else \"cpu\"`, since the CPU has no device " +
 			"module with names. An index argument other than 0 becomes `device_at(i)` (the CUDA device `i` on CUDA, " +
 			"`DEVICE` elsewhere; see cuda-device-string, PDV001). TPU: `torch.tpu.get_device_name()` / `torch.tpu.get_device_properties()`: an index " +
-			"argument is dropped (one chip per process).",
+			"argument is dropped (one chip per process). On the tpu target a call that runs when the module is imported " +
+			"(module level, class bodies, default values, decorators; see kit.ImportTime) gets the portable form: " +
+			"`torch.tpu` exists only where TorchTPU has a chip, so importing the module would fail on every other host. " +
+			"`get_device_properties` there still raises on a host without an accelerator, as the CUDA call did " +
+			"without CUDA: move it to first use.",
 		Why: "TorchTPU implements both (`get_device_properties()` has `name`, `total_memory` = HBM bytes, " +
 			"`multi_processor_count` = 1; torchtpu.md §3); `torch.get_device_module` returns the module of " +
 			"whichever backend `DEVICE` is.",
@@ -71,31 +88,7 @@ var DeviceInfo = &rule.Rule{
 		cudaCalls(p, []string{"get_device_name", "get_device_properties"}, func(c apiCall) {
 			f := c.finding(p, "describes a CUDA device only")
 			if p.Target != rule.TPU {
-				edits := []rule.Edit{c.callee("torch.get_device_module(" + dv.Name() + ")." + c.name)}
-				at := false
-				if len(c.args.All) == 1 && len(c.args.Positional) == 1 {
-					if t := p.Text(c.args.Positional[0]); c.args.Positional[0].Type() != "string" && kit.IndexLike(t) && t != "0" {
-						arg := c.args.Positional[0]
-						edits = append(edits,
-							rule.Edit{Start: kit.Start(arg), End: kit.Start(arg), New: dv.AtName() + "("},
-							rule.Edit{Start: kit.End(arg), End: kit.End(arg), New: ")"})
-						at = true
-					}
-				}
-				if c.name == "get_device_name" {
-					// The CPU has no device module with a name: say "cpu".
-					guard := " if " + dv.Type() + ` != "cpu" else "cpu"`
-					if kit.Paren(c.call, "x", true) != "x" {
-						edits = append(edits, rule.Edit{Start: kit.Start(c.call), End: kit.Start(c.call), New: "("})
-						guard += ")"
-					}
-					edits = append(edits, rule.Edit{Start: kit.End(c.call), End: kit.End(c.call), New: guard})
-				}
-				if at {
-					f.Fix = dv.AtFix("Ask DEVICE's backend", rule.Safe, edits...)
-				} else {
-					f.Fix = dv.Fix("Ask DEVICE's backend", rule.Safe, edits...)
-				}
+				f.Fix = portableInfoFix(p, dv, c, rule.Safe)
 				kit.Report(p, f)
 				return
 			}
@@ -115,8 +108,45 @@ var DeviceInfo = &rule.Rule{
 			default:
 				return
 			}
-			f.Fix = kit.TorchFix("Call torch.tpu."+c.name, safety, edits...)
+			if kit.ImportTime(p, c.call) {
+				// On import the tpu target writes the portable form, with
+				// the tpu fix's safety: torch.tpu exists only where TorchTPU
+				// has a chip (see kit.ImportTime).
+				f.Message += importNote
+				f.Fix = portableInfoFix(p, dv, c, safety)
+			} else {
+				f.Fix = kit.TorchFix("Call torch.tpu."+c.name, safety, edits...)
+			}
 			kit.Report(p, f)
 		})
 	},
+}
+
+// portableInfoFix is the portable rewrite of a device-info call: ask
+// DEVICE's backend, an index through device_at, "cpu" for a name on the CPU.
+func portableInfoFix(p *rule.Pass, dv *kit.Dev, c apiCall, safety rule.Safety) *rule.Fix {
+	edits := []rule.Edit{c.callee("torch.get_device_module(" + dv.Name() + ")." + c.name)}
+	at := false
+	if len(c.args.All) == 1 && len(c.args.Positional) == 1 {
+		if t := p.Text(c.args.Positional[0]); c.args.Positional[0].Type() != "string" && kit.IndexLike(t) && t != "0" {
+			arg := c.args.Positional[0]
+			edits = append(edits,
+				rule.Edit{Start: kit.Start(arg), End: kit.Start(arg), New: dv.AtName() + "("},
+				rule.Edit{Start: kit.End(arg), End: kit.End(arg), New: ")"})
+			at = true
+		}
+	}
+	if c.name == "get_device_name" {
+		// The CPU has no device module with a name: say "cpu".
+		guard := " if " + dv.Type() + ` != "cpu" else "cpu"`
+		if kit.Paren(c.call, "x", true) != "x" {
+			edits = append(edits, rule.Edit{Start: kit.Start(c.call), End: kit.Start(c.call), New: "("})
+			guard += ")"
+		}
+		edits = append(edits, rule.Edit{Start: kit.End(c.call), End: kit.End(c.call), New: guard})
+	}
+	if at {
+		return dv.AtFix("Ask DEVICE's backend", safety, edits...)
+	}
+	return dv.Fix("Ask DEVICE's backend", safety, edits...)
 }

@@ -21,4 +21,4 @@ const Family = "cuda-api"
 
 // Rules is the cuda-api family, in registry order.
 var Rules = []*rule.Rule{IsAvailable, DeviceCount, CurrentDevice, SetDevice, Synchronize, ManualSeed, DeviceInfo,
-	Bf16Supported, MemoryAPI, RngState, DeviceContext, CudaOnlyGuard, CudaOnlyTest}
+	Bf16Supported, MemoryAPI, RngState, DeviceContext, CudaOnlyGuard, CudaOnlyTest, CudaCapability}

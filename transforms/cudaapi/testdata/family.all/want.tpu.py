@@ -1,5 +1,14 @@
 import torch
 
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
+
 
 def _tpu_memory(name, *args, **kwargs):
     """pallasify: TorchTPU has no torch.cuda-style memory statistics.
@@ -21,4 +30,4 @@ def _tpu_memory(name, *args, **kwargs):
 if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu":
     n = torch.accelerator.device_count()
     torch.accelerator.synchronize()
-    print(torch.tpu.get_device_name(), _tpu_memory("memory_allocated"))
+    print(torch.get_device_module(DEVICE).get_device_name() if DEVICE.type != "cpu" else "cpu", _tpu_memory("memory_allocated"))

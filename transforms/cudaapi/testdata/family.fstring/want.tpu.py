@@ -1,5 +1,14 @@
 import torch
 
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
+
 
 def _tpu_memory(name, *args, **kwargs):
     """pallasify: TorchTPU has no torch.cuda-style memory statistics.
@@ -18,6 +27,6 @@ def _tpu_memory(name, *args, **kwargs):
     )
 
 
-print(f"peak {_tpu_memory('max_memory_allocated') / 2**30:.2f} GiB on {torch.tpu.get_device_name()}")
+print(f"peak {_tpu_memory('max_memory_allocated') / 2**30:.2f} GiB on {(torch.get_device_module(DEVICE).get_device_name() if DEVICE.type != 'cpu' else 'cpu')}")
 print(f'ok={(torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "tpu")} n={torch.accelerator.device_count()}')
 print(f"bf16={True}")
