@@ -35,8 +35,8 @@ var CudaCapability = &rule.Rule{
 			"values, decorators such as `pytest.mark.skipif(...)`; the same positions the device rules keep free " +
 			"of `torch.device(\"tpu\")`): then importing the module, and collecting its tests, fails on every host " +
 			"without a CUDA GPU.",
-		Why: "The call raises without a CUDA GPU, a TPU host included, and TorchTPU has no compute capability " +
-			"(its compute capability is an empty string; torchtpu.md §3), so there is nothing to rewrite " +
+		Why: "The call raises without a CUDA GPU, a TPU host included, and TorchTPU reports no compute capability " +
+			"(torch.tpu reports an empty string; torchtpu.md §3), so there is nothing to rewrite " +
 			"it to: code that compares it with `(8, 0)` chooses a CUDA kernel or dtype.",
 		Safety: "Diagnostic only: compute it where it is used (in a function, cached with `functools.cache` if it " +
 			"is read often), behind `torch.cuda.is_available() and ...`, and give the TPU its own choice (bf16 is " +
