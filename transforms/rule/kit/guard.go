@@ -277,7 +277,7 @@ func (j *guardJudge) guard(n *ts.Node) (CUDAOnlyGuard, bool) {
 		return CUDAOnlyGuard{}, false
 	}
 	flags := j.flags[p.Text(unNot(cond))]
-	if len(flags) == 0 && !mentionsCUDA(p, cond) {
+	if len(flags) == 0 && !mentionsCUDA(p, cond) || ownCUDACheck(p, cond) {
 		return CUDAOnlyGuard{}, false
 	}
 	branch := pos
@@ -641,4 +641,24 @@ func wiredIn(p *rule.Pass, branch []*ts.Node) bool {
 		}
 	}
 	return false
+}
+
+// ownCUDACheck reports whether cond is the check the portable rewrites
+// write in front of work that stays CUDA-only (`if DEVICE.type == "cuda":
+// torch.accelerator.set_device_index(i)`, `pallasify_device().type ==
+// "cuda"`): its branch is CUDA-only by construction, which a second pass
+// must not report (FuzzEngine 451b691269654e5a).
+func ownCUDACheck(p *rule.Pass, cond *ts.Node) bool {
+	for cond.Type() == "parenthesized_expression" && cond.NamedChildCount() == 1 {
+		cond = cond.NamedChild(0)
+	}
+	if cond.Type() != "comparison_operator" || cond.NamedChildCount() != 2 {
+		return false
+	}
+	name, ok := strings.CutSuffix(p.Text(cond.NamedChild(0)), ".type")
+	if !ok || !(name == LazyDevice || strings.ToUpper(name) == name && strings.Contains(name, "DEVICE")) {
+		return false
+	}
+	s, ok := PlainString(p, cond.NamedChild(1))
+	return ok && s == "cuda" && strings.Contains(p.Text(cond), "==")
 }
