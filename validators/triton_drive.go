@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/pallasify/pallasify/transforms/triton"
@@ -21,7 +22,7 @@ type TritonDrive struct{}
 var _ triton.Driver = TritonDrive{}
 
 // Digest implements triton.Driver: the harness's version.
-func (TritonDrive) Digest() string { return "triton-drive/v1 " + HarnessHash() }
+func (TritonDrive) Digest() string { return "triton-drive/v2 " + HarnessHash() }
 
 // Drive implements triton.Driver. The run's own failure is an error; a
 // launcher's is its result.
@@ -43,12 +44,13 @@ func (TritonDrive) Drive(ctx context.Context, req triton.DriveRun) (*triton.Driv
 	if wall <= 0 {
 		wall = time.Duration(len(req.Launchers))*2*perCall + time.Minute
 	}
-	var files []string
-	for _, l := range req.Launchers {
-		if l.Path != "" {
-			files = append(files, l.Path)
-		}
+	// every file of the tree: a module any of them imports that this Python
+	// lacks (a package __init__ importing huggingface_hub) is a stand-in
+	files := make([]string, 0, len(req.Files))
+	for f := range req.Files {
+		files = append(files, f)
 	}
+	sort.Strings(files)
 	body, err := json.Marshal(map[string]any{"import_roots": req.ImportRoots, "packages": req.Packages, "files": files,
 		"launchers": req.Launchers, "max_launches": max(req.MaxLaunches, 1), "tries": max(req.Tries, 1),
 		"per_call": max(int(perCall.Seconds()), 1)})
