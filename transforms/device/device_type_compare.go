@@ -54,7 +54,9 @@ var DeviceTypeCompare = &rule.Rule{
 		Title: "Device compared with \"cuda\"",
 		What: "Finds `<device> == \"cuda\"`, `!=`, `\"cuda\" in <device>` and `not in`, where `<device>` is a name or " +
 			"attribute about a device (`device`, `args.device`, `device_type`, `x.device.type`, `dev`) or " +
-			"`str(<device>)`.\n\n" +
+			"`str(<device>)`. `<device>.startswith(\"cuda\")` (or `\"cuda:\"`) is reported without a fix: what it " +
+			"selects is written for `\"cuda:N\"` strings (`torch.cuda.set_device(device)`), and a TPU host, whose " +
+			"device string is `\"tpu\"` or `\"tpu:0\"`, rightly skips it, as any host without CUDA does.\n\n" +
 			"Portable: `\"cuda\"` becomes `DEVICE.type` (the value the device rules give device settings), and " +
 			"the test is true only when `DEVICE` is an accelerator: `d == \"cuda\"` becomes " +
 			"`DEVICE.type != \"cpu\" and d == DEVICE.type`, `\"cuda\" in d` becomes " +
@@ -95,9 +97,36 @@ func runDeviceTypeCompare(p *rule.Pass) {
 			return false
 		case "comparison_operator":
 			compare(p, n)
+		case "call":
+			prefixTest(p, n)
 		}
 		return true
 	})
+}
+
+// prefixTest reports `device.startswith("cuda")` (or "cuda:") on a device
+// string: no fix, since the branch it selects is written for CUDA device
+// strings (`torch.cuda.set_device(device)` with "cuda:3"), which on a TPU
+// host, where the string is "tpu" or "tpu:0", it rightly skips, as on any
+// host without CUDA.
+func prefixTest(p *rule.Pass, call *ts.Node) {
+	fn := call.ChildByFieldName("function")
+	if fn == nil || fn.Type() != "attribute" || p.Text(fn.ChildByFieldName("attribute")) != "startswith" {
+		return
+	}
+	if !kit.DeviceIsh(p, fn.ChildByFieldName("object")) {
+		return
+	}
+	al, ok := kit.Arguments(p, call)
+	if !ok || len(al.Positional) != 1 {
+		return
+	}
+	if v, ok := kit.PlainString(p, al.Positional[0]); !ok || v != "cuda" && v != "cuda:" {
+		return
+	}
+	kit.Report(p, rule.Finding{Start: kit.Start(call), End: kit.End(call),
+		Message: "`" + p.Text(call) + "` tests a device string for CUDA; on a TPU host it is false, so what it " +
+			"selects (written for \"cuda:N\" strings) is skipped there, as on any host without CUDA"})
 }
 
 func compare(p *rule.Pass, n *ts.Node) {

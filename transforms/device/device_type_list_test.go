@@ -29,3 +29,25 @@ func TestDeviceTypeListFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestDevicePrefixTestFinding: `device.startswith("cuda:")` is reported
+// (timm's init_distributed_device left it silent) without a fix; a label's
+// startswith is not.
+func TestDevicePrefixTestFinding(t *testing.T) {
+	src, err := os.ReadFile("testdata/device-type-compare.prefix/input.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range rule.Targets {
+		var lines []int
+		for _, f := range ruletest.Run(t, []*rule.Rule{device.DeviceTypeCompare}, rule.Options{Target: tg}, src).Findings {
+			if f.Fix != nil {
+				t.Errorf("%s line %d: a fix for %q", tg, f.Line, f.Message)
+			}
+			lines = append(lines, f.Line)
+		}
+		if want := []int{6}; !slices.Equal(lines, want) {
+			t.Errorf("%s: PDV003 on lines %v, want %v", tg, lines, want)
+		}
+	}
+}
