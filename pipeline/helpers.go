@@ -11,17 +11,25 @@ import (
 )
 
 // Shared device helpers (rule.Prelude.Share): the device rules write the
-// definitions a package's library modules need (pallasify_device, device_at,
-// the memory helper) once, into <top package>/_pallasify_device.py, and each
-// module imports them from there. A file in no package (a loose script or
-// module) keeps its definitions inline: no import path to a shared module
-// works for every way such a file is run.
+// definitions a package's modules need (pallasify_device, device_at, the
+// memory helper, the first-use sentinel) once, into
+// <top package>/_pallasify_device.py, and each module imports them from
+// there (kit.HelperFrom says how: relatively from a library module of a
+// package directory, by absolute name from an entry script or a module of a
+// namespace directory inside the package that imports a module of its top
+// package by name already; layoutOf says which helper module). A file in
+// no package (a loose script or module, a test directory without
+// __init__.py) keeps its definitions inline: no import path to a shared
+// module works for every way such a file is run.
 
 // helperFile is the file name of a package's helper module.
 const helperFile = rule.HelperModule + ".py"
 
-// packageDirs is the set of directories (slash-separated, "." for the root)
-// that hold an __init__.py among the walked files.
+// packageDirs maps each directory (slash-separated, "." for the root) that
+// holds an __init__.py among the walked files to true, and every other
+// directory and module path (rel without ".py") of the walked Python files
+// to false: layoutOf tells packages by the value and a package's own
+// modules by the key.
 func packageDirs(entries []entry) map[string]bool {
 	dirs := map[string]bool{}
 	for _, e := range entries {
@@ -29,24 +37,96 @@ func packageDirs(entries []entry) map[string]bool {
 			dirs[path.Dir(e.rel)] = true
 		}
 	}
+	for _, e := range entries {
+		mod, ok := strings.CutSuffix(e.rel, ".py")
+		if !ok {
+			continue
+		}
+		for p := mod; p != "."; p = path.Dir(p) {
+			if _, seen := dirs[p]; !seen {
+				dirs[p] = false
+			}
+		}
+	}
 	return dirs
 }
 
 // layoutOf is where rel sits for the rules, and the path of the helper module
-// its shared definitions go to ("" for a file in no package). The package is
-// the highest directory above rel reached through directories that all hold
-// an __init__.py; the import prefix climbs from rel's directory to it.
+// its shared definitions go to ("" for a file in no package). A file of a
+// package directory (one with an __init__.py) has its package's helper
+// module: the highest directory reached from its own through directories
+// that hold an __init__.py, the relative import prefix climbing to it. A
+// file of a namespace directory inside a package (no __init__.py,
+// litgpt/eval) has the nearest enclosing package's, and no relative prefix:
+// it may be run or imported otherwise, so it imports by absolute name or not
+// at all (kit.HelperFrom). A package reached only through a namespace
+// directory (dinov2's segmentation_m2f/ops/modules) is its own top: code
+// may import it on its own (Deformable-DETR's ops are), where a relative
+// import past it fails. A file may import the helper module of any top
+// package of the tree by absolute name, its own package's first
+// (rule.Layout.Tops): a test package importing timm uses timm's.
 func layoutOf(rel string, pkgs map[string]bool) (rule.Layout, string) {
 	dir := path.Dir(rel)
-	if !pkgs[dir] {
-		return rule.Layout{Tree: true}, ""
+	start := dir
+	for !pkgs[start] && start != "." {
+		start = path.Dir(start)
 	}
-	top, up := dir, 0
+	if !pkgs[start] {
+		l := rule.Layout{Tree: true}
+		for _, top := range topPackages(pkgs) {
+			l.Tops = append(l.Tops, topNames(top, pkgs)...)
+		}
+		return l, ""
+	}
+	top, up := start, 0
 	for top != "." && pkgs[path.Dir(top)] {
 		top = path.Dir(top)
 		up++
 	}
-	return rule.Layout{Tree: true, Package: strings.Repeat(".", up+1)}, path.Join(top, helperFile)
+	l := rule.Layout{Tree: true, Tops: topNames(top, pkgs)}
+	for _, other := range topPackages(pkgs) {
+		if other != top {
+			l.Tops = append(l.Tops, topNames(other, pkgs)...)
+		}
+	}
+	if start == dir {
+		l.Package = strings.Repeat(".", up+1)
+	}
+	return l, path.Join(top, helperFile)
+}
+
+// topPackages are the tree's top packages, sorted: the package directories
+// whose parent is none (the root excluded: its import name is not the
+// tree's to say).
+func topPackages(pkgs map[string]bool) []string {
+	var tops []string
+	for d, pkg := range pkgs {
+		if pkg && d != "." && !pkgs[path.Dir(d)] {
+			tops = append(tops, d)
+		}
+	}
+	sort.Strings(tops)
+	return tops
+}
+
+// topNames are the names top package directory top may be imported by, its
+// path's dotted suffixes ("src/pkg": "src.pkg", "pkg"), each checked against
+// the tree's modules under it (rule.Top.Has); none for the root.
+func topNames(top string, pkgs map[string]bool) []rule.Top {
+	if top == "." {
+		return nil
+	}
+	has := func(child string) bool {
+		_, ok := pkgs[top+"/"+child]
+		return ok
+	}
+	helper := path.Join(top, helperFile)
+	parts := strings.Split(top, "/")
+	out := make([]rule.Top, 0, len(parts))
+	for i := range parts {
+		out = append(out, rule.Top{Name: strings.Join(parts[i:], "."), Helper: helper, Has: has})
+	}
+	return out
 }
 
 // helperDoc opens a helper module pallasify writes.
@@ -169,6 +249,21 @@ func (st *state) addHelperModules(r *Run) {
 	if len(st.shared) == 0 {
 		return
 	}
+	// A definition a file imports by absolute name from another package's
+	// helper module (Shared.Helper: a loose script importing timm's) goes
+	// there.
+	for p, defs := range st.shared {
+		kept := defs[:0:0]
+		for _, d := range defs {
+			if d.Helper != "" && d.Helper != p {
+				st.shared[d.Helper] = append(st.shared[d.Helper], d)
+				continue
+			}
+			kept = append(kept, d)
+		}
+		st.shared[p] = kept
+	}
+	delete(st.shared, "")
 	byPath := map[string]*File{}
 	for _, f := range r.Files {
 		byPath[f.Path] = f

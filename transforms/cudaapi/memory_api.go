@@ -181,7 +181,7 @@ func runMemoryAPI(p *rule.Pass) {
 			if p.Target == rule.TPU {
 				return tpuHelper(name)
 			}
-			return portableHelper(name, dv.Name())
+			return portableHelper(name, dv.HelperDevice())
 		}
 		if p.Target == rule.TPU {
 			base = "_tpu_memory"

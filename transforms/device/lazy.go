@@ -60,7 +60,7 @@ func lazyDefault(p *rule.Pass, st site, f *rule.Fix) *rule.Fix {
 			{Start: at, End: at, New: indent + "if " + name + " is " + kit.FirstUse + ":\n" +
 				indent + "    " + name + " = " + newText + "\n"},
 		}
-		g.Preludes = append(append([]rule.Prelude(nil), f.Preludes...), kit.FirstUsePrelude())
+		g.Preludes = append(append([]rule.Prelude(nil), f.Preludes...), kit.SharedPrelude(p, kit.FirstUsePrelude(), kit.FirstUse))
 		return &g
 	case "assignment":
 		if holder.ChildByFieldName("type") == nil || !inDataclass(p, holder) {

@@ -275,16 +275,23 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 		f.Applied = true
 		imports = append(imports, f.Fix.Imports...)
 		for _, pr := range f.Fix.Preludes {
-			if pr.Share != "" && e.Opts.Layout.Package != "" {
+			from := pr.From
+			if from == "" {
+				from = e.Opts.Layout.Package
+			}
+			if pr.Share != "" && from != "" {
 				// A shared definition: imported from the package's helper
-				// module when the file's new text names it (device_at needs
-				// pallasify_device in the helper module, not in the file).
-				if usesName(f.Fix.Edits, pr.Share) {
-					imports = append(imports, "from "+e.Opts.Layout.Package+HelperModule+" import "+pr.Share)
+				// module when the file's new text names it, in the edits or
+				// in a definition the file keeps (an entry script's
+				// `DEVICE = pallasify_device()`); device_at needs
+				// pallasify_device in the helper module, not in the file.
+				if usesName(f.Fix.Edits, pr.Share) || keptUses(f.Fix.Preludes, e.Opts.Layout.Package, pr.Share) {
+					imports = append(imports, "from "+from+HelperModule+" import "+pr.Share)
 				}
 				if !shared[pr.Share] {
 					shared[pr.Share] = true
-					res.Shared = append(res.Shared, Shared{Key: pr.Key, Name: pr.Share, Text: pr.Text, Imports: pr.Imports})
+					res.Shared = append(res.Shared, Shared{Key: pr.Key, Name: pr.Share, Text: pr.Text, Imports: pr.Imports,
+						Helper: pr.Helper})
 				}
 				continue
 			}
@@ -537,6 +544,20 @@ func apart(src []byte, e Edit) Edit {
 	return e
 }
 
+// keptUses reports whether a prelude of preludes that stays in the file
+// (not shared) names the identifier name.
+func keptUses(preludes []Prelude, pkg, name string) bool {
+	for _, pr := range preludes {
+		if pr.Share != "" && (pr.From != "" || pkg != "") {
+			continue
+		}
+		if usesName([]Edit{{New: pr.Text}}, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // usesName reports whether the new text of edits names the identifier name.
 func usesName(edits []Edit, name string) bool {
 	for _, e := range edits {
@@ -568,7 +589,7 @@ func mergeHelperImports(lines []string) []string {
 	at, prefix := -1, ""
 	for _, l := range lines {
 		head, name, ok := strings.Cut(l, " import ")
-		if ok && strings.HasPrefix(head, "from .") && strings.HasSuffix(head, HelperModule) && !strings.Contains(name, ",") {
+		if ok && strings.HasPrefix(head, "from ") && strings.HasSuffix(head, HelperModule) && !strings.Contains(name, ",") {
 			if at < 0 {
 				at, prefix = len(out), head+" import "
 				out = append(out, "")

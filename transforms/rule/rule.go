@@ -131,6 +131,12 @@ type Prelude struct {
 	// helper module (HelperModule) and the file imports Share from there;
 	// elsewhere Text is inserted as usual.
 	Share string
+	// From is the module prefix Share is imported from ("..", or "pkg."
+	// for an absolute import: kit.HelperFrom); "" means Layout.Package.
+	From string
+	// Helper is the path of the helper module From names when it is not
+	// the file's own package's (a loose script importing timm's).
+	Helper string
 }
 
 // HelperModule is the module name of a package's shared helper definitions
@@ -149,6 +155,22 @@ type Layout struct {
 	// ("." for a file next to the top __init__.py, ".." one level below),
 	// or "" when the file is in no package (shared definitions stay inline).
 	Package string
+	// Tops are the packages of the tree whose helper module the file may
+	// import by absolute name, where it imports one of their modules by that
+	// name already (kit.HelperFrom): for a file in a package its top package
+	// (under each name it may be imported by), for a file in no package
+	// (a loose script, a test) every top package of the tree.
+	Tops []Top
+}
+
+// Top is one name a top package of the tree may be imported by.
+type Top struct {
+	Name   string // dotted: "dinov2", "src.pkg", "pkg"
+	Helper string // the path of its helper module, relative to the tree
+	// Has reports whether a module or directory of that name is right
+	// under the package: an import of <Name>.<child> is then one of the
+	// tree's, not of another distribution that has the same name.
+	Has func(child string) bool
 }
 
 // Shared is one definition a file needs from its package's helper module.
@@ -157,6 +179,9 @@ type Shared struct {
 	Name    string // the name it defines
 	Text    string
 	Imports []string // import lines the definition relies on
+	// Helper is the helper module's path when the file imports it by
+	// absolute name (Prelude.Helper); "" means the file's own package's.
+	Helper string
 }
 
 // Fix is one suggested change: an imperative title, a safety level and edits

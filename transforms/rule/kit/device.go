@@ -206,19 +206,31 @@ func (d *Dev) At(idx string) string { return d.AtName() + "(" + idx + ")" }
 
 // Fix returns a fix whose edits rely on DEVICE (and so on torch).
 func (d *Dev) Fix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
-	pre := DevicePrelude(d.Name())
-	if d.Name() == LazyDevice {
-		pre = LazyDevicePrelude()
+	pres := []rule.Prelude{DevicePrelude(d.Name())}
+	switch {
+	case d.Name() == LazyDevice:
+		pres = []rule.Prelude{SharedPrelude(d.p, LazyDevicePrelude(), lazyDeviceFn)}
+	case SharesHelpers(d.p):
+		pres = []rule.Prelude{EntryDevicePrelude(d.Name()), SharedPrelude(d.p, LazyDevicePrelude(), lazyDeviceFn)}
 	}
-	return &rule.Fix{Title: title, Safety: safety, Edits: edits,
-		Preludes: []rule.Prelude{pre}, Imports: []string{"import torch"}}
+	return &rule.Fix{Title: title, Safety: safety, Edits: edits, Preludes: pres, Imports: []string{"import torch"}}
+}
+
+// HelperDevice is the device the module's helper definitions name: DEVICE,
+// or pallasify_device() where they are the package helper module's
+// (SharesHelpers, a library module).
+func (d *Dev) HelperDevice() string {
+	if SharesHelpers(d.p) {
+		return LazyDevice
+	}
+	return d.Name()
 }
 
 // AtFix returns a fix whose edits rely on DEVICE and on the device-index
 // helper (see At).
 func (d *Dev) AtFix(title string, safety rule.Safety, edits ...rule.Edit) *rule.Fix {
 	f := d.Fix(title, safety, edits...)
-	f.Preludes = append(f.Preludes, SharedPrelude(d.p, AtPrelude(d.AtName(), d.Name()), d.AtName()))
+	f.Preludes = append(f.Preludes, SharedPrelude(d.p, AtPrelude(d.AtName(), d.HelperDevice()), d.AtName()))
 	return f
 }
 
@@ -272,7 +284,8 @@ func Bindings(p *rule.Pass, needle string) map[string]int {
 			left := n.ChildByFieldName("left")
 			right := n.ChildByFieldName("right")
 			own := left != nil && left.Type() == "identifier" && right != nil &&
-				(p.Text(right) == DeviceExpr || p.Text(right) == PrevDeviceExpr || p.Text(right) == LegacyDeviceExpr)
+				(p.Text(right) == DeviceExpr || p.Text(right) == PrevDeviceExpr || p.Text(right) == LegacyDeviceExpr ||
+					p.Text(right) == LazyDevice && importsShared(p, lazyDeviceFn))
 			targets(left, own)
 		case "augmented_assignment", "for_statement", "for_in_clause":
 			targets(n.ChildByFieldName("left"), false)

@@ -19,8 +19,10 @@ import (
 // the device on its first call. Its definition, the device-index helper and
 // the memory helper are shared (rule.Prelude.Share): written once per package
 // into the package's helper module (rule.HelperModule, next to the top
-// __init__.py) and imported by each library module, or defined inline, at
-// module level, in a library module that is in no package.
+// __init__.py) and imported by each library module; a file that cannot
+// import relatively imports them by absolute name where it imports a
+// package of the tree by name already (HelperFrom), else defines them
+// inline, at module level.
 
 // PlacementDoc is the section of every rule page whose portable fix uses
 // DEVICE (see Doc).
@@ -31,8 +33,10 @@ const PlacementDoc = "The example is an entry script (a file with `if __name__ =
 	"rather than run — must not look for the accelerator when it is imported (on CUDA that poisons fork), so there " +
 	"`DEVICE` is `pallasify_device()`, a cached function that finds the device on its first call. In a package it and " +
 	"the helpers are written once, into `_pallasify_device.py` next to the top `__init__.py`, and each library module " +
-	"imports what it uses (`from .._pallasify_device import device_at`); a library module in no package defines them " +
-	"inline. A parameter default of a library function becomes `DEVICE_ON_FIRST_USE`, a sentinel resolved in the body " +
+	"imports what it uses (`from .._pallasify_device import device_at`). An entry script, a test, a loose script or a " +
+	"module of a namespace directory that already imports a package of the tree by name imports them from that " +
+	"package's helper module by the same name (`from pkg._pallasify_device import pallasify_device`, with `DEVICE = " +
+	"pallasify_device()` in an entry script); any other file defines them inline. A parameter default of a library function becomes `DEVICE_ON_FIRST_USE`, a sentinel resolved in the body " +
 	"(`if device is DEVICE_ON_FIRST_USE: device = pallasify_device().type`; a caller passing `None` still passes " +
 	"`None`), a dataclass field a `default_factory`; other module-level uses (a class " +
 	"attribute, a decorator argument) still call `pallasify_device()` when the module is imported. The tpu target " +
@@ -145,19 +149,114 @@ func runsTraining(p *rule.Pass, n *ts.Node) bool {
 }
 
 // SharedPrelude marks a helper definition (a function named name) as shared
-// in a library module (see Placement); elsewhere it stays as it is.
+// where the module can import it from its package's helper module
+// (HelperFrom); elsewhere it stays as it is.
 func SharedPrelude(p *rule.Pass, pr rule.Prelude, name string) rule.Prelude {
-	if Library(p) {
-		pr.Share = name
+	if from, helper := HelperFrom(p); from != "" {
+		pr.Share, pr.From, pr.Helper = name, from, helper
 	}
 	return pr
 }
 
+// HelperFrom is the module prefix a module imports the shared definitions
+// of a helper module from, and that module's path when it is not the
+// module's own package's; from is "" where they stay inline:
+//   - for a library module in a package directory, the relative prefix
+//     (Layout.Package): it is imported as part of its package;
+//   - else the absolute name ("dinov2.") of a package of the tree
+//     (Layout.Tops) one of whose modules the module already imports by that
+//     name at module level (importedTop): an entry script of the package
+//     (`python dinov2/eval/knn.py` cannot import relatively, but it imports
+//     dinov2 already), a module of a namespace directory inside it
+//     (litgpt/eval/evaluate.py, no __init__.py), a loose script or test
+//     importing the tree's package (timm's train.py, litgpt's tests): the
+//     import can only fail where the module's own imports of that package
+//     fail already;
+//   - else "": an entry script, a namespace module, a loose script or test
+//     that does not import a package of the tree by name (no import path to
+//     a shared module works for every way it is run).
+func HelperFrom(p *rule.Pass) (from, helper string) {
+	if !p.Layout.Tree {
+		return "", ""
+	}
+	r := p.Memo("kit.helperFrom", func() any {
+		if Library(p) && p.Layout.Package != "" {
+			return [2]string{p.Layout.Package, ""}
+		}
+		if top, ok := importedTop(p); ok {
+			return [2]string{top.Name + ".", top.Helper}
+		}
+		return [2]string{"", ""}
+	}).([2]string)
+	return r[0], r[1]
+}
+
+// importedTop is the first of Layout.Tops by whose name the module imports
+// one of that package's own modules (<name>.<child>, where Has(child)) at
+// module level: an import that runs only in a function proves nothing
+// about how the module itself is run.
+func importedTop(p *rule.Pass) (rule.Top, bool) {
+	var mods []string
+	root := p.Tree.Root()
+	for i := 0; i < int(root.NamedChildCount()); i++ {
+		c := root.NamedChild(i)
+		switch c.Type() {
+		case "import_from_statement":
+			if m := c.ChildByFieldName("module_name"); m != nil && m.Type() == "dotted_name" {
+				mod := p.Text(m)
+				for _, n := range ts.Children(c) {
+					switch {
+					case n.Equal(m):
+					case n.Type() == "dotted_name":
+						mods = append(mods, mod+"."+p.Text(n))
+					case n.Type() == "aliased_import":
+						mods = append(mods, mod+"."+p.Text(n.ChildByFieldName("name")))
+					}
+				}
+				mods = append(mods, mod)
+			}
+		case "import_statement":
+			for _, n := range ts.Children(c) {
+				if n.Type() == "aliased_import" {
+					n = n.ChildByFieldName("name")
+				}
+				mods = append(mods, p.Text(n))
+			}
+		}
+	}
+	for _, top := range p.Layout.Tops {
+		for _, q := range mods {
+			rest, ok := strings.CutPrefix(q, top.Name+".")
+			child, _, _ := strings.Cut(rest, ".")
+			if ok && top.Has != nil && top.Has(child) {
+				return top, true
+			}
+		}
+	}
+	return rule.Top{}, false
+}
+
+// SharesHelpers reports whether an entry script's helpers are imported
+// from its package's helper module: its DEVICE is then
+// `DEVICE = pallasify_device()` (EntryDevicePrelude) and the helper texts
+// name pallasify_device(), as in the helper module.
+func SharesHelpers(p *rule.Pass) bool {
+	from, _ := HelperFrom(p)
+	return !Library(p) && from != ""
+}
+
+// EntryDevicePrelude is an entry script's DEVICE where it imports the
+// package's pallasify_device (SharesHelpers): found once, when the script
+// starts, as the inline definition was.
+func EntryDevicePrelude(name string) rule.Prelude {
+	return rule.Prelude{Key: "00-device", Text: name + " = " + LazyDevice + "\n", Marker: name + " = " + LazyDevice}
+}
+
 // importsShared reports whether the module imports name from its package's
-// helper module (a definition of pallasify's own, as if inlined).
+// helper module (a definition of pallasify's own, as if inlined), relatively
+// or by absolute name.
 func importsShared(p *rule.Pass, name string) bool {
-	q := p.Imports.Names[name]
-	return strings.HasPrefix(q, ".") && strings.HasSuffix(q, rule.HelperModule+"."+name)
+	return strings.HasSuffix(p.Imports.Names[name], rule.HelperModule+"."+name)
 }
 
 // OwnHelper reports whether the module's binding of name is pallasify's own
