@@ -61,7 +61,15 @@ func tidy(ctx context.Context, p *ts.Parser, src, out []byte, touches []touch) (
 			changed = true
 		}
 	}
-	for round := 0; round < 8; round++ {
+	// Only a `pass` a fix wrote is looked at: no parse without one.
+	wrote := false
+	for _, t := range touches {
+		if t.o < t.oe && bytes.Contains(out[t.o:t.oe], []byte("pass")) {
+			wrote = true
+			break
+		}
+	}
+	for round := 0; wrote && round < 8; round++ {
 		tree, err := p.Parse(ctx, out)
 		if err != nil {
 			return nil, nil, false, err
