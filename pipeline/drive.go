@@ -220,7 +220,7 @@ func driveOps(root string, ext *kernels.Extension, kernelNames []string) ([]driv
 		}
 		body := reachable(defs, e.fn, 3)
 		for _, p := range splitTopLevel(d.params) {
-			dp, bad := synthParam(p, d.body)
+			dp, bad := synthParam(p, body) // the sizes indexed where the op passes its tensors on, too
 			if bad != "" && op.Unsupported == "" {
 				op.Unsupported = bad
 			}

@@ -182,6 +182,28 @@ def failed_check(msg, checks):
     return None, None
 
 
+INDEX_NAMES = ("idx", "ind", "label", "target", "mask", "order", "keep", "count", "offset")
+
+
+def retype(msg, args, retyped):
+    """A data_ptr<T>() of the wrong dtype ("expected scalar type Int but
+    found Float") names no tensor: the next float tensor not yet retyped,
+    index-like names first, takes the expected dtype."""
+    m = re.search(r"expected scalar type (\w+) but found (\w+)", msg)
+    if not m:
+        return False
+    want, found = CPP_DTYPES.get(m.group(1).lower()), CPP_DTYPES.get(m.group(2).lower())
+    if want is None:
+        return False
+    cands = [a for a in args if a.kind == "tensor" and a.dtype == found and a.name not in retyped]
+    cands.sort(key=lambda a: not any(k in a.name.lower() for k in INDEX_NAMES))
+    if not cands:
+        return False
+    cands[0].dtype = want
+    retyped.add(cands[0].name)
+    return True
+
+
 def first_line(e):
     s = str(e).strip().splitlines()
     return (s[0] if s else type(e).__name__)[:300]
@@ -191,7 +213,7 @@ def drive(op, fn, checks, deadline):
     args = [Arg(p) for p in op["params"]]
     gen = torch.Generator().manual_seed(0)
     rec = {"op": op["name"], "status": "failed", "variants": [], "tries": 0}
-    seen = set()
+    seen, retyped = set(), set()
     for _ in range(CONFIG["max_tries"]):
         if time.monotonic() > deadline:
             rec.update(code="CAP-DRIVE-BUDGET", error="the op's time budget ran out")
@@ -205,6 +227,9 @@ def drive(op, fn, checks, deadline):
                 rec.update(code="CAP-DRIVE-SIGNATURE", error=msg)
                 return rec
             cond, text = failed_check(str(e), checks)
+            if cond is None and retype(str(e), args, retyped):
+                rec.setdefault("adjusted", []).append(msg)
+                continue
             if cond is None:
                 rec.update(code="CAP-DRIVE-FAILED", error=msg)
                 return rec

@@ -23,7 +23,7 @@ var updateDrive = flag.Bool("update-drive", false, "rewrite fixtures/drive_ops/w
 // the driver the template makes is Python.
 func TestDriveOps(t *testing.T) {
 	ext := &kernels.Extension{Origin: kernels.OriginCUDAExtension, Module: "drive_ops_ext", Sources: []string{"csrc/ops.cu"}}
-	names := []string{"scale_add_kernel", "row_sum_kernel", "channel_bias_kernel", "half_scale_kernel", "unused_fill_kernel"}
+	names := []string{"scale_add_kernel", "row_sum_kernel", "channel_bias_kernel", "half_scale_kernel", "gather_kernel", "unused_fill_kernel"}
 	ops, checks := driveOps("../fixtures/drive_ops", ext, names)
 	got := map[string]string{}
 	var order []string
@@ -36,7 +36,7 @@ func TestDriveOps(t *testing.T) {
 		}
 		got[o.Name] = strings.Join(ps, " ") + " | " + strings.Join(o.Dtypes, ",") + " | " + strings.Join(o.Kernels, ",") + " | " + o.Unsupported
 	}
-	if want := []string{"scale_add", "row_sum", "channel_bias", "half_scale"}; !slices.Equal(order, want) {
+	if want := []string{"scale_add", "row_sum", "channel_bias", "half_scale", "gather"}; !slices.Equal(order, want) {
 		t.Fatalf("ops %v, want %v", order, want)
 	}
 	want := map[string]string{
@@ -190,7 +190,8 @@ type driveWant struct {
 // and no Python caller) for the CPU and drives its ops: the elementwise op
 // (and its float16 dispatch), the warp-plus-shared-memory row reduction,
 // the op whose channel check needs a second try and the float16-only op
-// whose rank and dtype come from its checks alone all get captured specs;
+// whose rank and dtype come from its checks alone, and the gather whose
+// index dtype only a data_ptr<int64_t>() error gives, all get captured specs;
 // the kernel no op launches says so. Golden: fixtures/drive_ops/want.json.
 func TestDriveFixture(t *testing.T) {
 	if testing.Short() {
