@@ -1,7 +1,6 @@
 package cudaapi
 
 import (
-
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/rule/kit"
 )
