@@ -251,7 +251,6 @@ var (
 	stringLitRE   = regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
 	identifierRE  = regexp.MustCompile(`[A-Za-z_]\w*$`)
 	callIdentRE   = regexp.MustCompile(`\b([A-Za-z_]\w*)\s*(?:<[^;<>()]*>)?\s*\(`)
-	intLiteralRE  = regexp.MustCompile(`^-?\d+$`)
 	floatTypeRE   = regexp.MustCompile(`^(const\s+)?(double|float)\s*&?$`)
 	intTypeRE     = regexp.MustCompile(`^(const\s+)?(int64_t|int32_t|int|long|long long|unsigned|unsigned int|size_t|uint32_t|uint64_t|c10::SymInt)\s*&?$`)
 	boolTypeRE    = regexp.MustCompile(`^(const\s+)?bool\s*&?$`)
