@@ -58,17 +58,17 @@ func TestMigrateFlags(t *testing.T) {
 		want migrateOptions
 		code int
 	}{
-		{"defaults", []string{"repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text"}, Color: "auto"}, 0},
+		{"defaults", []string{"repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text", Drive: true}, Color: "auto"}, 0},
 		{"all flags", []string{"--target", "tpu", "--select", "PDV,PCA001", "--ignore", "PHF", "--include", "src/**", "--exclude", "tests",
 			"--unsafe-fixes", "--mark", "--format", "sarif", "--check", "--write", "--patch", "p.patch", "-j", "3", "--color", "never", "repo"},
 			migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "tpu", Select: []string{"PDV", "PCA001"}, Ignore: []string{"PHF"},
-				Include: []string{"src/**"}, Exclude: []string{"tests"}, UnsafeFixes: true, Format: "sarif", Jobs: 3},
+				Include: []string{"src/**"}, Exclude: []string{"tests"}, UnsafeFixes: true, Format: "sarif", Jobs: 3, Drive: true},
 				Mark: true, Check: true, Write: true, Patch: "p.patch", Color: "never",
 				Explicit: map[string]bool{"target": true, "select": true, "ignore": true, "include": true, "exclude": true,
 					"unsafe-fixes": true, "mark": true}}, 0},
-		{"explicit default target", []string{"--target", "portable", "repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text"},
+		{"explicit default target", []string{"--target", "portable", "repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text", Drive: true},
 			Color: "auto", Explicit: map[string]bool{"target": true}}, 0},
-		{"out", []string{"--out", "dst", "repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text"}, Out: "dst", Color: "auto"}, 0},
+		{"out", []string{"--out", "dst", "repo"}, migrateOptions{treeFlags: treeFlags{Path: "repo", Target: "portable", Format: "text", Drive: true}, Out: "dst", Color: "auto"}, 0},
 		{"no path", []string{}, migrateOptions{}, 2},
 		{"two paths", []string{"a", "b"}, migrateOptions{}, 2},
 		{"unknown flag", []string{"--frobnicate", "a"}, migrateOptions{}, 2},
