@@ -1,6 +1,7 @@
 package rule
 
 import (
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -604,6 +605,9 @@ type touch struct{ o, oe, s, e int }
 // wrapTouched returns out with each line an edit touched wrapped to limit
 // (see the top of this file), or nil when no line needed it. A touched line
 // may be as long as the source line it replaced.
+// maxWrapWidth is the longest line the printer wraps.
+const maxWrapWidth = 4000
+
 func wrapTouched(src, out []byte, touches []touch, limit int) []byte {
 	starts := lineStarts(out)
 	lineOf := func(off int) int {
@@ -618,6 +622,20 @@ func wrapTouched(src, out []byte, touches []touch, limit int) []byte {
 		}
 		return lo
 	}
+	// The width of a source line, once per line: a file's one line can
+	// hold 100,000 touches (pipeline's plus.py), and measuring the line
+	// for each was quadratic.
+	srcStarts := lineStarts(src)
+	srcWidths := map[int]int{}
+	srcWidth := func(off int) int {
+		l := sort.SearchInts(srcStarts, off+1) - 1
+		if w, ok := srcWidths[l]; ok {
+			return w
+		}
+		w := width(outLine(src, srcStarts, max(l, 0)))
+		srcWidths[l] = w
+		return w
+	}
 	allow := map[int]int{}
 	raise := func(l, w int) {
 		if cur, ok := allow[l]; !ok || w > cur {
@@ -631,13 +649,16 @@ func wrapTouched(src, out []byte, touches []touch, limit int) []byte {
 		}
 		wholeLines := t.s == t.e && (t.s == 0 || src[t.s-1] == '\n') && strings.HasSuffix(string(out[t.o:t.oe]), "\n")
 		if !wholeLines {
-			raise(first, max(limit, width(srcLine(src, t.s))))
-			raise(last, max(limit, width(srcLine(src, t.e))))
+			raise(first, max(limit, srcWidth(t.s)))
+			raise(last, max(limit, srcWidth(t.e)))
 		}
 	}
 	var long []int
 	for l, w := range allow {
-		if width(outLine(out, starts, l)) > w {
+		// A line past maxWrapWidth is left as it is: no reviewer reads one
+		// (a generated file's 2.5 MB expression: pipeline's plus.py), and
+		// splitting it costs time quadratic in its length.
+		if lw := width(outLine(out, starts, l)); lw > w && lw <= maxWrapWidth {
 			long = append(long, l)
 		}
 	}
@@ -732,19 +753,6 @@ func endOfLine(b []byte, starts []int, l int) int {
 // outLine is line l of b without its line ending.
 func outLine(b []byte, starts []int, l int) string {
 	return strings.TrimRight(string(b[starts[l]:endOfLine(b, starts, l)]), "\r")
-}
-
-// srcLine is the line of src holding offset off, without its newline.
-func srcLine(src []byte, off int) string {
-	s := off
-	for s > 0 && src[s-1] != '\n' {
-		s--
-	}
-	e := off
-	for e < len(src) && src[e] != '\n' {
-		e++
-	}
-	return string(src[s:e])
 }
 
 // lineStates scans Python source: for each line, the bracket depth at its
