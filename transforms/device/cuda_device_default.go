@@ -98,7 +98,7 @@ func runCudaDeviceDefault(p *rule.Pass) {
 		}
 		f, note := fix(p, dv, st)
 		f = lazyDefault(p, st, f)
-		kit.Report(p, rule.Finding{Start: kit.Start(st.s.Node), End: kit.End(st.s.Node),
+		kit.Report(p, rule.Finding{Start: kit.Start(st.node()), End: kit.End(st.node()),
 			Message: "CUDA device as " + st.context + note, Fix: f})
 	})
 }

@@ -102,6 +102,13 @@ var CudaDeviceString = &rule.Rule{
 			"Where the value must stay a `str` it is `str(device_at(i))`. The helper is named `accel_device_at` or " +
 			"`pallasify_device_at` if the module already binds `device_at`. Every device-family rule uses this one " +
 			"form for an index (`.cuda(i)`, `get_device_properties(i)`, ...).\n\n" +
+			"The device-selection idiom is rewritten as a whole, on both targets: `\"cuda\" if torch.cuda.is_available() " +
+			"else \"cpu\"` (also negated, with `torch.cuda.device_count() > 0`, with `torch.device(...)` on either side, and " +
+			"with an index) says what `DEVICE` says, so `torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")` " +
+			"becomes `DEVICE`, the `str` form `DEVICE.type`, `\"cuda:0\"` `device_at(0)`; a further condition stays " +
+			"(`... and not args.cpu` gives `DEVICE if not args.cpu else torch.device(\"cpu\")`). The CUDA check inside is " +
+			"part of this fix (cuda-is-available, PCU001, reports it as fixed by it). The idiom is a device choice " +
+			"wherever it stands, even where its value is only printed or compared.\n\n" +
 			"TPU: the string becomes `\"tpu\"` (`\"tpu:0\"` for `\"cuda:N\"`). " + kit.ImportTimeDoc + "\n\n" +
 			"Comments, docstrings, log messages and dict keys are never touched: only a string that is " +
 			"exactly a CUDA device, in one of the contexts above (through parentheses and `a if c else b`), is.",
@@ -126,7 +133,7 @@ func runCudaDeviceString(p *rule.Pass) {
 			return
 		}
 		f, note := fix(p, dv, st)
-		kit.Report(p, rule.Finding{Start: kit.Start(st.s.Node), End: kit.End(st.s.Node),
+		kit.Report(p, rule.Finding{Start: kit.Start(st.node()), End: kit.End(st.node()),
 			Message: "CUDA device string in " + st.context + note, Fix: f})
 	})
 }

@@ -28,6 +28,12 @@ type site struct {
 	isDflt  bool     // a default or config value (PDV004), else a call argument (PDV001)
 	parsed  bool     // useString: the callee parses the str as a device type where it is evaluated
 	context string   // for messages: "torch.device", "device=", ...
+	// sel: the literal is the device of a device-selection idiom ("cuda"
+	// if torch.cuda.is_available() else "cpu"), rewritten as a whole
+	// (selection.go); selCall is the torch.device(...) call around it or
+	// its torch.device("cuda") branch, which DEVICE replaces.
+	sel     selection
+	selCall *ts.Node
 }
 
 // tensorMethods take a device= argument like torch factories do.
@@ -91,6 +97,34 @@ func sites(p *rule.Pass, fn func(site)) {
 }
 
 func classify(p *rule.Pass, s kit.Str) (site, bool) {
+	st, ok := classifyContext(p, s)
+	if s.FString && s.IndexNode == nil {
+		return st, ok
+	}
+	if sel, isSel := selectionOf(p, s.Node); isSel {
+		st.sel = sel
+		if st.call != nil && len(kit.Positional(st.call.ChildByFieldName("arguments"))) == 1 && st.context == "torch.device" {
+			if al, ok := kit.Arguments(p, st.call); ok && len(al.All) == 1 {
+				st.selCall = st.call // torch.device("cuda" if ... else "cpu")
+			}
+		}
+		if !ok {
+			st.use, st.context = useString, "a device choice"
+		}
+		return st, true
+	}
+	if ok && st.use == useWholeCall {
+		if sel, isSel := selectionOf(p, st.call); isSel {
+			st.sel = sel // torch.device("cuda") if ... else torch.device("cpu")
+			st.selCall = nil
+			st.use = useWholeCall
+			return st, true
+		}
+	}
+	return st, ok
+}
+
+func classifyContext(p *rule.Pass, s kit.Str) (site, bool) {
 	top := s.Node
 	inCond := false
 	for {
@@ -300,6 +334,9 @@ func optionIsDevice(p *rule.Pass, call *ts.Node) bool {
 // torch.device("tpu") at import would fail on every host without a TPU (see
 // kit.ImportTime).
 func fix(p *rule.Pass, dv *kit.Dev, st site) (*rule.Fix, string) {
+	if st.sel.expr != nil {
+		return selFix(p, dv, st), ""
+	}
 	if p.Target != rule.TPU {
 		return portableFix(dv, st), ""
 	}

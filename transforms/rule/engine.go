@@ -246,6 +246,13 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 			f.Skipped = "unsafe fix; pass --unsafe-fixes to apply"
 			continue
 		}
+		if owner, ok := taken.covers(f.Fix.Edits, owner); ok {
+			// Every edit lies inside text an accepted fix replaced (the
+			// device-selection idiom's DEVICE over its torch.cuda check):
+			// the site is gone with that text, resolved by that fix.
+			f.Applied, f.Within = true, owner
+			continue
+		}
 		conflict := false
 		for _, ed := range f.Fix.Edits {
 			if ed.Start < 0 || ed.End > len(src) || ed.Start > ed.End {
@@ -770,6 +777,23 @@ func (x *spans) overlap(s, e int) (int, bool) {
 		return x.seq[i], true
 	}
 	return 0, false
+}
+
+// covers reports whether every edit lies inside one accepted replacement
+// (a span that is not an insertion), and the code of the fix it is part of.
+func (x *spans) covers(edits []Edit, owner map[int]string) (string, bool) {
+	code := ""
+	for _, ed := range edits {
+		i := sort.Search(len(x.end), func(k int) bool { return x.end[k] > ed.Start })
+		if i >= len(x.start) || x.start[i] >= x.end[i] || x.start[i] > ed.Start || ed.End > x.end[i] {
+			return "", false
+		}
+		if code != "" && code != owner[x.seq[i]] {
+			return "", false
+		}
+		code = owner[x.seq[i]]
+	}
+	return code, code != ""
 }
 
 // add records [s, e), which overlaps no span.

@@ -174,3 +174,33 @@ func TestPassMemoSharedAcrossRules(t *testing.T) {
 		t.Fatalf("fact computed %d times for 2 files, want 2", calls)
 	}
 }
+
+// A fix whose edits all lie inside text an applied fix replaced is part of
+// that fix: applied, Within naming it, nothing of its own written (its
+// import neither); one that only partly overlaps is still skipped.
+func TestEngineFixWithinAppliedFix(t *testing.T) {
+	outer := &rule.Rule{Code: "PXX006", Name: "outer", Doc: "Outer.", Safety: rule.Safe,
+		Run: func(p *rule.Pass) {
+			p.Report(rule.Finding{Start: 4, End: 9, Message: "outer", Fix: &rule.Fix{Edits: []rule.Edit{{Start: 4, End: 9, New: "w"}}}})
+		}}
+	inner := &rule.Rule{Code: "PXX007", Name: "inner", Doc: "Inner.", Safety: rule.Safe,
+		Run: func(p *rule.Pass) {
+			p.Report(rule.Finding{Start: 8, End: 9, Message: "inner", Fix: &rule.Fix{Imports: []string{"import os"},
+				Edits: []rule.Edit{{Start: 8, End: 9, New: "q"}}}})
+			p.Report(rule.Finding{Start: 8, End: 10, Message: "across", Fix: &rule.Fix{Edits: []rule.Edit{{Start: 8, End: 10, New: "r"}}}})
+		}}
+	r := run(t, &rule.Engine{Rules: []*rule.Rule{outer, inner}}, "x = a + b\n")
+	if string(r.Output) != "x = w\n" {
+		t.Fatalf("output %q", r.Output)
+	}
+	byMsg := map[string]rule.Finding{}
+	for _, f := range r.Findings {
+		byMsg[f.Message] = f
+	}
+	if f := byMsg["inner"]; !f.Applied || f.Within != "PXX006" || f.Skipped != "" {
+		t.Errorf("inner: %+v", f)
+	}
+	if f := byMsg["across"]; f.Applied || f.Skipped == "" {
+		t.Errorf("across: %+v", f)
+	}
+}

@@ -203,8 +203,11 @@ type Finding struct {
 	Line    int // 1-based, filled by the engine
 	Col     int // 1-based byte column, filled by the engine
 	Message string
-	Fix     *Fix   // nil for diagnostic-only findings
-	Applied bool   // set by the engine when the fix was written
+	Fix     *Fix // nil for diagnostic-only findings
+	Applied bool // set by the engine when the fix was written (or Within's was)
+	// Within is the code of the applied fix that replaced this site's text
+	// as a whole (its own fix, inside that text, is not written).
+	Within  string
 	Skipped string // why a fix was not applied (overlap, unsafe, ...)
 }
 

@@ -30,7 +30,7 @@ parser.add_argument("-d", "--eval-device", default=str(device_at(1)))
 parser.add_argument("--gpu", dest="device", default=DEVICE.type)
 config = {"device": DEVICE.type, "backend": "cuda"}
 cfg = dict(device="cuda", lr=0.1)
-device = DEVICE.type if torch.cuda.is_available() else "cpu"
+device = DEVICE.type
 DEVICE_NAME = str(device_at(0))
 dev = os.environ.get("DEVICE", DEVICE.type)
 dev2 = os.getenv("TRAIN_DEVICE", DEVICE.type)

@@ -4,6 +4,15 @@ import os
 import torch
 from torch import nn
 
+# pallasify: the CUDA or TPU device this process uses, else the CPU (other accelerators keep
+# the CPU path).
+DEVICE = torch.device(
+    torch.accelerator.current_accelerator().type
+    if torch.accelerator.is_available()
+    and torch.accelerator.current_accelerator().type in ("cuda", "tpu")
+    else "cpu"
+)
+
 
 def run():
     """The same sites in a function body: they run when it is called, not on import."""
@@ -19,7 +28,7 @@ def run():
     devr = torch.device("tpu")
     devi = torch.device("tpu")
     devj = torch.device("tpu")
-    devc = torch.device("tpu" if torch.cuda.is_available() else "cpu")
+    devc = DEVICE
     state = torch.load("ckpt.pt", map_location="tpu")
     state2 = torch.load("ckpt.pt", "tpu")
     with torch.device("tpu"):

@@ -36,7 +36,7 @@ dev0 = device_at(0)
 devr = device_at(local_rank)
 devi = device_at(local_rank)
 devj = device_at(1)
-devc = torch.device(DEVICE.type if torch.cuda.is_available() else "cpu")
+devc = DEVICE
 state = torch.load("ckpt.pt", map_location=DEVICE)
 state2 = torch.load("ckpt.pt", DEVICE)
 with DEVICE:
