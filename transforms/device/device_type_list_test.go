@@ -51,3 +51,26 @@ func TestDevicePrefixTestFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedIndexFromElsewhere: f"{device_type}:{local_rank}" where the type
+// is parsed from an argument (timm's init_distributed_device) is reported
+// without a fix on both targets (it is "tpu:<rank>" on a TPU host); a label
+// built the same way is not.
+func TestTypedIndexFromElsewhere(t *testing.T) {
+	src, err := os.ReadFile("testdata/cuda-device-variable.typed-index/input.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range rule.Targets {
+		var lines []int
+		for _, f := range ruletest.Run(t, []*rule.Rule{device.CudaDeviceVariable}, rule.Options{Target: tg}, src).Findings {
+			if f.Line == 7 && f.Fix != nil {
+				t.Errorf("%s line 7: a fix for %q", tg, f.Message)
+			}
+			lines = append(lines, f.Line)
+		}
+		if !slices.Contains(lines, 7) || slices.Contains(lines, 9) {
+			t.Errorf("%s: PDV006 on lines %v, want 7 and not 9", tg, lines)
+		}
+	}
+}

@@ -66,7 +66,10 @@ var CudaDeviceVariable = &rule.Rule{
 	Name:    "cuda-device-variable",
 	Family:  Family,
 	Safety:  rule.Safe,
-	Needles: siteNeedles,
+	// siteNeedles, and `}:{ & cuda` for f"{device_type}:{local_rank}" whose
+	// type comes from elsewhere (the rule returns at once on a file without
+	// `cuda`, see Run; the f-string is found by its `}:{`).
+	Needles: append(append([]string(nil), siteNeedles...), "}:{ & cuda"),
 	Example: cudaDeviceVariableExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA device string reaching a device argument through a variable",
@@ -81,7 +84,9 @@ var CudaDeviceVariable = &rule.Rule{
 			"key, logged, reassigned) the site is reported without a fix.\n\n" +
 			"Also `f\"{device_type}:{local_rank}\"` where `device_type` is assigned `\"cuda\"` once in the same " +
 			"function or module and either names a device or the string reaches a device argument: portable `str(device_at(local_rank))`, tpu `device_type` alone (each process " +
-			"sees its one chip as `tpu:0`; `\"tpu:<rank>\"` does not exist).\n\n" +
+			"sees its one chip as `tpu:0`; `\"tpu:<rank>\"` does not exist). Where the device type comes from " +
+			"elsewhere (`device_type, *idx = device.split(\":\")` of an argument), the same f-string is reported " +
+			"without a fix: on a TPU host it builds `tpu:<rank>`.\n\n" +
 			"A string that only names an implementation or a label (`impl = \"cuda\"` compared with " +
 			"`impl == \"cuda\"`, a kernel table's key) never reaches a device argument and is left alone.",
 		Why: "The value is a device all the same: `torch.zeros(3, device=d)` with `d = \"cuda\"` fails on a " +
@@ -135,6 +140,14 @@ func runCudaDeviceVariable(p *rule.Pass) {
 			}
 			if s, idx, ok := typedIndex(p, n); ok {
 				reportTypedIndex(p, dv, s, idx)
+			} else if t, idx, ok := typeIndexShape(p, n); ok && kit.DeviceName(t) && strings.Contains(strings.ToLower(t), "type") {
+				// f"{device_type}:{local_rank}" where the type comes from
+				// elsewhere (a parsed argument): it is "tpu" on a TPU host,
+				// where "tpu:<rank>" does not exist.
+				kit.Report(p, rule.Finding{Start: kit.Start(n), End: kit.End(n),
+					Message: "`" + p.Text(n) + "` builds a device from a device type and an index: on a TPU host each " +
+						"process has one chip, `tpu:0`, so `tpu:" + idx + "` does not exist there; use the device type alone " +
+						"(or index 0) when it is \"tpu\""})
 			}
 			return false
 		})
@@ -296,6 +309,22 @@ func typedIndex(p *rule.Pass, n *ts.Node) (kit.Str, *ts.Node, bool) {
 	start := p.Text(kids[0])
 	prefix := strings.TrimRight(start, "\"'")
 	return kit.Str{Node: n, Quote: start[len(prefix):], Index: p.Text(idx), IndexNode: idx, FString: true}, idx, true
+}
+
+// typeIndexShape parses n as f"{T}:{I}" with T a plain name: T's and I's
+// text.
+func typeIndexShape(p *rule.Pass, n *ts.Node) (string, string, bool) {
+	kids := ts.Children(n)
+	if len(kids) != 5 || kids[0].Type() != "string_start" || !strings.ContainsAny(strings.ToLower(p.Text(kids[0])), "f") ||
+		kids[1].Type() != "interpolation" || kids[2].Type() != "string_content" || p.Text(kids[2]) != ":" ||
+		kids[3].Type() != "interpolation" || kids[1].NamedChildCount() != 1 || kids[3].NamedChildCount() != 1 {
+		return "", "", false
+	}
+	t, idx := kids[1].ChildByFieldName("expression"), kids[3].ChildByFieldName("expression")
+	if t == nil || idx == nil || t.Type() != "identifier" {
+		return "", "", false
+	}
+	return p.Text(t), p.Text(idx), true
 }
 
 // cudaName reports whether name is assigned exactly once in the scope of n
