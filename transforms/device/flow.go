@@ -62,10 +62,10 @@ def setup(rank):
 // CudaDeviceVariable rewrites a CUDA device string that reaches a device
 // argument through a variable.
 var CudaDeviceVariable = &rule.Rule{
-	Code:    "PDV006",
-	Name:    "cuda-device-variable",
-	Family:  Family,
-	Safety:  rule.Safe,
+	Code:   "PDV006",
+	Name:   "cuda-device-variable",
+	Family: Family,
+	Safety: rule.Safe,
 	// siteNeedles, and `}:{ & cuda` for f"{device_type}:{local_rank}" whose
 	// type comes from elsewhere (the rule returns at once on a file without
 	// `cuda`, see Run; the f-string is found by its `}:{`).
