@@ -11,14 +11,18 @@ import (
 	"github.com/pallasify/pallasify/transforms"
 )
 
-// TestReadmeListsEveryCode keeps the README's rule table in step with the
-// registry and the PIO table.
+// TestReadmeListsEveryCode keeps the rule tables (transforms/README.md) and
+// the code tables (transforms/codes/README.md) in step with the registry and
+// the PIO codes.
 func TestReadmeListsEveryCode(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	readme := ""
+	for _, doc := range []string{"README.md", "codes/README.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "transforms", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		readme += string(b)
 	}
-	readme := string(b)
 	var codes []string
 	for _, r := range transforms.All() {
 		if !r.Removed {
@@ -33,7 +37,7 @@ func TestReadmeListsEveryCode(t *testing.T) {
 	}
 	for _, c := range codes {
 		if !strings.Contains(readme, "| `"+c+"` |") {
-			t.Errorf("README.md has no table row for %s", c)
+			t.Errorf("transforms/README.md and transforms/codes/README.md have no table row for %s", c)
 		}
 	}
 }
