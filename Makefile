@@ -11,6 +11,8 @@ export GOFLAGS := -buildvcs=false
 # Tests that need the real stack (torch, torch_tpu, libtpu, jax in .venv) fail instead of skipping
 # when it is missing, under make.
 export PALLASIFY_REQUIRE_STACK := 1
+# The HTML report's browser test (pipeline/report) fails instead of skipping when chromium is missing.
+export PALLASIFY_REQUIRE_BROWSER := 1
 
 .PHONY: all build test demo bench fuzz lint venv deps clean corpus corpus-tpuhost corpus-audit
 
@@ -19,8 +21,8 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/pallasify
 
-# System tools the tests need (bubblewrap for the sandbox, PostgreSQL for the queue). Installs with
-# apt-get when missing and we are root; otherwise says what to install.
+# System tools the tests need (bubblewrap for the sandbox, PostgreSQL for the queue, Chromium for the
+# HTML report's browser test). Installs with apt-get when missing and we are root; otherwise says what to install.
 deps:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -31,6 +33,11 @@ deps:
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get install -y -qq postgresql >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)); \
 	  else echo "warning: PostgreSQL is missing; install the postgresql package for the queue tests" >&2; fi; }
+	@# Chromium, headless, for pipeline/report's TestHTMLReportInBrowser (--format html).
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)); \
+	  else echo "warning: chromium is missing; install the chromium package for the HTML report's browser test" >&2; fi; }
 
 $(VPY): validators/harness/requirements.txt validators/harness/constraints.txt
 	$(PYTHON) -m venv $(VENV)

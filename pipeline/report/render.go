@@ -24,17 +24,21 @@ const (
 	JSON     Format = "json"
 	Markdown Format = "markdown"
 	SARIF    Format = "sarif"
+	// HTML is one self-contained page (inline CSS and SVG, no script and no
+	// external resource): summary, sites by rule and by file with each
+	// file's diff, kernels with their proof.
+	HTML Format = "html"
 )
 
 // ParseFormat parses a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch Format(s) {
-	case Text, JSON, Markdown, SARIF:
+	case Text, JSON, Markdown, SARIF, HTML:
 		return Format(s), nil
 	case "md":
 		return Markdown, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want text, json, markdown or sarif)", s)
+	return "", fmt.Errorf("unknown format %q (want text, json, markdown, sarif or html)", s)
 }
 
 // Write renders rep in format f.
@@ -58,6 +62,8 @@ func Write(w io.Writer, rep *Report, f Format) error {
 		return p.Close()
 	case SARIF:
 		return writeSARIF(w, rep)
+	case HTML:
+		return writeHTML(w, rep)
 	}
 	return fmt.Errorf("unknown format %q", f)
 }

@@ -51,6 +51,9 @@ type Report struct {
 	// Output says where the changes went: "dry run", "written in place",
 	// "written to DIR", "patch FILE" (migrate only).
 	Output string `json:"output,omitempty"`
+	// Options are the run's options besides the target, one phrase each
+	// (OptionList), for the HTML report's summary; not in the JSON.
+	Options []string `json:"-"`
 
 	Files        int `json:"files"` // source files processed
 	Lines        int `json:"lines"` // their lines
@@ -81,6 +84,9 @@ type Report struct {
 	Timings     []Timing              `json:"timings"`
 
 	rules map[string]*rule.Rule
+	// run is the run the report was built from: the HTML report takes each
+	// changed file's diff from it (migrate; analyze keeps no contents).
+	run *pipeline.Run
 }
 
 // Effort is the estimate of the work left after the automatic rewrites.
@@ -188,7 +194,7 @@ type Timing struct {
 // codes (titles, safety) and may be the full registry.
 func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	rep := &Report{Tool: "pallasify", Version: run.Version, Kind: kind, Root: run.Root, Target: run.Target,
-		rules: map[string]*rule.Rule{}, Findings: []pipeline.Diagnostic{}, ManualSites: []pipeline.Diagnostic{}, Problems: []pipeline.Diagnostic{},
+		rules: map[string]*rule.Rule{}, run: run, Findings: []pipeline.Diagnostic{}, ManualSites: []pipeline.Diagnostic{}, Problems: []pipeline.Diagnostic{},
 		KernelNotes: []pipeline.Diagnostic{}, Kernels: []KernelRow{}, ByRule: []RuleCount{}, PerFile: []FileRow{}}
 	for _, r := range rules {
 		rep.rules[r.Code] = r
@@ -334,6 +340,55 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	}
 	rep.Effort = Estimate(rep.Sites-rep.OptIn, rep.AutoFixable, left)
 	return rep
+}
+
+// OptionList describes o's choices besides the root and the target, one
+// phrase each, in a fixed order (nil when all are the defaults).
+func OptionList(o pipeline.Options) []string {
+	var out []string
+	list := func(name string, v []string) {
+		if len(v) > 0 {
+			out = append(out, name+" "+strings.Join(v, ","))
+		}
+	}
+	list("select", o.Select)
+	list("ignore", o.Ignore)
+	list("include", o.Include)
+	list("exclude", o.Exclude)
+	if o.UnsafeFixes {
+		out = append(out, "unsafe fixes applied")
+	}
+	if o.Mark {
+		out = append(out, "sites left to a human marked in the code")
+	}
+	if o.Concurrency > 0 {
+		out = append(out, fmt.Sprintf("jobs %d", o.Concurrency))
+	}
+	if e := o.Emulator; e != nil {
+		s := "kernels compiled against the CUDA-on-CPU emulator"
+		if e.NoSandbox {
+			s += " (no sandbox)"
+		}
+		out = append(out, s)
+	}
+	if c := o.Capture; c != nil {
+		if !c.NoTests {
+			out = append(out, "the tree's tests run with kernel launches captured")
+		}
+		if !c.NoDrive {
+			out = append(out, "CUDA extension ops driven on their CPU build")
+		}
+	}
+	if o.TritonDrive != nil {
+		out = append(out, "Triton launchers driven under the interpreter")
+	}
+	if o.Draft != nil {
+		out = append(out, "kernels drafted as Pallas")
+	}
+	if o.Validate != nil {
+		out = append(out, "drafts validated numerically")
+	}
+	return out
 }
 
 // customKernelCode is the rule that flags a custom CUDA kernel's Python
