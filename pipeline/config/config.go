@@ -217,6 +217,22 @@ type Source struct {
 	// LLM endpoint and key variable). A repository's own pallasify.yaml is
 	// not trusted when pallasify runs as a bot or over someone else's repo.
 	Trusted bool
+	// lineMap maps a line of Data to the line of the file it was made from
+	// (Pyproject: Data is YAML made from a TOML table); nil: the same.
+	lineMap map[int]int
+}
+
+// fileLines rewrites the lines of the problems about src to its file's.
+func (src Source) fileLines(probs []Problem) []Problem {
+	if src.lineMap == nil {
+		return probs
+	}
+	for i := range probs {
+		if probs[i].File == src.Name && probs[i].Line > 0 {
+			probs[i].Line = src.lineMap[probs[i].Line]
+		}
+	}
+	return probs
 }
 
 // operatorOnly are keys an untrusted file may not set: they would let a
@@ -231,7 +247,7 @@ func Parse(src Source) (*Config, []Problem, error) {
 	if err != nil {
 		return nil, probs, err
 	}
-	probs = append(probs, c.check(src.Name, nodeOf(src.Data))...)
+	probs = append(probs, src.fileLines(c.check(src.Name, nodeOf(src.Data)))...)
 	return c, probs, asError(probs)
 }
 
@@ -240,33 +256,50 @@ func Parse(src Source) (*Config, []Problem, error) {
 func Merge(srcs ...Source) (*Config, []Problem, error) {
 	c := Defaults()
 	var all []Problem
-	var last *yaml.Node
-	name := "defaults"
+	last := Source{Name: "defaults"}
 	for _, s := range srcs {
 		probs, err := merge(c, s)
 		all = append(all, probs...)
 		if err != nil {
 			return nil, all, err
 		}
-		last, name = nodeOf(s.Data), s.Name
+		last = s
 	}
-	all = append(all, c.check(name, last)...)
+	all = append(all, last.fileLines(c.check(last.Name, nodeOf(last.Data)))...)
 	return c, all, asError(all)
 }
 
-// Load merges <repoDir>/pallasify.yaml (if present; trusted as given) and
-// then the file at flagPath (if non-empty; always trusted).
+// Load merges the config file of repoDir (Find: <repoDir>/pallasify.yaml,
+// else the [tool.pallasify] table of <repoDir>/pyproject.toml; trusted as
+// given) and then the file at flagPath (if non-empty; always trusted).
 func Load(repoDir string, repoTrusted bool, flagPath string) (*Config, []Problem, error) {
-	var srcs []Source
+	repoFile := ""
 	if repoDir != "" {
-		p := filepath.Join(repoDir, FileName)
-		data, err := os.ReadFile(p)
-		switch {
-		case err == nil:
-			srcs = append(srcs, Source{Name: FileName, Data: data, Trusted: repoTrusted})
-		case !errors.Is(err, os.ErrNotExist):
-			return nil, nil, fmt.Errorf("read %s: %w", FileName, err)
+		p, err := Find(repoDir)
+		if err != nil {
+			return nil, nil, err
 		}
+		repoFile = p
+	}
+	return LoadFile(repoFile, filepath.Base(repoFile), repoTrusted, flagPath)
+}
+
+// LoadFile merges the repository's config file at repoFile (pallasify.yaml
+// or pyproject.toml as ReadFile reads them, shown as name; "" for none;
+// trusted as given) and then the file at flagPath (if non-empty; always
+// trusted).
+func LoadFile(repoFile, name string, repoTrusted bool, flagPath string) (*Config, []Problem, error) {
+	var srcs []Source
+	if repoFile != "" {
+		src, err := ReadFile(repoFile, name, repoTrusted)
+		var ce *Error
+		switch {
+		case errors.As(err, &ce):
+			return nil, ce.Problems, err
+		case err != nil:
+			return nil, nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		srcs = append(srcs, src)
 	}
 	if flagPath != "" {
 		data, err := os.ReadFile(flagPath)
@@ -289,7 +322,17 @@ func asError(probs []Problem) error {
 
 var lineRE = regexp.MustCompile(`^line (\d+): (.*)$`)
 
+// merge decodes src onto c; the problems' lines are src's file's.
 func merge(c *Config, src Source) ([]Problem, error) {
+	probs, err := mergeData(c, src)
+	probs = src.fileLines(probs)
+	if err != nil {
+		return probs, &Error{Problems: probs}
+	}
+	return probs, nil
+}
+
+func mergeData(c *Config, src Source) ([]Problem, error) {
 	root := nodeOf(src.Data)
 	var probs []Problem
 	if !src.Trusted && root != nil {
