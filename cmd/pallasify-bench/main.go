@@ -17,7 +17,11 @@
 // layout minimum, naming the drafts above 1.25x (traffic.go); -drafts runs
 // only that part, -only a,b only those fixture and pattern kernels.
 //
-//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR] [-drafts [-only a,b]]
+// What it prints is also written, with the date, commit and arguments of the
+// run, to DIR/bench-latest.md (DIR/bench-real-latest.md under -real-only,
+// DIR/bench-drafts-latest.md under -drafts; -latest FILE names another).
+//
+//	go run ./cmd/pallasify-bench [-bin bin/pallasify] [-dir .bench] [-lines 1000000] [-real-only] [-wheels DIR] [-drafts [-only a,b]] [-latest FILE]
 package main
 
 import (
@@ -93,13 +97,28 @@ func main() {
 	wheels := flag.String("wheels", "", "a folder already holding the real tree's wheels (else pip downloads them)")
 	drafts := flag.Bool("drafts", false, "only draft and validate the fixture kernels and print bytes accessed per draft")
 	only := flag.String("only", "", "with -drafts: the fixture and pattern kernels to measure, comma-separated (gelu,gather_points)")
+	latest := flag.String("latest", "", "also write what is printed to FILE (default DIR/bench-latest.md, bench-real-latest.md, bench-drafts-latest.md)")
 	flag.Parse()
 	ctx := context.Background()
-	if *drafts {
-		if err := draftsOnly(ctx, onlySet(*only)); err != nil {
+	if *latest == "" {
+		*latest = filepath.Join(*dir, latestName(*drafts, *realOnly))
+	}
+	// out is stdout, kept for the -latest file once the run succeeds.
+	var printed bytes.Buffer
+	out := io.MultiWriter(os.Stdout, &printed)
+	save := func() {
+		if err := writeLatest(*latest, time.Now(), os.Args[1:], printed.Bytes()); err != nil {
 			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
 			os.Exit(2)
 		}
+		fmt.Fprintf(os.Stderr, "pallasify-bench: tables written to %s\n", *latest)
+	}
+	if *drafts {
+		if err := draftsOnly(ctx, out, onlySet(*only)); err != nil {
+			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
+			os.Exit(2)
+		}
+		save()
 		return
 	}
 	if *genOnly {
@@ -120,20 +139,22 @@ func main() {
 		}
 		tree, err := realTree(ctx, *dir, *python, *wheels)
 		if err == nil {
-			err = realTreeCase(ctx, os.Stdout, *bin, *ruff, tree, *runs)
+			err = realTreeCase(ctx, out, *bin, *ruff, tree, *runs)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
 			os.Exit(2)
 		}
 		if *realOnly {
+			save()
 			return
 		}
 	}
-	if err := run(ctx, *bin, *dir, *lines, *fullLines, *runs); err != nil {
+	if err := run(ctx, out, *bin, *dir, *lines, *fullLines, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "pallasify-bench:", err)
 		os.Exit(2)
 	}
+	save()
 }
 
 // buildBin builds pallasify into dir when *bin does not exist, and points
@@ -152,7 +173,7 @@ func buildBin(ctx context.Context, bin *string, dir string) error {
 	return nil
 }
 
-func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error {
+func run(ctx context.Context, w io.Writer, bin, dir string, lines, fullLines, runs int) error {
 	if err := buildBin(ctx, &bin, dir); err != nil {
 		return err
 	}
@@ -165,9 +186,9 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 	if e.fullStats, err = generate(e.full, fullLines, 1, 2); err != nil {
 		return fmt.Errorf("generate %s: %w", e.full, err)
 	}
-	fmt.Printf("trees ready in %s\n", time.Since(t0).Round(time.Millisecond))
-	fmt.Printf("  %s: %d files, %d lines, %d with CUDA idioms\n", e.tree, e.treeStats.Files, e.treeStats.Lines, e.treeStats.CUDAFiles)
-	fmt.Printf("  %s: %d files, %d lines, every one needs rewriting\n\n", e.full, e.fullStats.Files, e.fullStats.Lines)
+	fmt.Fprintf(w, "trees ready in %s\n", time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(w, "  %s: %d files, %d lines, %d with CUDA idioms\n", e.tree, e.treeStats.Files, e.treeStats.Lines, e.treeStats.CUDAFiles)
+	fmt.Fprintf(w, "  %s: %d files, %d lines, every one needs rewriting\n\n", e.full, e.fullStats.Files, e.fullStats.Lines)
 
 	cases := []benchCase{
 		grepFloor,
@@ -185,26 +206,26 @@ func run(ctx context.Context, bin, dir string, lines, fullLines, runs int) error
 		}
 		rows = append(rows, rs...)
 	}
-	printRows(os.Stdout, rows, e)
-	printTraffic(os.Stdout, e.traffic)
+	printRows(w, rows, e)
+	printTraffic(w, e.traffic)
 	return nil
 }
 
 // draftsOnly drafts and validates the fixture and pattern kernels and prints
 // their rows and the bytes-accessed table (-drafts).
-func draftsOnly(ctx context.Context, only map[string]bool) error {
+func draftsOnly(ctx context.Context, w io.Writer, only map[string]bool) error {
 	e := &env{only: only}
 	rows, err := draftValidate(ctx, e)
 	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.Wall.Round(time.Millisecond), r.Note)
 	}
 	tw.Flush()
-	fmt.Println()
-	printTraffic(os.Stdout, e.traffic)
+	fmt.Fprintln(w)
+	printTraffic(w, e.traffic)
 	return nil
 }
 

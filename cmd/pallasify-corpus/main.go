@@ -17,7 +17,11 @@
 // else happens. Each folder is copied to a temporary directory first, so the
 // corpus is never written.
 //
-//	go run ./cmd/pallasify-corpus [-bin bin/pallasify] [-corpus ../shared/corpus] [-j 2] [-json FILE] [-tpuhost | -tpuhost-only] [-audit | -audit-only]
+// Each part's tables are also written to a file of -latest-dir (default
+// .bench), which the next run of that part replaces: corpus-latest.md (the
+// kernel stages), corpus-tpuhost-latest.md and corpus-audit-latest.md.
+//
+//	go run ./cmd/pallasify-corpus [-bin bin/pallasify] [-corpus ../shared/corpus] [-j 2] [-json FILE] [-tpuhost | -tpuhost-only] [-audit | -audit-only] [-latest-dir DIR]
 package main
 
 import (
@@ -47,6 +51,7 @@ type Options struct {
 	Timeout  time.Duration
 	Out      io.Writer
 	Err      io.Writer
+	Latest   string // folder each part's tables are also written to ("": none)
 
 	// The TPU-host part.
 	TPUHost     bool     // run it after the kernel part
@@ -68,6 +73,7 @@ func main() {
 	flag.StringVar(&o.Target, "target", "tpu", "migrate --target")
 	flag.IntVar(&o.Parallel, "j", 2, "folders run at once")
 	flag.StringVar(&o.JSON, "json", "", "also write the aggregate (every kernel's facts) as JSON to FILE")
+	flag.StringVar(&o.Latest, "latest-dir", ".bench", "also write each part's tables to corpus-latest.md, corpus-tpuhost-latest.md, corpus-audit-latest.md here (empty: no files)")
 	only := flag.String("only", "", "comma-separated folder names (default: every folder)")
 	flag.DurationVar(&o.Timeout, "timeout", 30*time.Minute, "limit for one folder's analyze or migrate run (and one TPU-host verify)")
 	flag.BoolVar(&o.TPUHost, "tpuhost", false, "also run the TPU-host part: timm, litgpt, dinov2 tests before migration on the CPU, after on the simulated TPU host")
@@ -116,19 +122,23 @@ func corpusRun(ctx context.Context, o Options) error {
 	}
 	agg := &Aggregate{Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Corpus: o.Corpus, Binary: o.Bin,
 		Target: o.Target, Parallel: max(1, o.Parallel)}
+	var latestErrs []error
 	if !o.TPUHostOnly && !o.AuditOnly {
 		agg.Folders = make([]Folder, len(folders))
 		kernelRun(ctx, o, bin, folders, agg)
-		writeAggregate(o.Out, agg)
+		latestErrs = append(latestErrs, tee(o, agg, latestKernels, func(w io.Writer) { writeAggregate(w, agg) }))
 	}
 	if o.TPUHost || o.TPUHostOnly {
 		agg.TPUHost = hostRun(ctx, o, bin)
-		writeHost(o.Out, agg.TPUHost)
+		latestErrs = append(latestErrs, tee(o, agg, latestHost, func(w io.Writer) { writeHost(w, agg.TPUHost) }))
 	}
 	if o.Audit || o.AuditOnly {
 		agg.Audit = auditRun(ctx, o, bin)
 		joinHostRuns(agg.Audit, agg.TPUHost)
-		writeAudit(o.Out, agg.Audit)
+		latestErrs = append(latestErrs, tee(o, agg, latestAudit, func(w io.Writer) { writeAudit(w, agg.Audit) }))
+	}
+	if err := errors.Join(latestErrs...); err != nil {
+		return err
 	}
 	if o.JSON != "" {
 		b, err := jsonAggregate(agg)
