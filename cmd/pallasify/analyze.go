@@ -31,7 +31,8 @@ human must handle, the custom kernels found, and an effort estimate
 (low/medium/high). Nothing is written.`,
 		Example: `  pallasify analyze .
   pallasify analyze --format markdown ./repo > MIGRATION.md
-  pallasify analyze --format sarif ./repo > pallasify.sarif`,
+  pallasify analyze --format sarif ./repo > pallasify.sarif
+  pallasify analyze --format html ./repo > report.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr(fmt.Errorf("analyze takes exactly one PATH (got %d)", len(args)))
@@ -64,7 +65,9 @@ func analyzeRun(ctx context.Context, o *analyzeOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := report.Write(o.IO.Out, report.Build(run, "analyze", o.rules()), format); err != nil {
+	rep := report.Build(run, "analyze", o.rules())
+	rep.Options = report.OptionList(popts)
+	if err := report.Write(o.IO.Out, rep, format); err != nil {
 		return usageErr(err)
 	}
 	return nil

@@ -49,7 +49,7 @@ func (f *treeFlags) bind(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.Include, "include", nil, "only files matching these globs")
 	fl.StringSliceVar(&f.Exclude, "exclude", nil, "leave out files and directories matching these globs")
 	fl.BoolVar(&f.UnsafeFixes, "unsafe-fixes", false, "also apply fixes marked unsafe (e.g. wrapping a model in torch.compile)")
-	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown or sarif")
+	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown, sarif or html (one self-contained page: redirect it to a file)")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "files processed at once (default: number of CPUs)")
 	fl.BoolVar(&f.Drive, "drive", true, "call the tree's Triton launchers under Triton's interpreter, and the ops of its CUDA extensions on their CPU build (sandboxed), on inputs made from their code to capture the specs no test gives")
 	fl.BoolVar(&f.Capture, "capture", false, "build the tree's CUDA extensions for the CPU and run its tests (sandboxed) to capture every kernel launch as its spec")
@@ -180,7 +180,8 @@ Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
 		Example: `  pallasify migrate .
   pallasify migrate --target tpu --patch tpu.patch ./repo
   pallasify migrate --write --select PDV,PCA ./repo
-  pallasify migrate --check --format sarif . > pallasify.sarif`,
+  pallasify migrate --check --format sarif . > pallasify.sarif
+  pallasify migrate --format html ./repo > report.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usageErr(fmt.Errorf("migrate takes exactly one PATH (got %d)", len(args)))
@@ -255,6 +256,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 		return err
 	}
 	rep := report.Build(run, "migrate", o.rules())
+	rep.Options = report.OptionList(popts)
 	dry := !o.Write && o.Out == "" && o.Patch == ""
 	var outputs []string
 	switch o.Patch {
