@@ -5,7 +5,7 @@
 // Families and code prefixes:
 //
 //	device       PDV  device strings, .cuda(), device comparisons and defaults
-//	cuda-api     PCU  torch.cuda.* calls (torchtpu.md §4)
+//	cuda-api     PCU  torch.cuda.* calls
 //	amp          PAM  torch.cuda.amp, autocast("cuda"), GradScaler
 //	distributed  PDS  the NCCL backend, DDP device_ids
 //	hf           PHF  Hugging Face loaders and pipelines

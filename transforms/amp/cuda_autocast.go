@@ -68,7 +68,7 @@ var CudaAutocast = &rule.Rule{
 			"Names imported with `from torch.cuda.amp import autocast` are rewritten with their import by " +
 			"cuda-amp-import (PAM004).",
 		Why: "`torch.cuda.amp.autocast` autocasts CUDA ops only, so on a TPU or CPU the model silently runs in fp32; " +
-			"it is deprecated since PyTorch 2.4. TorchTPU's autocast uses bf16, the MXU's input type (torchtpu.md §5).",
+			"it is deprecated since PyTorch 2.4. TorchTPU's autocast uses bf16, the MXU's input type.",
 		Safety: "Safe. Portable, per host: on CUDA the call is the documented equivalent (same dtype, same " +
 			"`enabled`); on a CPU-only, MPS or XPU host `torch.cuda.amp.autocast` disabled itself (CUDA is missing) " +
 			"and the new call is disabled too (DEVICE is the CPU and `enabled` is False), so outputs stay fp32 " +

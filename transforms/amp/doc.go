@@ -5,8 +5,7 @@
 // Targets: portable uses torch.amp with DEVICE.type, keeping the dtype the
 // device defaults to and enabling the loss scaler only on CUDA (where fp16 is
 // the autocast default); tpu uses torch.amp with "tpu" and bfloat16, the TPU's
-// native type, and disables the scaler, which bf16 does not need
-// (torchtpu.md §5).
+// native type, and disables the scaler, which bf16 does not need.
 package amp
 
 import "github.com/pallasify/pallasify/transforms/rule"

@@ -51,7 +51,7 @@ var GradScaler = &rule.Rule{
 			"Names imported with `from torch.cuda.amp import GradScaler` are rewritten with their import by " +
 			"cuda-amp-import (PAM004).",
 		Why: "Loss scaling exists for fp16, CUDA's autocast default. The TPU autocasts to bf16, which has fp32's " +
-			"exponent range and needs no scaler, and a GradScaler on \"tpu\" is unconfirmed (torchtpu.md §5, hazard 10): " +
+			"exponent range and needs no scaler, and a GradScaler on \"tpu\" is unconfirmed (TorchTPU documents none): " +
 			"a disabled scaler is a pass-through (`scale(loss)` returns `loss`, `step(opt)` calls `opt.step()`), so " +
 			"the training loop runs unchanged.",
 		Safety: "Safe: on CUDA the same scaler runs; on a CPU-only machine the original scaler disabled itself too. " +

@@ -1,7 +1,7 @@
 // Package compile holds the torch.compile rules (codes PCM…): TPU settings
 // for existing torch.compile calls (backend="tpu", dynamic=False), an opt-in
 // rule that compiles an uncompiled nn.Module model, and inference_mode →
-// no_grad where a module compiles (torchtpu.md §7).
+// no_grad where a module compiles.
 //
 // For --target tpu the settings are literal. For --target portable they are
 // chosen by the module's device value (DEVICE, defined once after the imports),

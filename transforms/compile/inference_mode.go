@@ -61,7 +61,7 @@ var InferenceMode = &rule.Rule{
 			"decorators and `with torch.inference_mode():` blocks to `torch.no_grad()`. Calls with a computed `mode` " +
 			"argument are reported without a fix; `inference_mode(False)` is left alone.",
 		Why: "`torch.inference_mode` combined with `torch.compile` crashes on TorchTPU; the documented fix is " +
-			"`torch.no_grad()` (torchtpu.md §7, §13.6). The rule applies to both targets because portable code must " +
+			"`torch.no_grad()` (TorchTPU's error glossary). The rule applies to both targets because portable code must " +
 			"also run on TPU.",
 		Safety: "Safe: `no_grad` disables gradient tracking exactly like `inference_mode`; it only skips inference " +
 			"mode's extra bookkeeping savings, so results are identical. Code that asks `tensor.is_inference()` or " +
@@ -128,7 +128,7 @@ func inferenceModeSites(p *rule.Pass) []inferenceSite {
 	return out
 }
 
-const inferenceModeMessage = "torch.inference_mode combined with torch.compile crashes on TorchTPU; use torch.no_grad() (torchtpu.md §7)"
+const inferenceModeMessage = "torch.inference_mode combined with torch.compile crashes on TorchTPU; use torch.no_grad()"
 
 func runInferenceMode(p *rule.Pass) {
 	compiles := kit.UsesCompile(p)

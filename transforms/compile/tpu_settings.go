@@ -58,7 +58,7 @@ var TPUSettings = &rule.Rule{
 			"and are made conditional for portable. The `eager` and `aot_eager` debugging backends are kept.",
 		Why: "TorchTPU compiles through `backend=\"tpu\"` (FX → StableHLO → XLA, not Inductor), which is currently " +
 			"required, and `dynamic=False` is mandatory: every shape change recompiles, and compiles take minutes " +
-			"(torchtpu.md §7, §13.5). Inductor's `mode=\"reduce-overhead\"` uses CUDA graphs, which do not exist on TPU.",
+			"(TorchTPU's compile guide). Inductor's `mode=\"reduce-overhead\"` uses CUDA graphs, which do not exist on TPU.",
 		Safety: "Safe when only missing keywords are added, an explicit `\"inductor\"` (the default) or PyTorch/XLA's " +
 			"`\"openxla\"` (TorchTPU's predecessor: the tpu backend replaces it) is replaced, or " +
 			"`dynamic=None` becomes `False`, and always for the portable target, whose choices leave CUDA and CPU runs " +
@@ -102,7 +102,7 @@ func runTPUSettings(p *rule.Pass) {
 }
 
 func compileMessage(target rule.Target, extra []string) string {
-	msg := `torch.compile needs backend="tpu" and dynamic=False on TPU (torchtpu.md §7)`
+	msg := `torch.compile needs backend="tpu" and dynamic=False on TPU`
 	if target == rule.Portable {
 		msg += `; choose them by DEVICE.type so CUDA keeps its settings`
 	}

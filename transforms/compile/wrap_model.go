@@ -91,7 +91,7 @@ var WrapModel = &rule.Rule{
 			"call that is already compiled, so a second run changes nothing. When the module did not compile before, " +
 			"the same fix also turns its `torch.inference_mode` into `torch.no_grad` (see PCM003).",
 		Why: "On TPU, eager execution dispatches one op at a time; compiling the model with `backend=\"tpu\"` lets XLA " +
-			"fuse the whole graph, and it is what TorchTPU recommends for training and inference (torchtpu.md §7).",
+			"fuse the whole graph, and it is what TorchTPU recommends for training and inference.",
 		Safety: "Unsafe, so it runs only with `--unsafe-fixes`: a compiled module is an `OptimizedModule`, so " +
 			"`state_dict()` keys gain an `_orig_mod.` prefix (checkpoints written after the change do not load into " +
 			"the plain class), `isinstance(model, Net)` becomes False, the first call compiles for minutes, data-" +

@@ -43,8 +43,8 @@ var Bf16Supported = &rule.Rule{
 		What: "Portable: ask DEVICE's backend module, and answer True where it has no such function " +
 			"(`getattr(torch.get_device_module(DEVICE), \"is_bf16_supported\", lambda *args, **kwargs: True)(...)`). " +
 			"TPU: `True`.",
-		Why: "bf16 is the TPU's native matmul type (the MXU takes bf16, torchtpu.md §5) and `torch.tpu.is_bf16_supported` " +
-			"does not exist (transformers treats bf16 as always supported on TorchTPU, §11). Without CUDA the original " +
+		Why: "bf16 is the TPU's native matmul type (the MXU takes bf16 and accumulates in f32) and `torch.tpu.is_bf16_supported` " +
+			"does not exist (transformers treats bf16 as always supported on TorchTPU). Without CUDA the original " +
 			"call raises or answers False, steering the code to fp16.",
 		Safety: "Safe: on a CUDA machine the same function answers; the CPU and TPU support bf16.",
 	}, bf16SupportedExample),

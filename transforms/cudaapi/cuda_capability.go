@@ -36,7 +36,7 @@ var CudaCapability = &rule.Rule{
 			"of `torch.device(\"tpu\")`): then importing the module, and collecting its tests, fails on every host " +
 			"without a CUDA GPU.",
 		Why: "The call raises without a CUDA GPU, a TPU host included, and TorchTPU reports no compute capability " +
-			"(torch.tpu reports an empty string; torchtpu.md §3), so there is nothing to rewrite " +
+			"(`torch.tpu.get_compute_capability()` returns an empty string), so there is nothing to rewrite " +
 			"it to: code that compares it with `(8, 0)` chooses a CUDA kernel or dtype.",
 		Safety: "Diagnostic only: compute it where it is used (in a function, cached with `functools.cache` if it " +
 			"is read often), behind `torch.cuda.is_available() and ...`, and give the TPU its own choice (bf16 is " +

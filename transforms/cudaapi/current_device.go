@@ -34,7 +34,7 @@ var CurrentDevice = &rule.Rule{
 		What:  "Both targets: `torch.accelerator.current_device_index()` (on TorchTPU always 0: one chip per process).",
 		Why: "The CUDA call fails without CUDA; the replacement returns an `int` index, as the original does. " +
 			"TorchTPU 0.2.0 defers to it: user code calling `torch.tpu.current_device()` raises RuntimeError " +
-			"(internal to TorchTPU from torch 2.11 on; torchtpu.md, confirmed section).",
+			"(it is internal to TorchTPU from torch 2.11 on; the error points to `torch.accelerator.current_device_index`).",
 		Safety: "Safe: the same index on a CUDA machine.",
 	}, currentDeviceExample),
 	Run: func(p *rule.Pass) {

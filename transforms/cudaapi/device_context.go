@@ -51,7 +51,7 @@ var DeviceContext = &rule.Rule{
 			"`contextlib.nullcontext()`. `import contextlib` is added when missing. Device strings inside the block " +
 			"are the device rules' business.",
 		Why: "TorchTPU gives each process one chip, seen as `tpu:0`; `torch.tpu.set_device(i)` raises for any other " +
-			"index (torchtpu.md §1), and TorchTPU 0.2.0's `torch.tpu.device` context manager is internal (user code " +
+			"index (\"changing the active TPU device within a process is not supported\"), and TorchTPU 0.2.0's `torch.tpu.device` context manager is internal (user code " +
 			"creating one raises RuntimeError; it points to `torch.accelerator.device_index`). `torch.accelerator.device_index` " +
 			"needs PyTorch 2.8 and would raise on TPU for a rank's index.",
 		Safety: "Safe for 0, per-process indices (a name about a rank or a GPU slot) and device values: the process " +

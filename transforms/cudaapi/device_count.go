@@ -35,7 +35,7 @@ var DeviceCount = &rule.Rule{
 			"TPU host, the chips this process sees; 0 where there is no accelerator).",
 		Why: "On a TPU host the CUDA count is 0, so data-parallel code spawns no workers or falls back to the CPU. " +
 			"TorchTPU 0.2.0 defers to `torch.accelerator` here: user code calling `torch.tpu.device_count()` raises " +
-			"RuntimeError (internal to TorchTPU from torch 2.11 on; torchtpu.md, confirmed section).",
+			"RuntimeError (it is internal to TorchTPU from torch 2.11 on; the error points to `torch.accelerator.device_count`).",
 		Safety: "Safe: the same count on a CUDA machine; 0 where there is no accelerator, as before.",
 	}, deviceCountExample),
 	Run: func(p *rule.Pass) {

@@ -77,7 +77,7 @@ var DeviceInfo = &rule.Rule{
 			"`get_device_properties` there still raises on a host without an accelerator, as the CUDA call did " +
 			"without CUDA: move it to first use.",
 		Why: "TorchTPU implements both (`get_device_properties()` has `name`, `total_memory` = HBM bytes, " +
-			"`multi_processor_count` = 1; torchtpu.md §3); `torch.get_device_module` returns the module of " +
+			"`multi_processor_count` = 1); `torch.get_device_module` returns the module of " +
 			"whichever backend `DEVICE` is.",
 		Safety: "Safe for 0, per-process indices and device values. Dropping any other index on the tpu target is " +
 			"unsafe (it asked about another device). On a CPU-only machine the portable name is \"cpu\"; " +

@@ -1,6 +1,6 @@
 // Package cudaapi holds the rules that rewrite torch.cuda.* calls (any
 // spelling: torch.cuda.x, `from torch import cuda`, `from torch.cuda import
-// x`, `import torch.cuda as tc`) per the rewrite table of torchtpu.md §4.
+// x`, `import torch.cuda as tc`) into what works without CUDA.
 //
 // Targets: portable rewrites to torch.accelerator (PyTorch 2.6+) and
 // torch.get_device_module(DEVICE), guarding what may be missing; tpu rewrites

@@ -68,7 +68,7 @@ var IsAvailable = &rule.Rule{
 		Why: "On a TPU host `torch.cuda.is_available()` is False, so code guarded by it takes the CPU path. TorchTPU " +
 			"0.2.0 defers device probing to `torch.accelerator`: user code calling `torch.tpu.is_available()` raises " +
 			"RuntimeError (it is internal to TorchTPU from torch 2.11 on), and `hasattr(torch, \"tpu\")` is True on " +
-			"any host where the package is installed, TPU or not (torchtpu.md, confirmed section). " +
+			"any host where the package is installed, TPU or not. " +
 			"`current_accelerator()` is the compiled-in accelerator (CUDA on PyPI's torch even without a GPU, tpu " +
 			"where a TPU initialises) and may be None, hence `is_available()` first.",
 		Safety: "Safe. Portable, per host: on a CUDA machine the probe is True exactly when " +

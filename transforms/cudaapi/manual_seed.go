@@ -37,8 +37,8 @@ var ManualSeed = &rule.Rule{
 		Title: "`torch.cuda.manual_seed(_all)(s)` seeds CUDA only",
 		What: "When the same block already calls `torch.manual_seed(s)` with the same argument, the CUDA call is " +
 			"removed. Otherwise it becomes `torch.manual_seed(s)` (both targets).",
-		Why: "`torch.manual_seed` seeds the CPU and every device, TorchTPU included (its device module hooks into it, " +
-			"torchtpu.md §3), whereas TorchTPU 0.2.0's own `torch.tpu.manual_seed` is experimental and a no-op " +
+		Why: "`torch.manual_seed` seeds the CPU and every device, TorchTPU included (its device module hooks into it), " +
+			"whereas TorchTPU 0.2.0's own `torch.tpu.manual_seed` is experimental and a no-op " +
 			"without a TPU. The CUDA-only call leaves the " +
 			"accelerator unseeded on every other backend.",
 		Safety: "Removing a call next to `torch.manual_seed(s)` with the same seed is safe: that call already seeded " +

@@ -52,7 +52,7 @@ func portableHelper(fn, dev string) string {
 
 // tpuHelper is the module-level helper for the tpu target. It never calls
 // torch.tpu memory functions: TorchTPU has none, and the unrelated Sophgo
-// package of the same import name does (torchtpu.md §2).
+// package of the same import name (Sophgo's torch-tpu) does.
 func tpuHelper(fn string) string {
 	return "def " + fn + `(name, *args, **kwargs):
     ` + tpuDoc + `
@@ -160,7 +160,7 @@ var MemoryAPI = &rule.Rule{
 			"TPU (`_tpu_memory`): `torch.accelerator.memory` when present and working, else neutral. If the module " +
 			"already binds the helper's name, `_pallasify_` is prefixed.",
 		Why: "TorchTPU has no `memory_allocated`, `max_memory_allocated`, `memory_reserved`, `empty_cache`, " +
-			"`mem_get_info` or `memory_stats` (torchtpu.md §8, hazard 9); whether `torch.accelerator.memory` works on " +
+			"`mem_get_info` or `memory_stats` (its device module has only the unstable `torch.tpu._hbm_usage_summary()`); whether `torch.accelerator.memory` works on " +
 			"it is unconfirmed, so every call is probed and guarded rather than trusted. `torch.tpu` memory calls are " +
 			"never used: the unrelated Sophgo `torch_tpu` package has them.",
 		Safety: "Safe: on a CUDA machine the same `torch.cuda` function runs. Elsewhere statistics read as 0 and " +

@@ -59,12 +59,12 @@ var RngState = &rule.Rule{
 			"`\"cuda\"` device argument (the current device, which is the default) is dropped.\n\n" +
 			"TPU: `torch.accelerator.random.get_rng_state()` / `torch.tpu.set_rng_state(state)` (public and " +
 			"experimental in TorchTPU 0.2.0); a device argument is dropped (TorchTPU's generator calls work on the " +
-			"current device only, torchtpu.md §3).\n\n" +
+			"current device only).\n\n" +
 			"`get_rng_state_all`/`set_rng_state_all` are left alone: TorchTPU has no counterpart.",
 		Why: "`torch.cuda.get_rng_state()` fails where there is no CUDA; checkpointing code that saves and restores " +
 			"the generators would fail on TPU or CPU. `torch.tpu.get_rng_state()` is internal to TorchTPU 0.2.0 " +
 			"(user code calling it raises RuntimeError from torch 2.13 on, pointing to " +
-			"`torch.accelerator.random.get_rng_state`; torchtpu.md, confirmed section), and so is the " +
+			"`torch.accelerator.random.get_rng_state`), and so is the " +
 			"`torch.get_device_module(DEVICE).get_rng_state()` that reaches it on a TPU.",
 		Safety: "Safe: on CUDA the same generator is read and written. Dropping an index that is neither 0 nor " +
 			"per-process on the tpu target is unsafe (it named another device's generator).",

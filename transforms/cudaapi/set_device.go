@@ -58,10 +58,10 @@ var SetDevice = &rule.Rule{
 			"same test as the device-index helper `device_at` of cuda-device-string (PDV001).\n\n" +
 			"TPU: the statement is removed when `i` is 0, a per-process index (a name about a rank or a GPU slot, " +
 			"such as `local_rank` or `args.gpu`) or a device value; `pass` replaces it when it was the only statement " +
-			"of its block. Any other index is reported and left for a human: it is a hazard (torchtpu.md §13.2).",
+			"of its block. Any other index is reported and left for a human: the process has no chip at that index.",
 		Why: "TorchTPU gives each process one chip, seen as `tpu:0`; `torch.tpu.set_device(i)` is internal to TorchTPU " +
 			"0.2.0 (user code calling it raises RuntimeError; `torch.accelerator.set_device_index` is its public " +
-			"face), and the index of any rank but the first is refused (torchtpu.md §1), so the rank-indexed call of a torchrun " +
+			"face), and the index of any rank but the first is refused (\"changing the active TPU device within a process is not supported\"), so the rank-indexed call of a torchrun " +
 			"script would fail on every rank but the first.",
 		Safety: "Safe: on CUDA the same device is selected; elsewhere (and on TPU, where the call is removed) the " +
 			"process's only device is used. " +

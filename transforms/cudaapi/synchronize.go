@@ -52,9 +52,9 @@ var Synchronize = &rule.Rule{
 			"TPU: `torch.accelerator.synchronize(...)`, unguarded. The device argument is kept, made positional " +
 			"(`torch.accelerator.synchronize(device=None, /)` takes no keyword).",
 		Why: "Timing code and host/device hand-offs need the wait on every backend; on TorchTPU execution is " +
-			"asynchronous by default (torchtpu.md §6), so dropping the call would make timings meaningless. TorchTPU " +
+			"asynchronous by default (its default eager mode dispatches ops without waiting for them), so dropping the call would make timings meaningless. TorchTPU " +
 			"0.2.0 defers to `torch.accelerator` here: user code calling `torch.tpu.synchronize()` raises " +
-			"RuntimeError (internal to TorchTPU from torch 2.11 on; torchtpu.md, confirmed section).",
+			"RuntimeError (internal to TorchTPU from torch 2.11 on; the error points to `torch.accelerator.synchronize`).",
 		Safety: "Safe: the same wait on a CUDA machine; no wait where there is no accelerator (the original raised there).",
 	}, synchronizeExample),
 	Run: func(p *rule.Pass) {

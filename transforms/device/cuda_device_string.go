@@ -98,7 +98,7 @@ var CudaDeviceString = &rule.Rule{
 			"`torch.device(\"cuda\", index=i)`) becomes `device_at(i)`, a helper defined once next to `DEVICE`: " +
 			"`torch.device(DEVICE.type, i)` when `DEVICE` is CUDA, where one process may drive several GPUs and the " +
 			"index picks one, and `DEVICE` itself everywhere else: a TPU process sees its one chip as `tpu:0` " +
-			"whatever its rank (torchtpu.md §1), so `tpu:<rank>` would not exist, and the CPU has no indices. " +
+			"whatever its rank, so `tpu:<rank>` would not exist, and the CPU has no indices. " +
 			"Where the value must stay a `str` it is `str(device_at(i))`. The helper is named `accel_device_at` or " +
 			"`pallasify_device_at` if the module already binds `device_at`. Every device-family rule uses this one " +
 			"form for an index (`.cuda(i)`, `get_device_properties(i)`, ...).\n\n" +
@@ -113,7 +113,7 @@ var CudaDeviceString = &rule.Rule{
 			"Comments, docstrings, log messages and dict keys are never touched: only a string that is " +
 			"exactly a CUDA device, in one of the contexts above (through parentheses and `a if c else b`), is.",
 		Why: "`\"cuda\"` fails on a machine without CUDA. TorchTPU registers `\"tpu\"` as a native device " +
-			"(torchtpu.md §1); `torch.accelerator` (PyTorch 2.6+) names whichever accelerator is present.",
+			"(PrivateUse1, renamed) once torch_tpu is installed; `torch.accelerator` (PyTorch 2.6+) names whichever accelerator is present.",
 		Safety: "Safe: on a CUDA machine the portable code picks the same device. On TPU, `\"cuda\"`, `\"cuda:0\"` and " +
 			"per-process indices (an expression naming a rank or a GPU slot, such as `f\"cuda:{local_rank}\"`) become the " +
 			"process's one chip, which is what torchrun gives each rank. Any other index (`\"cuda:1\"`, " +

@@ -70,7 +70,7 @@ var CudaMethod = &rule.Rule{
 			"(one chip per process). " + kit.ImportTimeDoc + "\n\n" +
 			"`.cuda` attributes that are not method calls (`args.cuda`, `torch.cuda`, `numba.cuda.jit`) and " +
 			"calls on imported modules are left alone.",
-		Why: "`.cuda()` only exists for CUDA; TorchTPU has no confirmed `.tpu()` method (torchtpu.md §4), and " +
+		Why: "`.cuda()` only exists for CUDA; TorchTPU has no confirmed `.tpu()` method, and " +
 			"`.to(device)` works on every backend for both tensors and modules (both return the moved object).",
 		Safety: "Safe. Portable, per host: on CUDA the same device (`.to(i)` with an int `i` would also mean " +
 			"CUDA device `i`, so an index is never passed to `.to()` bare); on a CPU-only or MPS host the CPU, where " +

@@ -45,7 +45,7 @@ var tensorMethods = map[string]bool{"to": true, "new_zeros": true, "new_ones": t
 // other. torch.autocast's is the amp rules' (autocast-cuda-device, PAM002).
 // Not torch.get_device_module and torch.random.fork_rng: they hand out or
 // call the device module, and torch.tpu's device_count/is_available raise in
-// TorchTPU 0.2.0 where torch.cuda's answer 0/False (torchtpu.md §4).
+// TorchTPU 0.2.0 where torch.cuda's answer 0/False.
 // The value says whether the call parses the type at once (then "tpu"
 // raises where TorchTPU has no chip, so an import-time site takes the
 // portable form, see fix); custom_fwd/custom_bwd parse it when the

@@ -44,7 +44,7 @@ var BackendMap = &rule.Rule{
 			"reported and left as it is.",
 		Why: "Such a dict is looked up with the device type (`BACKENDS[device.type]`). Once the device rules make " +
 			"that type `\"tpu\"` the lookup raises KeyError, or falls back to gloo through `.get`. TorchTPU's " +
-			"collective backend is `\"tpu_dist\"` (`default_device_backend_map[\"tpu\"]`, torchtpu.md §9; " +
+			"collective backend is `\"tpu_dist\"` (`default_device_backend_map[\"tpu\"]`; " +
 			"transformers' `distributed/utils.py` has the same entry).",
 		Safety: "Safe: every existing key keeps its value; only a lookup with `\"tpu\"`, which failed or fell back " +
 			"before, changes.",

@@ -49,7 +49,7 @@ var DDPDeviceIDs = &rule.Rule{
 			"`torch.distributed.barrier(device_ids=...)`: portable passes them only on CUDA " +
 			"(`device_ids=[r] if DEVICE.type == \"cuda\" else None`); tpu removes them.",
 		Why: "`device_ids` lists CUDA devices; for any other module DDP requires it to be None, and TorchTPU's DDP " +
-			"example wraps the model with no device ids (torchtpu.md §9). `barrier`'s `device_ids` is NCCL-only.",
+			"example wraps the model with no device ids. `barrier`'s `device_ids` is NCCL-only.",
 		Safety: "Safe: on CUDA the arguments are unchanged. Without device ids DDP does not move inputs to the " +
 			"device: code that fed CPU tensors to a DDP model relying on that must move them itself (the device " +
 			"rules rewrite the usual `.to(device)`/`.cuda()` calls).",

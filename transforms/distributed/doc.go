@@ -3,8 +3,7 @@
 //
 // Targets: portable picks the backend from DEVICE.type at run time ("nccl" on
 // CUDA, "tpu_dist" on TorchTPU, "gloo" elsewhere) and passes device ids only
-// on CUDA; tpu uses the "tpu_dist" backend and no device ids
-// (torchtpu.md §9).
+// on CUDA; tpu uses the "tpu_dist" backend and no device ids.
 package distributed
 
 import "github.com/pallasify/pallasify/transforms/rule"

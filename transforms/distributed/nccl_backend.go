@@ -53,7 +53,7 @@ var NcclBackend = &rule.Rule{
 			"`backend` (also inside `a if c else b`). Portable: " +
 			"`{\"cuda\": \"nccl\", \"tpu\": \"tpu_dist\"}.get(DEVICE.type, \"gloo\")`. TPU: `\"tpu_dist\"`.",
 		Why: "NCCL needs NVIDIA GPUs. TorchTPU's collective backend is `\"tpu_dist\"`, registered when the tpu " +
-			"device is created (torchtpu.md §9); gloo is the CPU backend.",
+			"device is created; gloo is the CPU backend.",
 		Safety: "Safe: on a CUDA machine the backend is still NCCL.",
 	}, ncclBackendExample),
 	Run: runNcclBackend,

@@ -34,7 +34,7 @@ var NcclBackendCheck = &rule.Rule{
 			"(or `dist.Backend.NCCL`, or a tuple, list or set holding it): the backend being " +
 			"`torch.distributed.get_backend(...)`, a name the module assigns from it, or a name or attribute " +
 			"called `*backend*` (`self.backend`, `args.dist_backend`). It is left as it is, on both targets.",
-		Why: "With TorchTPU the backend is `\"tpu_dist\"` (torchtpu.md §9), so such a check is false on a TPU " +
+		Why: "With TorchTPU the backend is `\"tpu_dist\"`, so such a check is false on a TPU " +
 			"host, which takes the code's non-NCCL path, as every backend other than NCCL did before the " +
 			"migration. That is right for what only NCCL takes (`barrier(device_ids=[...])`, CUDA streams, " +
 			"NCCL environment settings) and wrong where the NCCL path is simply the accelerator path (moving " +

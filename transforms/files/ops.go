@@ -99,7 +99,7 @@ var CudaBaseImage = &Rule{
 }
 
 // cudaEnv are the CUDA variables a launcher or image sets, with what a TPU
-// host uses instead (torchtpu.md §10).
+// host uses instead (TorchTPU reads its own TPU_* and TORCH_TPU_* variables).
 var cudaEnv = map[string]string{
 	"CUDA_VISIBLE_DEVICES":           "TorchTPU gives each process one chip (tpu:0 under torchrun); the nearest analogue is TPU_VISIBLE_CHIPS (inferred)",
 	"NVIDIA_VISIBLE_DEVICES":         "the NVIDIA container runtime's; no TPU meaning",

@@ -27,11 +27,11 @@ var CudaBackendFlags = &rule.Rule{
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "cuDNN and CUDA backend flags (benchmark, deterministic, allow_tf32, SDPA kernels)",
 		What:  "Reports reads, writes and calls of `torch.backends.cudnn.*` and `torch.backends.cuda.*`.",
-		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU (torchtpu.md §4). The TPU equivalents differ: " +
+		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU, which has neither. The TPU equivalents differ: " +
 			"matmul precision is chosen with `torch.tpu.precision(torch.tpu.Precision.HIGHEST)` or " +
-			"`torch.tpu.allow_excess_precision = True` (§5; TorchTPU 0.2.0 exports it on `torch.tpu`) instead of `allow_tf32`; autotuning comes from " +
+			"`torch.tpu.allow_excess_precision = True` (TorchTPU 0.2.0 exports it on `torch.tpu`; HIGHEST is a 6-pass f32 matmul, the default a 1-pass bf16 one) instead of `allow_tf32`; autotuning comes from " +
 			"`torch.compile(backend=\"tpu\")` instead of `cudnn.benchmark`; SDPA kernel selection has no TPU switch " +
-			"(the fused path wants `attn_mask=None`, `is_causal=True` and lengths divisible by 512, §13). Keep the " +
+			"(the fused path wants `attn_mask=None`, `is_causal=True` and lengths divisible by 512, per field reports). Keep the " +
 			"lines for CUDA runs by guarding them with `if DEVICE.type == \"cuda\":`, or drop them.",
 		Safety: "Diagnostic only: the flags are harmless on TPU but say something about the numerics the author expects " +
 			"(TF32 vs full f32), which only a human can carry over.",
@@ -48,14 +48,14 @@ func backendFlagAdvice(q string, target rule.Target) string {
 	switch {
 	case strings.Contains(leaf, "tf32") || strings.Contains(leaf, "reduced_precision"):
 		return "reduced-precision matmul flags do nothing on TPU; choose precision with torch.tpu.precision(...) " +
-			"or torch.tpu.allow_excess_precision (torchtpu.md §5)"
+			"or torch.tpu.allow_excess_precision"
 	case leaf == "benchmark" || leaf == "benchmark_limit":
 		return "cuDNN autotuning has no TPU meaning; performance comes from torch.compile(backend=\"tpu\"); " + guard
 	case leaf == "deterministic":
 		return "cuDNN determinism has no TPU meaning; use torch.use_deterministic_algorithms(True) for a device-neutral request"
 	case strings.Contains(leaf, "sdp"):
 		return "CUDA SDPA kernel selection has no TPU switch; the TPU fused path needs attn_mask=None, is_causal=True " +
-			"and sequence lengths divisible by 512 (torchtpu.md §13)"
+			"and sequence lengths divisible by 512"
 	}
 	return "CUDA/cuDNN backend setting with no effect on TPU; " + guard
 }

@@ -41,10 +41,10 @@ var CudaEnvVar = &rule.Rule{
 		What: "Reports string literals naming CUDA_VISIBLE_DEVICES, CUDA_LAUNCH_BLOCKING, CUDA_DEVICE_ORDER, CUDA_HOME, " +
 			"PYTORCH_CUDA_ALLOC_CONF or an NCCL_* variable, whether as an `os.environ` key or inside a `NAME=value` " +
 			"command string. Docstrings and comments are ignored.",
-		Why: "TorchTPU reads its own variables (torchtpu.md §10): `TPU_LAUNCH_BLOCKING=1` replaces CUDA_LAUNCH_BLOCKING, " +
+		Why: "TorchTPU reads its own variables: `TPU_LAUNCH_BLOCKING=1` replaces CUDA_LAUNCH_BLOCKING, " +
 			"device selection is one chip per process (TPU_VISIBLE_CHIPS is the nearest analogue of " +
 			"CUDA_VISIBLE_DEVICES), NCCL is not used (the process group backend is `tpu_dist`), and all of them are " +
-			"read once at backend init, so setting them after `import torch` has no effect (§13.17).",
+			"read once at backend init, so setting them after `import torch` has no effect.",
 		Safety: "Diagnostic only: the variables are also read by launch scripts outside the Python code.",
 	}, cudaEnvExample),
 	Run: runCudaEnvVar,

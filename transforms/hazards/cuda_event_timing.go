@@ -34,7 +34,7 @@ var CudaEventTiming = &rule.Rule{
 		Title: "CUDA events used for timing or ordering",
 		What:  "Reports `torch.cuda.Event(...)` constructions and `.elapsed_time(...)` calls.",
 		Why: "TorchTPU's events are placeholders: XLA/PjRt orders execution, and `TpuEvent.elapsed_time` raises " +
-			"NotImplementedError (torchtpu.md §8). Time a region with a synchronize on each side and the host clock:\n\n" +
+			"NotImplementedError. Time a region with a synchronize on each side and the host clock:\n\n" +
 			"```python\ntorch.accelerator.synchronize()\nt0 = time.perf_counter()\ny = model(x)\ntorch.accelerator.synchronize()\n" +
 			"ms = (time.perf_counter() - t0) * 1000\n```\n\nEvents used only to order work between streams can be dropped.",
 		Safety: "Diagnostic only: replacing an event pair with host timing moves code across statements, which a human should review.",

@@ -43,7 +43,7 @@ var CudaGraphs = &rule.Rule{
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "CUDA graph capture and replay",
 		What:  "Reports `torch.cuda.CUDAGraph`, `torch.cuda.graph(...)`, `make_graphed_callables` and `graph_pool_handle`.",
-		Why: "CUDA graphs do not exist on TPU (torchtpu.md §4). The equivalent is compiling the captured region with " +
+		Why: "CUDA graphs do not exist on TPU. The equivalent is compiling the captured region with " +
 			"`torch.compile(fn, backend=\"tpu\", dynamic=False)`: XLA captures the whole graph, and static shapes keep it " +
 			"from recompiling, much as static buffers do for a CUDA graph.",
 		Safety: "Diagnostic only: removing the capture restructures the code around the static buffers.",

@@ -34,7 +34,7 @@ var cudaOnlyModules = map[string]string{
 	"torch.cuda.nccl": "torch.cuda.nccl calls NCCL directly, which exists only with CUDA; use the torch.distributed " +
 		"collectives (all_reduce, broadcast, ...) on a process group, whose backend the distributed rules make " +
 		"\"tpu_dist\" on TPU",
-	"torch_xla": "PyTorch/XLA must not be mixed with TorchTPU (torchtpu.md §13.1): use the device \"tpu\" instead of " +
+	"torch_xla": "PyTorch/XLA must not be mixed with TorchTPU in one process: use the device \"tpu\" instead of " +
 		"xm.xla_device(), drop xm.mark_step(), use the \"tpu_dist\" process-group backend instead of \"xla\", and " +
 		"rewrite make_kernel_from_pallas kernels to jax_op",
 }
@@ -61,7 +61,7 @@ var CudaOnlyDependency = &rule.Rule{
 		What: "Reports `import` and `from ... import` statements of bitsandbytes, apex, flash_attn, xformers, triton, " +
 			"cupy, pycuda, transformer_engine, tensorrt, torch_tensorrt, pynvml, torch.cuda.nccl and torch_xla, with the replacement to use.",
 		Why: "These packages ship CUDA kernels or talk to NVIDIA drivers, so the import (or the first call) fails on a " +
-			"TPU host. torch_xla is TPU software but must not be mixed with TorchTPU (torchtpu.md §13.1).",
+			"TPU host. torch_xla is TPU software but must not be mixed with TorchTPU in one process.",
 		Safety: "Diagnostic only: replacing a library changes the model's numerics or APIs.",
 	}, cudaDepExample),
 	Run: runCudaOnlyDependency,

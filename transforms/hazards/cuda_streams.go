@@ -43,7 +43,7 @@ var CudaStreams = &rule.Rule{
 		Title: "CUDA streams and stream synchronisation",
 		What: "Reports `torch.cuda.Stream`, `torch.cuda.stream(...)` contexts, `current_stream`/`default_stream`/`set_stream`, " +
 			"and the `.wait_stream`, `.wait_event` and `.record_stream` methods.",
-		Why: "Streams are placeholders in TorchTPU and `TpuStreamContext` is non-functional (torchtpu.md §8): XLA/PjRt " +
+		Why: "Streams are placeholders in TorchTPU and `TpuStreamContext` is non-functional: XLA/PjRt " +
 			"orders the work, so the overlap a side stream buys on CUDA does not happen. Keep the code sequential and " +
 			"drop the stream plumbing; overlap on TPU comes from `torch.compile(backend=\"tpu\")` and the runtime.",
 		Safety: "Diagnostic only: removing a stream changes the structure (the `with` block's body moves out), so a human does it.",

@@ -49,8 +49,8 @@ var CustomCudaKernel = &rule.Rule{
 		What: "Reports `torch.utils.cpp_extension.load_inline(...)`, `load(...)`, `CUDAExtension(...)` (in setup.py), " +
 			"CuPy raw kernels, and functions decorated with `@triton.jit`, `@triton.autotune` or `@numba.cuda.jit`.",
 		Why: "A CUDA kernel cannot run on a TPU. TorchTPU runs custom kernels written in JAX Pallas through " +
-			"`jax_op` (torchtpu.md §12), which needs an annotated signature, a fake for dynamic shapes, autograd for " +
-			"training and `donate_argnums` for in-place semantics (§13.15). pallasify's kernel stage drafts that " +
+			"`jax_op` (`torch.tpu.pallas.jax_op`, which makes a JAX function a `torch.library` custom op); it needs an annotated signature, a fake for dynamic shapes, autograd for " +
+			"training and `donate_argnums` for in-place semantics. pallasify's kernel stage drafts that " +
 			"replacement and proves it numerically against the original kernel; the Python call site stays as it is " +
 			"until a proven draft exists.",
 		Safety: "Diagnostic only: the kernel stage, not a rewrite rule, produces the replacement.",

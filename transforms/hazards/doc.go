@@ -1,7 +1,7 @@
 // Package hazards holds the diagnostic-only rules (codes PDX…): CUDA idioms
 // that have no mechanical TorchTPU equivalent, so pallasify reports them —
 // and with --mark leaves a "# pallasify: PDXnnn …" comment above them — with
-// a precise message saying what to do instead (torchtpu.md §4, §8, §13).
+// a precise message saying what to do instead.
 //
 // The rules fix nothing, so both targets see the same findings. Custom CUDA
 // kernels (load_inline, load, CUDAExtension, Triton, CuPy) are reported here

@@ -52,7 +52,7 @@ var LightningAccelerator = &rule.Rule{
 			"path it took before the migration (`\"cpu\"` there) instead of asking Lightning for CUDA.",
 		Why: "Lightning ships no TorchTPU accelerator: `\"cuda\"`/`\"gpu\"` fail on a TPU host, and Lightning's " +
 			"`\"tpu\"` is its PyTorch/XLA accelerator, which needs torch_xla, which must not be mixed with TorchTPU " +
-			"(torchtpu.md §9, §13). `\"auto\"` finds neither and runs on the CPU. No rule can rewrite the value to " +
+			"in one process. `\"auto\"` finds neither and runs on the CPU. No rule can rewrite the value to " +
 			"something Lightning runs on a TPU.",
 		Safety: "Diagnostic only: run the TPU path without a Lightning accelerator (the model and the batches on " +
 			"`torch.device(\"tpu\")`, the `\"tpu_dist\"` process group, bf16), or keep this run on CUDA.",

@@ -28,7 +28,7 @@ var Nvtx = &rule.Rule{
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "NVTX profiler ranges",
 		What:  "Reports calls of `torch.cuda.nvtx.*`, `torch.autograd.profiler.emit_nvtx` and the `nvtx` package.",
-		Why: "NVTX annotates Nsight timelines; it has no TPU counterpart (torchtpu.md §4). " +
+		Why: "NVTX annotates Nsight timelines; it has no TPU counterpart. " +
 			"`torch.profiler.record_function(\"name\")` marks the same region in a device-neutral way.",
 		Safety: "Diagnostic only: a push/pop pair becomes one `with` block, which moves code.",
 	}, nvtxExample),

@@ -40,7 +40,7 @@ var OptimizerCapturable = &rule.Rule{
 		What: "In a module that calls `torch.compile` (or whose model the opt-in PCM002 would compile), reports `torch.optim.{Adam, AdamW, Adamax, ASGD, NAdam, RAdam, " +
 			"RMSprop, Adadelta}` constructed without `capturable=True`.",
 		Why: "TorchTPU needs stateful optimizers to keep their step counters on the device when the step is compiled, " +
-			"which is what `capturable=True` does (torchtpu.md §7). On CPU, `capturable=True` raises, so portable code " +
+			"which is what `capturable=True` does; TorchTPU requires it of Adam, AdamW, RMSprop and the other stateful optimizers when the train step is compiled. On CPU, `capturable=True` raises, so portable code " +
 			"should pass `capturable=(DEVICE.type != \"cpu\")`.",
 		Safety: "Diagnostic only: whether the optimizer step runs under compile depends on code in other modules, and " +
 			"the right value differs between CPU and accelerator runs.",
@@ -71,6 +71,6 @@ func runOptimizerCapturable(p *rule.Pass) {
 		if p.Target == rule.TPU {
 			advice = "pass capturable=True"
 		}
-		p.Report(kit.Finding(call, cls+" under torch.compile needs capturable=True on TPU (torchtpu.md §7); "+advice, nil))
+		p.Report(kit.Finding(call, cls+" under torch.compile needs capturable=True on TPU; "+advice, nil))
 	})
 }

@@ -60,7 +60,7 @@ var DeviceMap = &rule.Rule{
 			"spread a model over several devices or offload it are reported without a fix. `\"cpu\"` and " +
 			"computed values are left alone.",
 		Why: "`device_map=\"tpu\"` is not confirmed by any documentation, and `device_map=\"auto\"` does not place " +
-			"weights on XLA/TPU devices (torchtpu.md §11, §13.12; diffusers#11788, accelerate#3813). Loading " +
+			"weights on XLA/TPU devices (diffusers#11788, accelerate#3813). Loading " +
 			"inside `with torch.device(...)` is the form TorchTPU's own Hugging Face utility uses, and transformers " +
 			"turns a device context into a one-device placement, so CUDA runs load exactly as before.",
 		Safety: "Safe for one CUDA device (`\"cuda\"`, `\"cuda:0\"`, `0`, `{\"\": 0}`): the model lands on the same " +
@@ -103,7 +103,7 @@ func runDeviceMap(p *rule.Pass) {
 		if c.kind == placeMap {
 			p.Report(kit.Finding(c.kw, "device_map="+oneLine(val)+" spreads the model over several devices or offloads it; "+
 				"TorchTPU gives each process one chip: load inside `with torch.device(\"tpu\"):` if the model fits, "+
-				"or shard it with FSDPv2/DTensor (torchtpu.md §9, §11)", nil))
+				"or shard it with FSDPv2 or DTensor, which TorchTPU supports", nil))
 			continue
 		}
 		st := kit.EnclosingStatement(c.call)
@@ -146,7 +146,7 @@ func runDeviceMap(p *rule.Pass) {
 		if c.kind == placeStrategy {
 			msg += "; load it on one device inside a device context (all of the model must fit that device)"
 		} else {
-			msg += "; load it inside a device context instead (device_map=\"tpu\" is unconfirmed, torchtpu.md §11)"
+			msg += "; load it inside a device context instead (no documentation confirms device_map=\"tpu\")"
 		}
 		p.Report(kit.Finding(c.kw, msg, fix))
 	}

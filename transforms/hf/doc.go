@@ -3,7 +3,7 @@
 // pipelines created with pipeline(..., device=0/"cuda"/"cuda:N"), bitsandbytes
 // quantization (reported only), and fp16 TrainingArguments (bf16 on TPU).
 //
-// `device_map="tpu"` is unconfirmed by any documentation (torchtpu.md §11), so
+// `device_map="tpu"` is unconfirmed by any documentation, so
 // the rules never emit it: a model is loaded inside `with torch.device(...):`
 // (the form TorchTPU's own Hugging Face utility uses, and which transformers
 // turns into a one-device placement), and a pipeline gets a torch device.

@@ -52,7 +52,7 @@ var PipelineDevice = &rule.Rule{
 		Why: "An int device is a CUDA ordinal to transformers, so `device=0` fails or lands on the CPU on a TPU host. " +
 			"`pipeline` turns a string or `torch.device` into a device and moves the model there with `.to()`, " +
 			"which works for `\"tpu\"` once TorchTPU is installed; `device_map=\"auto\"` does not place weights on " +
-			"TPU (torchtpu.md §11).",
+			"TPU (diffusers#11788, accelerate#3813).",
 		Safety: "Safe for the process's own device (`0`, `\"cuda\"`, `\"cuda:0\"`). Unsafe for `device_map=\"auto\"` " +
 			"and similar strategies (the model must fit one device) and, on the tpu target, for an index N > 0 " +
 			"(one chip per process).",

@@ -32,8 +32,8 @@ var Quantization = &rule.Rule{
 		What: "Reports `from_pretrained(..., load_in_8bit=True)`, `load_in_4bit=True` and " +
 			"`quantization_config=BitsAndBytesConfig(...)`.",
 		Why: "bitsandbytes ships CUDA kernels only, so the load fails on a TPU host; int8/torchao has no turnkey " +
-			"TorchTPU path either (torchtpu.md §13.14). Load the weights in bf16 (`torch_dtype=torch.bfloat16`), " +
-			"which the MXU runs natively (§5), and check that the model fits the chip's HBM.",
+			"TorchTPU path either. Load the weights in bf16 (`torch_dtype=torch.bfloat16`), " +
+			"which the MXU runs natively, and check that the model fits the chip's HBM.",
 		Safety: "Diagnostic only: dropping quantization changes memory use and numerics.",
 	}, quantizationExample),
 	Run: runQuantization,

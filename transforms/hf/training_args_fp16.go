@@ -50,8 +50,8 @@ var TrainingArgsFP16 = &rule.Rule{
 			"pass `bf16=`: the tpu target gets `bf16=True`; the portable target gets `fp16=DEVICE.type != \"tpu\", " +
 			"bf16=DEVICE.type == \"tpu\"`, so CUDA keeps fp16 with its loss scaling.",
 		Why: "The TPU path for mixed precision is bf16: the MXU takes bf16 and accumulates in f32, bf16 needs no " +
-			"loss scaling, and a GradScaler on \"tpu\" is unconfirmed (torchtpu.md §5, §13.10). transformers treats " +
-			"bf16 as always supported on TorchTPU (§11).",
+			"loss scaling, and a GradScaler on \"tpu\" is unconfirmed. transformers treats " +
+			"bf16 as always supported on TorchTPU.",
 		Safety: "Safe for the portable target, whose CUDA and CPU runs keep their settings. Unsafe for the tpu " +
 			"target: bf16 has fewer mantissa bits than fp16, so losses and metrics can differ slightly.",
 	}, trainingArgsExample),
@@ -75,7 +75,7 @@ func runTrainingArgsFP16(p *rule.Pass) {
 		if b, lit := kit.Bool(v); !lit || !b {
 			return
 		}
-		const msg = "fp16 mixed precision: the TPU path is bf16 (no loss scaling needed, torchtpu.md §5)"
+		const msg = "fp16 mixed precision: the TPU path is bf16 (no loss scaling needed)"
 		if p.Target == rule.TPU {
 			p.Report(kit.Finding(kw, msg, &rule.Fix{Title: "Train in bf16", Safety: rule.Unsafe,
 				Edits: []rule.Edit{{Start: kit.Start(kw), End: kit.End(kw), New: "bf16=True"}}}))

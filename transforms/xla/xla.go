@@ -1,6 +1,6 @@
 // Package xla holds the PyTorch/XLA rules (codes PXL…): torch_xla is the
 // predecessor TorchTPU tells every project to leave, and the two must not be
-// mixed in one process (torchtpu.md §9, §12). Names are those of the real
+// mixed in one process. Names are those of the real
 // torch-xla 2.9 wheel (torch_xla/core/xla_model.py, runtime.py,
 // torch_xla.py, distributed/, experimental/custom_kernel.py).
 //

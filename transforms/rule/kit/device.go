@@ -10,8 +10,8 @@ import (
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
-// DeviceExpr is the right-hand side of the portable DEVICE definition
-// (torchtpu.md §4): the CUDA or TPU device this process uses, else the CPU.
+// DeviceExpr is the right-hand side of the portable DEVICE definition:
+// the CUDA or TPU device this process uses, else the CPU.
 // Any other accelerator (MPS, XPU) is the CPU: the code being migrated took
 // its CPU path there (torch.cuda.is_available() was False), and a portable
 // rewrite keeps that path rather than widening a CUDA-only one to it. So

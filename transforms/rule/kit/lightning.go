@@ -11,7 +11,7 @@ import (
 // Lightning. Lightning's Trainer and Fabric take their accelerator as a
 // string. "cuda" and "gpu" run on NVIDIA GPUs only; Lightning's "tpu" is its
 // PyTorch/XLA accelerator, which needs torch_xla, and torch_xla must not be
-// mixed with TorchTPU (torchtpu.md §9, §13); Lightning ships no TorchTPU
+// mixed with TorchTPU in one process; Lightning ships no TorchTPU
 // accelerator. So no rule can rewrite such a value: lightning-accelerator
 // (hazards, PDX014) reports each one, and a CUDA check whose branch picks
 // the CUDA accelerator stays CUDA-only (CUDAOnlyGuards), so that a TPU host
