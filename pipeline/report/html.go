@@ -40,7 +40,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 const (
 	maxDiffLinesFile = 1000
 	maxDiffLines     = 20000
-	// openFiles is how many files' diffs are shown expanded.
+	// openFiles bounds the files whose diffs are shown expanded.
 	openFiles = 12
 )
 
@@ -232,7 +232,9 @@ func (v *htmlView) files(rep *Report) error {
 			if hf.Cut > 0 && budget <= 0 {
 				v.DiffCut = true
 			}
-			hf.Open = i < openFiles
+			// a module the run generated is shown closed: the edits of the
+			// repository's own files come first
+			hf.Open = i < openFiles && !hf.New
 		} else if fr.Changed && rep.run != nil && rep.Kind != "analyze" {
 			hf.NoDiff = true
 		}
