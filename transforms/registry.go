@@ -14,6 +14,8 @@
 //	xla          PXL  PyTorch/XLA (torch_xla) to TorchTPU
 //	files        PNF  files that are not Python: requirement sets, Dockerfiles,
 //	                  launchers, CI workflows, configs (transforms/files)
+//	tpuperf      PTP  TPU findings: matmul precision, recompiling shapes, MXU
+//	                  sizes, GPU-style sharding and process settings
 //
 // A family package exports `var Rules = []*rule.Rule{...}` and is added to
 // All with one line. Rules are plain values; this package registers their
@@ -37,6 +39,7 @@ import (
 	"github.com/pallasify/pallasify/transforms/hazards"
 	"github.com/pallasify/pallasify/transforms/hf"
 	"github.com/pallasify/pallasify/transforms/rule"
+	"github.com/pallasify/pallasify/transforms/tpuperf"
 	"github.com/pallasify/pallasify/transforms/xla"
 )
 
@@ -52,6 +55,7 @@ func families() [][]*rule.Rule {
 		compile.Rules,
 		hazards.Rules,
 		xla.Rules,
+		tpuperf.Rules,
 	}
 }
 

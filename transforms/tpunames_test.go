@@ -225,7 +225,7 @@ func exampleCases(t *testing.T) []nameCase {
 func fileCases(t *testing.T) []nameCase {
 	t.Helper()
 	var files []string
-	for _, fam := range []string{"device", "cudaapi", "amp", "distributed", "hf", "compile", "hazards"} {
+	for _, fam := range []string{"device", "cudaapi", "amp", "distributed", "hf", "compile", "hazards", "tpuperf"} {
 		m, _ := filepath.Glob(filepath.Join(fam, "testdata", "*", "input.py"))
 		files = append(files, m...)
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/pallasify/pallasify/transforms/rule"
 	"github.com/pallasify/pallasify/transforms/rule/kit"
+	"github.com/pallasify/pallasify/transforms/tpuperf"
 	"github.com/pallasify/pallasify/transforms/ts"
 )
 
@@ -26,7 +27,9 @@ var CudaBackendFlags = &rule.Rule{
 	Example: backendFlagsExample,
 	Doc: kit.Doc(kit.DocSpec{
 		Title: "cuDNN and CUDA backend flags (benchmark, deterministic, allow_tf32, SDPA kernels)",
-		What:  "Reports reads, writes and calls of `torch.backends.cudnn.*` and `torch.backends.cuda.*`.",
+		What: "Reports reads, writes and calls of `torch.backends.cudnn.*` and `torch.backends.cuda.*`, except the " +
+			"statement `torch.backends.cuda.matmul.allow_tf32 = False`, which float32-matmul-precision (PTP001) " +
+			"rewrites to `torch.set_float32_matmul_precision(\"highest\")`.",
 		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU, which has neither. The TPU equivalents differ: " +
 			"matmul precision is chosen with `torch.tpu.precision(torch.tpu.Precision.HIGHEST)` or " +
 			"`torch.tpu.allow_excess_precision = True` (TorchTPU 0.2.0 exports it on `torch.tpu`; HIGHEST is a 6-pass f32 matmul, the default a 1-pass bf16 one) instead of `allow_tf32`; autotuning comes from " +
@@ -64,6 +67,9 @@ func runCudaBackendFlags(p *rule.Pass) {
 	kit.Nodes(p, "attribute", func(n *ts.Node) {
 		if par := p.Parent(n); par != nil && par.Type() == "attribute" && p.Field(par, "object").Equal(n) {
 			return // report the longest chain only
+		}
+		if _, ok := tpuperf.TF32OffStatement(p, n); ok {
+			return // float32-matmul-precision (PTP001) rewrites it
 		}
 		q := kit.Qualified(p, n)
 		for _, pre := range []string{"torch.backends.cudnn.", "torch.backends.cuda."} {

@@ -15,3 +15,4 @@ if torch.backends.cudnn.is_available():  # want "PDX004: .*no effect on TPU"
 
 torch.backends.mps.is_available()  # other backends are not reported
 torch.set_float32_matmul_precision("high")  # device-neutral: not reported
+torch.backends.cuda.matmul.allow_tf32 = False  # float32-matmul-precision (PTP001) rewrites it: not reported here
