@@ -436,6 +436,7 @@ func (w *KernelWork) search(ctx context.Context, k *kernels.Kernel, pk *Kernel, 
 		stats := v.Stats
 		pk.Draft.Stats = &stats
 		pk.Draft.Shapes = v.Shapes
+		pk.Draft.Cases = v.Results
 		pk.TPUCompiled = v.TPU
 	}
 	return best.proof, nil

@@ -173,10 +173,17 @@ type Draft struct {
 	Shapes   []string      `json:"shapes,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	Module   string        `json:"module,omitempty"` // generated module path, when wired in
+	// Cases are the validator's per-case comparisons of the verdict Stats
+	// summarise (sizes, output dtype and shape, errors): the report's error
+	// histogram and shapes covered.
+	Cases []CaseResult `json:"cases,omitempty"`
 }
 
 // ErrorStats summarises a numeric comparison.
 type ErrorStats = draft.ErrorStats
+
+// CaseResult is one compared output of one validated case.
+type CaseResult = draft.CaseResult
 
 // Timing is how long one stage took.
 type Timing struct {

@@ -104,7 +104,7 @@ func (s *StageValidator) Validate(ctx context.Context, k *kernels.Kernel, module
 	}
 	dv := &draft.Verdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
 		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU),
-		Chips: wireChips(v.TPU), Cases: wireCases(v)}
+		Chips: wireChips(v.TPU), Cases: wireCases(v), Results: v.CaseResults()}
 	if !v.Proven() {
 		dv.Feedback = v.Feedback()
 	}

@@ -69,7 +69,7 @@ func (s *StageValidator) ValidateTriton(ctx context.Context, k *kernels.Kernel, 
 	}
 	return &draft.Verdict{Verdict: v.Verdict, Reason: v.Reason, Stats: v.ErrorStats(), Shapes: v.ShapeStrings(),
 		Summary: Summary(v), Duration: time.Since(t0), TPU: tpuCompiled(v.TPU),
-		Chips: wireChips(v.TPU), Cases: wireCases(v)}, nil
+		Chips: wireChips(v.TPU), Cases: wireCases(v), Results: v.CaseResults()}, nil
 }
 
 // tritonDir is the kernel's directory under the validator's work dir (its

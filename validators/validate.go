@@ -113,6 +113,16 @@ type Case struct {
 
 	// Scalars are the scalar and size parameters' values in this case.
 	Scalars map[string]float64 `json:"scalars,omitempty"`
+
+	// DType and Shape are the output's dtype and array shape in this case.
+	DType string  `json:"dtype,omitempty"`
+	Shape []int64 `json:"shape,omitempty"`
+	// RTol and ATol are the tolerance the output was compared with;
+	// TolRatio is its largest error over its element's tolerance (above 1:
+	// a mismatch; nil from a harness that did not report it).
+	RTol     float64  `json:"rtol"`
+	ATol     float64  `json:"atol"`
+	TolRatio *float64 `json:"tol_ratio,omitempty"`
 }
 
 // Stats aggregates all cases.
@@ -243,6 +253,22 @@ func (v *Verdict) ErrorStats() draft.ErrorStats {
 		ULPP50: v.Stats.ULPP50, ULPP99: v.Stats.ULPP99, ULPMax: v.Stats.ULPMax,
 		Mismatches: v.Stats.Mismatches, Cases: v.Stats.Cases,
 	}
+}
+
+// CaseResults converts the verdict's cases for the run model: each
+// compared output's sizes, dtype, shape and errors.
+func (v *Verdict) CaseResults() []draft.CaseResult {
+	if len(v.Cases) == 0 {
+		return nil
+	}
+	out := make([]draft.CaseResult, len(v.Cases))
+	for i, c := range v.Cases {
+		out[i] = draft.CaseResult{Sizes: c.Sizes, Output: c.Output, DType: c.DType, Shape: c.Shape,
+			Seed: c.Seed, Distribution: c.Distribution, MaxAbs: c.MaxAbs, MaxRel: c.MaxRel, ULPMax: c.ULPMax,
+			Mismatches: c.Mismatches, NaNMaskOK: c.NaNMaskOK, RTol: c.RTol, ATol: c.ATol, TolRatio: c.TolRatio,
+			Degenerate: c.Degenerate != nil && *c.Degenerate != ""}
+	}
+	return out
 }
 
 // ShapeStrings renders the tested size assignments, e.g. "n=257".

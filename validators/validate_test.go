@@ -129,9 +129,23 @@ func TestValidateProvesAndCaches(t *testing.T) {
 			t.Errorf("gate %s = %v", g, p)
 		}
 	}
+	// each case's output with its dtype, array shape and error over the
+	// tolerance, for the report's histogram and shapes covered
+	cases := v.CaseResults()
+	if len(cases) < v.Stats.Cases {
+		t.Fatalf("%d case results for %d cases", len(cases), v.Stats.Cases)
+	}
+	for _, c := range cases {
+		if c.DType != "float32" || len(c.Shape) != 1 || c.Shape[0] != c.Sizes["n"] || c.TolRatio == nil || *c.TolRatio > 1 || c.Failed() {
+			t.Fatalf("case result %+v", c)
+		}
+	}
 	v2, err := Validate(context.Background(), req, opt)
 	if err != nil || !v2.Cached || !v2.Proven() {
 		t.Fatalf("second run not served from cache: %v %+v", err, v2)
+	}
+	if len(v2.CaseResults()) != len(cases) {
+		t.Errorf("the cached verdict has %d case results; want %d", len(v2.CaseResults()), len(cases))
 	}
 	// A different candidate is a different key.
 	req.Candidate = append(req.Candidate, []byte("\n# changed\n")...)

@@ -96,6 +96,35 @@ type ErrorStats struct {
 	Cases      int     `json:"cases"`
 }
 
+// CaseResult is one compared output of one validated case (the validator's
+// per-case record): the size assignment, the output with its dtype and
+// array shape, the input seed and distribution, and the errors.
+type CaseResult struct {
+	Sizes        map[string]int64 `json:"sizes"`
+	Output       string           `json:"output"`
+	DType        string           `json:"dtype,omitempty"`
+	Shape        []int64          `json:"shape,omitempty"`
+	Seed         int              `json:"seed"`
+	Distribution string           `json:"distribution"`
+	MaxAbs       float64          `json:"max_abs"`
+	MaxRel       float64          `json:"max_rel"`
+	ULPMax       float64          `json:"ulp_max"`
+	Mismatches   int              `json:"mismatches"`
+	NaNMaskOK    bool             `json:"nan_mask_ok"`
+	// RTol and ATol are the tolerance the output was compared with;
+	// TolRatio is the largest error over its element's tolerance (above 1:
+	// a mismatch; nil when the validator did not report it).
+	RTol     float64  `json:"rtol"`
+	ATol     float64  `json:"atol"`
+	TolRatio *float64 `json:"tol_ratio,omitempty"`
+	// Degenerate is set when the case's expected output could not tell a
+	// right kernel from a wrong one (all zero, constant): not counted as proof.
+	Degenerate bool `json:"degenerate,omitempty"`
+}
+
+// Failed reports whether the case's output differed from the original's.
+func (c *CaseResult) Failed() bool { return c.Mismatches > 0 || !c.NaNMaskOK }
+
 // Verdict is what the validator said about one candidate.
 type Verdict struct {
 	Verdict  string // proven, rejected, error
@@ -112,6 +141,9 @@ type Verdict struct {
 	// Cases are the proven size assignments with the scalar values the
 	// harness used; the wired module's header quotes one of them.
 	Cases []pallas.ValidatedCase
+	// Results are the validator's per-case comparisons, in the order it ran
+	// them (nil when it reported none).
+	Results []CaseResult
 	// Feedback is the rejection as the next turn's facts (nil: the stage
 	// sends Reason alone).
 	Feedback *Feedback

@@ -148,7 +148,7 @@ def run_cases(path, spec, run, ref, v, tracer, interp_val):
                                f"({rr['mismatches']} of {want.size} elements differ, first at {rr['first_mismatches'][:1]})")
             r = compare(want, out[p.name], p.dtype, tol)
             entry = {"sizes": c["sizes"], "sizes_key": "captured:" + label, "seed": 0, "distribution": "captured",
-                     "output": p.name, "label": label, "degenerate": None}
+                     "output": p.name, "dtype": p.dtype, "shape": list(np.shape(want)), "label": label, "degenerate": None}
             entry.update(r)
             v.d["cases"].append(entry)
             if r["mismatches"]:

@@ -71,7 +71,7 @@ def compare(exp_raw, act_raw, dtype: str, tol, flush_subnormals=True) -> dict:
     act = to_f64(act_raw).copy()
     res = {"max_abs": 0.0, "max_rel": 0.0, "ulp_p50": 0.0, "ulp_p99": 0.0, "ulp_max": 0.0,
            "mismatches": 0, "first_mismatches": [], "nan_mask_ok": True, "nan_mismatches": 0,
-           "signed_zero_mismatches": 0, "flushed": 0, "rtol": rtol, "atol": atol}
+           "signed_zero_mismatches": 0, "flushed": 0, "rtol": rtol, "atol": atol, "tol_ratio": 0.0}
     isf = dtype in DEFAULT_TOL
     if isf and flush_subnormals:
         import ml_dtypes
@@ -98,7 +98,8 @@ def compare(exp_raw, act_raw, dtype: str, tol, flush_subnormals=True) -> dict:
         scale = np.maximum(scale, float(np.mean(np.abs(exp[fin]))))
     nonfin = efin & ~np.isfinite(act)
     res["nonfinite"] = int(nonfin.sum())
-    bad = nonfin | (fin & (diff > atol + rtol * scale))
+    bound = atol + rtol * scale
+    bad = nonfin | (fin & (diff > bound))
     bad_all = bad | special_bad
     res["mismatches"] = int(bad.sum())
     if bad_all.any():
@@ -119,6 +120,14 @@ def compare(exp_raw, act_raw, dtype: str, tol, flush_subnormals=True) -> dict:
         res["ulp_p50"] = float(np.percentile(u, 50))
         res["ulp_p99"] = float(np.percentile(u, 99))
         res["ulp_max"] = float(u.max())
+        # the largest error as a share of its element's tolerance: above 1
+        # is a mismatch (with a zero tolerance any error is infinitely far)
+        b = np.broadcast_to(bound, fin.shape)[fin]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(b > 0, d / np.where(b > 0, b, 1.0), np.where(d > 0, np.inf, 0.0))
+        res["tol_ratio"] = float(ratio.max())
+    if res["nonfinite"]:
+        res["tol_ratio"] = math.inf
     zeros = fin & (exp == 0) & (act == 0)
     res["signed_zero_mismatches"] = int((zeros & (np.signbit(exp) != np.signbit(act))).sum())
     return res

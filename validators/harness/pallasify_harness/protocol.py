@@ -501,6 +501,7 @@ def _run_cases_traced(a, v, spec, ref, tracer, interp_a, interp_b):
                 tol = tolerance(p.dtype, spec.tolerance, spec.red_len(env))
                 deg = degenerate(ex, p.dtype, tol)
                 entry = {"sizes": env, "sizes_key": key, "seed": seed, "distribution": dist, "output": p.name,
+                         "dtype": p.dtype, "shape": list(np.shape(ex)),
                          "scalars": scalars, "subnormal_inputs_flushed": flushed, "degenerate": deg}
                 entry.update(r)
                 v.d["cases"].append(entry)

@@ -39,7 +39,8 @@ def test_captured_case_proves_good(tmp_path, refs):
     v = run_harness(tmp_path, "axpy", "good.py", "--quick", "--seeds", "2", "--captured", str(cap), reference=refs["axpy"])
     assert v["verdict"] == "proven", v["reason"]
     assert v["captured_cases"] == 1
-    assert any(c["distribution"] == "captured" and c["sizes"] == {"n": 300} for c in v["cases"])
+    assert any(c["distribution"] == "captured" and c["sizes"] == {"n": 300} and c["dtype"] == "float32"
+               and c["shape"] == [300] for c in v["cases"])
 
 
 def test_captured_case_rejects_what_the_sweep_misses(tmp_path, refs):

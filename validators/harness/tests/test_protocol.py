@@ -45,8 +45,11 @@ def test_full_protocol_verdict_fields(tmp_path, refs):
     assert v["stats"]["cases"] >= 20 and v["stats"]["mismatches"] == 0
     assert "flushed" in v["subnormals"]
     c = v["cases"][0]
-    for k in ("max_abs", "max_rel", "ulp_p50", "ulp_p99", "ulp_max", "mismatches", "first_mismatches", "nan_mask_ok"):
+    for k in ("max_abs", "max_rel", "ulp_p50", "ulp_p99", "ulp_max", "mismatches", "first_mismatches", "nan_mask_ok",
+              "rtol", "atol", "tol_ratio"):
         assert k in c
+    # each case names its output's dtype and array shape (the report's shapes covered)
+    assert c["dtype"] == "float32" and c["shape"] == [c["sizes"]["n"]] and 0 <= c["tol_ratio"] <= 1
     # Where the time went, per kind of phase: the kinds together are the run's wall time.
     ph = v["phases_s"]
     assert {"candidate run 1", "reference", "candidate run 2", "tpu compile"} <= set(ph)

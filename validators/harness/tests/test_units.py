@@ -55,6 +55,29 @@ def test_compare_ulps_and_masks():
     assert r["mismatches"] == 1 and r["nan_mask_ok"]
 
 
+def test_compare_tol_ratio():
+    """tol_ratio is the largest error over its element's tolerance: 0 when
+    exact, at most 1 when every element passes, above 1 on a mismatch."""
+    rtol, atol, floor = tol = compare.tolerance("float32")
+    e = np.array([1.0, 2.0, 4.0], np.float32)
+    assert compare.compare(e, e.copy(), "float32", tol)["tol_ratio"] == 0
+    a = e.copy()
+    a[2] = np.float32(4.0 + 0.5 * (atol + rtol * 4.0))
+    r = compare.compare(e, a, "float32", tol)
+    assert r["mismatches"] == 0 and 0.3 < r["tol_ratio"] <= 1
+    a[0] = 1.001
+    r = compare.compare(e, a, "float32", tol)
+    assert r["mismatches"] == 1 and r["tol_ratio"] > 1
+    # exact dtypes: any difference is infinitely far from a zero tolerance
+    i = np.array([1, 2], np.int32)
+    assert compare.compare(i, i.copy(), "int32", compare.tolerance("int32"))["tol_ratio"] == 0
+    assert compare.compare(i, i + 1, "int32", compare.tolerance("int32"))["tol_ratio"] == np.inf
+    # a NaN where the reference is finite: a mismatch, beyond any tolerance
+    a = e.copy()
+    a[1] = np.nan
+    assert compare.compare(e, a, "float32", tol)["tol_ratio"] == np.inf
+
+
 def test_subnormals_flushed():
     e = np.array([1e-40, 1.0], np.float32)
     a = np.array([0.0, 1.0], np.float32)
