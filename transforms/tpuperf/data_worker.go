@@ -124,13 +124,17 @@ func runDeviceInDataWorker(p *rule.Pass) {
 				if seen[kit.Start(n)] {
 					return true
 				}
-				if what := deviceWork(p, n); what != "" {
+				if deviceWork(p, n) {
 					seen[kit.Start(n)] = true
 					where := r.what
 					if !strings.HasPrefix(where, "__") {
 						where = "the " + where
 					}
-					p.Report(kit.Finding(n, what+" in "+where+", which DataLoader worker processes run: a TPU chip "+
+					// One message per kind of function: other rules rewrite the
+					// call (.cuda() -> .to(DEVICE)), and a second pass must not
+					// find a new message.
+					p.Report(kit.Finding(n, "device work (a transfer, a tensor made on the device, or a device "+
+						"binding) in "+where+", which DataLoader worker processes run: a TPU chip "+
 						"serves one process, so a worker that touches the device fails to open it (and a transfer per "+
 						"sample is slow even without workers); keep data loading on the CPU and move the whole batch "+
 						"in the training loop (x.to(DEVICE, non_blocking=True))", nil))
@@ -186,33 +190,32 @@ func moduleFunctions(p *rule.Pass) []*ts.Node {
 	return out
 }
 
-// deviceWork names what a call does on the device, or "".
-func deviceWork(p *rule.Pass, call *ts.Node) string {
+// deviceWork reports whether a call moves data to the device, makes a
+// tensor there or binds the process to a device.
+func deviceWork(p *rule.Pass, call *ts.Node) bool {
 	fn := p.Field(call, "function")
 	al, ok := kit.Arguments(p, call)
 	if fn == nil || !ok {
-		return ""
+		return false
 	}
 	switch kit.CallName(p, call) {
 	case "torch.cuda.set_device", "torch.accelerator.set_device_index":
-		return "`" + p.Text(fn) + "(...)`"
+		return true
 	}
 	if fn.Type() == "attribute" {
 		switch p.Text(p.Field(fn, "attribute")) {
 		case "cuda":
-			return "`.cuda()`"
+			return true
 		case "to":
 			for _, a := range al.Positional {
 				if onDevice(p, a) {
-					return "`.to(" + p.Text(a) + ")`"
+					return true
 				}
 			}
 		}
 	}
-	if v := al.KwValue("device"); v != nil && onDevice(p, v) {
-		return "a tensor made with device=" + p.Text(v)
-	}
-	return ""
+	v := al.KwValue("device")
+	return v != nil && onDevice(p, v)
 }
 
 // onDevice reports whether an argument names an accelerator device: a
@@ -221,11 +224,17 @@ func onDevice(p *rule.Pass, n *ts.Node) bool {
 	if s, ok := kit.PlainString(p, n); ok {
 		return strings.HasPrefix(s, "cuda") || strings.HasPrefix(s, "tpu")
 	}
-	if n.Type() == "call" && kit.CallName(p, n) == "torch.device" {
-		if al, ok := kit.Arguments(p, n); ok && len(al.Positional) > 0 {
-			return onDevice(p, al.Positional[0])
+	if n.Type() == "call" {
+		if kit.CallName(p, n) == "torch.device" {
+			if al, ok := kit.Arguments(p, n); ok && len(al.Positional) > 0 {
+				return onDevice(p, al.Positional[0])
+			}
+			return false
 		}
-		return false
+		// pallasify_device(), device_at(i): the device helpers a migrated
+		// library module calls (x.get_device() is where x already is).
+		name := kit.LastName(p, n)
+		return name != "get_device" && kit.DeviceName(name)
 	}
 	if n.Type() == "attribute" && p.Text(p.Field(n, "attribute")) == "device" {
 		// x.device is where a tensor already is (a move next to it, not to

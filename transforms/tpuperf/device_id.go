@@ -76,7 +76,10 @@ func runDeviceIDRank(p *rule.Pass) {
 			strings.Contains(text, "current_device") || !kit.PerProcessIndex(text) {
 			return
 		}
-		p.Report(kit.Finding(al.Keywords["device_id"], what+" device_id="+text+" becomes a device of the current "+
+		// The message leaves the expression out: other rules rewrite parts of
+		// it (torch.cuda.device_count()), and a second pass must not find a
+		// new message.
+		p.Report(kit.Finding(al.Keywords["device_id"], what+" device_id= a local rank becomes a device of the current "+
 			"accelerator with that index; a TorchTPU process has one chip, tpu:0, so any other index does not exist "+
 			"there: pass device_id=torch.accelerator.current_device_index() (after "+
 			"torch.accelerator.set_device_index(local_rank) on CUDA) or the process's device", nil))

@@ -51,7 +51,8 @@ var MXUAlignment = &rule.Rule{
 		What: "Reports `nn.Linear`, `nn.LazyLinear`, `nn.Bilinear`, `nn.Embedding`, `nn.EmbeddingBag` and " +
 			"`nn.MultiheadAttention` calls whose size arguments (features, vocabulary size, embedding or attention " +
 			"width) are integer literals of at least 128 that are not multiples of 128, and names the next " +
-			"multiple. Sizes given by variables or expressions are not reported (their value is not in the file), " +
+			"multiple and how much of the padded size is padding (50257 → 50304 is 0.1%, 130 → 256 is 49%), " +
+			"which says what padding can gain. Sizes given by variables or expressions are not reported (their value is not in the file), " +
 			"and neither are sizes below 128: such a layer fits in one tile whatever its size, and padding a " +
 			"10-class head to 128 would multiply its work instead of filling a tile.",
 		Why: "The TPU's matrix unit (MXU) works on 128×128 tiles on TPU v5e, v6e and TPU7x. XLA pads every matmul " +
@@ -92,7 +93,9 @@ func runMXUAlignment(p *rule.Pass) {
 			if !lit || n < mxuTile || n%mxuTile == 0 {
 				continue
 			}
-			bad = append(bad, fmt.Sprintf("%s=%d (pad to %d)", param, n, roundUp(n, mxuTile)))
+			up := roundUp(n, mxuTile)
+			bad = append(bad, fmt.Sprintf("%s=%d (pad to %d; %.1f%% of its tiles is padding)", param, n, up,
+				float64(up-n)*100/float64(up)))
 		}
 		if len(bad) == 0 {
 			return
@@ -104,6 +107,6 @@ func runMXUAlignment(p *rule.Pass) {
 				"back to the real vocabulary)"
 		}
 		p.Report(kit.Finding(call, fmt.Sprintf("%s %s: not a multiple of 128, the TPU MXU tile (v5e, v6e, TPU7x), so "+
-			"the last tile of each matmul is partly empty; %s", short, strings.Join(bad, ", "), advice), nil))
+			"XLA pads each matmul to whole tiles; %s", short, strings.Join(bad, ", "), advice), nil))
 	})
 }

@@ -116,7 +116,10 @@ func runSpawnPerDevice(p *rule.Pass) {
 				return
 			}
 		}
-		p.Report(kit.Finding(call, "starts one process per device from this process (nprocs="+text+"): a TPU chip "+
+		// No expression in the message: other rules rewrite the count
+		// (torch.cuda.device_count()), and a second pass must not find a new
+		// message.
+		p.Report(kit.Finding(call, "starts one process per device from this process (nprocs= a device count): a TPU chip "+
 			"serves one process, and counting devices here initialises the TPU runtime in the parent; launch one "+
 			"process per chip with torchrun (--nproc_per_node=$WORLD_SIZE, set by TorchTPU's single-host launcher "+
 			"wrapper) and call the worker function directly", nil))
@@ -140,8 +143,7 @@ func runSpawnPerDevice(p *rule.Pass) {
 		if par := p.Parent(s); par != nil && par.Type() == "expression_statement" && par.NamedChildCount() == 1 {
 			return false // docstring
 		}
-		flag := strings.TrimRight(m[0], `"',`)
-		p.Report(kit.Finding(s, "`"+flag+"` sizes the launch by GPUs or devices: on a TPU host one process runs per "+
+		p.Report(kit.Finding(s, "torchrun's --nproc_per_node sizes the launch by GPUs or devices: on a TPU host one process runs per "+
 			"chip; pass --nproc_per_node=$WORLD_SIZE as set by TorchTPU's single-host launcher wrapper", nil))
 		return false
 	})
