@@ -17,7 +17,8 @@ head = nn.Linear(768, 1000)
 `,
 }
 
-// mxuTile is the MXU's tile edge on TPU v5e, v6e and TPU7x.
+// mxuTile is the lane width of a TPU tile on every generation, and the
+// MXU's edge on v5e (v6e's MXU is 256 wide).
 const mxuTile = 128
 
 // mxuLayer names the size parameters of one layer class, in positional
@@ -55,13 +56,17 @@ var MXUAlignment = &rule.Rule{
 			"which says what padding can gain. Sizes given by variables or expressions are not reported (their value is not in the file), " +
 			"and neither are sizes below 128: such a layer fits in one tile whatever its size, and padding a " +
 			"10-class head to 128 would multiply its work instead of filling a tile.",
-		Why: "The TPU's matrix unit (MXU) works on 128×128 tiles on TPU v5e, v6e and TPU7x. XLA pads every matmul " +
-			"dimension up to whole tiles, so a 1000-wide layer costs as many MXU passes as a 1024-wide one and " +
-			"leaves the last tile partly empty, and a 50257-row vocabulary wastes most of its last tile in the " +
-			"output projection of every step. Sizes that are multiples of 128 keep every tile full. Pad the size in " +
-			"the model: a vocabulary to the next multiple of 128 (50257 → 50304; the extra rows are never indexed, " +
-			"and the logits are sliced back to the real vocabulary), hidden sizes by choosing a multiple, and a " +
-			"class head by padding the output and slicing the logits.",
+		Why: "TPU arrays are stored in tiles whose minor dimension is 128 lanes, and the matrix units (MXU) " +
+			"multiply 128×128 blocks on TPU v5e and 256×256 blocks on v6e (Trillium). XLA pads every matmul " +
+			"dimension up to whole tiles, so the MXU does the work of the padded size: a 130-wide layer costs " +
+			"as much as a 256-wide one (49% padding), a 1000-wide one as much as 1024 (2.3%). The share is what " +
+			"padding can gain, and the message gives it: large for sizes just above a multiple of 128, small for " +
+			"large sizes, where padding the vocabulary (50257 → 50304, 0.1%) is still the usual practice so that " +
+			"the embedding, the output projection and the softmax all run on whole tiles. Pad the size in the " +
+			"model: a vocabulary to the next multiple of 128 (the extra rows are never indexed, and the logits are " +
+			"sliced back to the real vocabulary), hidden sizes by choosing a multiple, and a class head by padding " +
+			"the output and slicing the logits. 128 is the alignment every generation needs; a multiple of 256 also " +
+			"fills v6e's larger MXU.",
 		Safety: "Diagnostic only: a new size changes parameter shapes, so checkpoints no longer load as they are, " +
 			"and padded outputs must be sliced or masked; where the size is fixed by a dataset or a pretrained " +
 			"checkpoint the finding is advice, not a bug.",
@@ -106,7 +111,7 @@ func runMXUAlignment(p *rule.Pass) {
 			advice = "pad the vocabulary to a multiple of 128 (the extra rows are never indexed; slice the logits " +
 				"back to the real vocabulary)"
 		}
-		p.Report(kit.Finding(call, fmt.Sprintf("%s %s: not a multiple of 128, the TPU MXU tile (v5e, v6e, TPU7x), so "+
-			"XLA pads each matmul to whole tiles; %s", short, strings.Join(bad, ", "), advice), nil))
+		p.Report(kit.Finding(call, fmt.Sprintf("%s %s: not a multiple of 128, the TPU's tile width (the MXU is 128 wide on v5e, "+
+			"256 on v6e), and XLA pads each matmul to whole tiles; %s", short, strings.Join(bad, ", "), advice), nil))
 	})
 }
