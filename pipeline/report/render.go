@@ -30,6 +30,12 @@ const (
 	HTML Format = "html"
 )
 
+// Formats are the --format values ParseFormat takes (and "md" for
+// markdown), in the order help texts list them.
+func Formats() []string {
+	return []string{string(Text), string(JSON), string(Markdown), string(SARIF), string(HTML)}
+}
+
 // ParseFormat parses a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch Format(s) {
@@ -38,7 +44,8 @@ func ParseFormat(s string) (Format, error) {
 	case "md":
 		return Markdown, nil
 	}
-	return "", fmt.Errorf("unknown format %q (want text, json, markdown, sarif or html)", s)
+	f := Formats()
+	return "", fmt.Errorf("unknown format %q (want %s or %s)", s, strings.Join(f[:len(f)-1], ", "), f[len(f)-1])
 }
 
 // Write renders rep in format f.
@@ -79,6 +86,9 @@ func writeText(w io.Writer, rep *Report) error {
 		fmt.Fprintf(b, ", %s", rep.Output)
 	}
 	b.WriteString("\n")
+	if rep.Config != "" {
+		fmt.Fprintf(b, "  config    %s\n", rep.Config)
+	}
 	verb := "would change"
 	if strings.HasPrefix(rep.Output, "written") {
 		verb = "changed"

@@ -41,8 +41,16 @@ const (
 	MediumKernels = 3
 )
 
+// SchemaVersion is the version of the JSON report (--format json): it goes
+// up when a field is removed, renamed or changes meaning; new fields keep
+// it.
+const SchemaVersion = 1
+
 // Report is the summary of one run.
 type Report struct {
+	// SchemaVersion is the JSON document's version (SchemaVersion).
+	SchemaVersion int `json:"schema_version"`
+
 	Tool    string `json:"tool"`
 	Version string `json:"version"`
 	Kind    string `json:"kind"` // analyze or migrate
@@ -51,6 +59,9 @@ type Report struct {
 	// Output says where the changes went: "dry run", "written in place",
 	// "written to DIR", "patch FILE" (migrate only).
 	Output string `json:"output,omitempty"`
+	// Config is the repository's config file the run read, as
+	// config.Describe names it ("" when none).
+	Config string `json:"config,omitempty"`
 	// Options are the run's options besides the target, one phrase each
 	// (OptionList), for the HTML report's summary; not in the JSON.
 	Options []string `json:"-"`
@@ -150,6 +161,9 @@ type KernelRow struct {
 	Shapes     []string `json:"shapes,omitempty"`
 	DurationMS int64    `json:"duration_ms,omitempty"`
 	Module     string   `json:"module,omitempty"`
+	// Cases are the validator's per-case comparisons (sizes, output dtype
+	// and shape, errors): the HTML report's histogram and shapes covered.
+	Cases []pipeline.CaseResult `json:"cases,omitempty"`
 
 	// The capture stage's facts (see pipeline.Kernel): extension built for
 	// the CPU or why not, launches captured, spec source (tests,
@@ -193,7 +207,7 @@ type Timing struct {
 // Build summarises run. kind is "analyze" or "migrate"; rules documents the
 // codes (titles, safety) and may be the full registry.
 func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
-	rep := &Report{Tool: "pallasify", Version: run.Version, Kind: kind, Root: run.Root, Target: run.Target,
+	rep := &Report{SchemaVersion: SchemaVersion, Tool: "pallasify", Version: run.Version, Kind: kind, Root: run.Root, Target: run.Target,
 		rules: map[string]*rule.Rule{}, run: run, Findings: []pipeline.Diagnostic{}, ManualSites: []pipeline.Diagnostic{}, Problems: []pipeline.Diagnostic{},
 		KernelNotes: []pipeline.Diagnostic{}, Kernels: []KernelRow{}, ByRule: []RuleCount{}, PerFile: []FileRow{}}
 	for _, r := range rules {
@@ -297,6 +311,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			row.Drafter, row.Verdict, row.Reason, row.Stats = k.Draft.Drafter, k.Draft.Verdict, k.Draft.Reason, k.Draft.Stats
 			row.Rounds, row.Tokens, row.Calls = k.Draft.Rounds, k.Draft.Tokens, k.Draft.Calls
 			row.Shapes, row.DurationMS, row.Module = k.Draft.Shapes, k.Draft.Duration.Milliseconds(), k.Draft.Module
+			row.Cases = k.Draft.Cases
 			if k.Draft.Drafter == "llm" || k.Draft.Verdict == "needs-llm" {
 				if rep.LLM == nil {
 					rep.LLM = &LLMTotals{}
