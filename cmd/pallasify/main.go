@@ -69,6 +69,7 @@ func newRootCmd(io *streams) *cobra.Command {
 		newRulesCmd(io, nil),
 		newValidateCmd(io),
 		newDoctorCmd(io),
+		newEnvironmentTopic(),
 	)
 	return root
 }
