@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,9 +27,10 @@ type batchOptions struct {
 	Push, PR    bool
 	RetryFailed bool
 	// Force runs every repository again, finished or not.
-	Force bool
-	Keep  bool
-	JSON  bool
+	Force  bool
+	Keep   bool
+	Format string
+	JSON   bool // deprecated --json
 	// Queue is the job queue (default: SQLite in the run directory);
 	// EnqueueOnly submits without working; RescueAfter is when a job whose
 	// worker died is retried.
@@ -97,7 +97,7 @@ github.token_env in --config). Exit 1 when any repository failed.`,
 	fl.BoolVar(&opts.RetryFailed, "retry-failed", false, "run repositories that failed before again")
 	fl.BoolVar(&opts.Force, "force", false, "run every repository again, even those finished on the same commit with the same options")
 	fl.BoolVar(&opts.Keep, "keep", false, "keep the clones under the run directory")
-	fl.BoolVar(&opts.JSON, "json", false, "print the summary as JSON instead of Markdown")
+	bindFormat(fl, &opts.Format, &opts.JSON, "summary (text: a Markdown table)", textJSON...)
 	fl.StringVar(&opts.Queue, "queue", "", "job queue: a PostgreSQL URL shared by workers on many machines, or a SQLite file (default: $"+queueEnv+", else <run-dir>/queue.db)")
 	fl.BoolVar(&opts.EnqueueOnly, "enqueue-only", false, "submit the jobs to --queue and exit; `pallasify worker` processes run them")
 	fl.DurationVar(&opts.RescueAfter, "rescue-after", 0, "retry a job whose worker died after this long (default: --timeout + 5m)")
@@ -108,6 +108,10 @@ github.token_env in --config). Exit 1 when any repository failed.`,
 func batchRun(ctx context.Context, o *batchOptions) error {
 	if o.Jobs < 0 || o.Timeout < 0 {
 		return usageErr(errors.New("--jobs and --timeout must be positive"))
+	}
+	format, err := resolveFormat(o.IO.ErrOut, o.Format, o.JSON, textJSON...)
+	if err != nil {
+		return err
 	}
 	f, err := os.Open(o.List)
 	if err != nil {
@@ -173,10 +177,8 @@ func batchRun(ctx context.Context, o *batchOptions) error {
 		return nil
 	}
 	out := secrets.Writer(o.IO.Out)
-	if o.JSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+	if format == "json" {
+		if err := writeJSON(out, schemaBatch, sum); err != nil {
 			return usageErr(err)
 		}
 	} else {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ type deliveryFlags struct {
 	// Set by open (zero after flag parsing, so options stay comparable).
 	src     *acquire.Source
 	cfg     *config.Config
+	cfgFile string // the repository's config file read, as config.Describe names it ("" none)
 	token   string
 	client  *gh.Client
 	secrets *redact.Secrets
@@ -62,25 +64,19 @@ func (d *deliveryFlags) getenv(k string) string {
 func (d *deliveryFlags) delivering() bool { return d.Branch || d.Push || d.PR }
 
 // open resolves pathOrURL to a local root (cloning a git URL, depth 1) and
-// loads the config: the repository's pallasify.yaml (trusted only for local
-// paths) merged with --config.
+// loads the config: the repository's config file (for a local path the one
+// config.Discover finds from it, trusted; for a URL the clone's root's,
+// untrusted) merged with --config.
 func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string) (string, *config.Config, error) {
 	d.secrets = &redact.Secrets{}
 	remote := acquire.IsRemote(pathOrURL)
 	if !remote && !d.delivering() {
 		// A plain local run: no acquire step, just the config.
-		dir := ""
-		if fi, err := os.Stat(pathOrURL); err == nil && fi.IsDir() {
-			dir = pathOrURL
-		}
-		cfg, probs, err := config.Load(dir, true, d.Config)
-		for _, p := range probs {
-			fmt.Fprintln(io.ErrOut, p.String())
-		}
+		cfg, file, err := loadLocalConfig(io, pathOrURL, d.Config)
 		if err != nil {
-			return "", nil, usageErr(err)
+			return "", nil, err
 		}
-		d.cfg = cfg
+		d.cfg, d.cfgFile = cfg, file
 		return pathOrURL, cfg, nil
 	}
 	flagCfg, _, err := config.Load("", true, d.Config)
@@ -112,7 +108,15 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 	if src.Cloned && d.Keep {
 		fmt.Fprintf(io.ErrOut, "pallasify: clone kept at %s\n", src.Dir)
 	}
-	cfg, probs, err := config.Load(src.Dir, !remote, d.Config)
+	if !remote {
+		cfg, file, err := loadLocalConfig(io, src.Dir, d.Config)
+		if err != nil {
+			return "", nil, err
+		}
+		d.cfg, d.cfgFile = cfg, file
+		return src.Dir, cfg, nil
+	}
+	cfg, probs, err := config.Load(src.Dir, false, d.Config)
 	for _, p := range probs {
 		fmt.Fprintln(io.ErrOut, p.String())
 	}
@@ -120,6 +124,9 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 		return "", nil, usageErr(err)
 	}
 	d.cfg = cfg
+	if f, _ := config.Find(src.Dir); f != "" {
+		d.cfgFile = config.Describe(filepath.Base(f))
+	}
 	return src.Dir, cfg, nil
 }
 
@@ -128,26 +135,32 @@ func (d *deliveryFlags) open(ctx context.Context, io *streams, pathOrURL string)
 // flags that were, as cobra's Flags().Changed reports them): an explicit flag
 // always wins over the file, even when it repeats the default.
 func (d *deliveryFlags) applyConfig(explicit map[string]bool, target *string, sel, ign, inc, exc *[]string, unsafe, mark *bool) {
-	if d.cfg == nil {
+	applyConfig(d.cfg, explicit, target, sel, ign, inc, exc, unsafe, mark)
+}
+
+// applyConfig is deliveryFlags.applyConfig with the config given (nil:
+// nothing to apply).
+func applyConfig(cfg *config.Config, explicit map[string]bool, target *string, sel, ign, inc, exc *[]string, unsafe, mark *bool) {
+	if cfg == nil {
 		return
 	}
 	if target != nil && !explicit["target"] && (*target == "" || *target == "portable") {
-		*target = d.cfg.Target
+		*target = cfg.Target
 	}
 	for _, p := range []struct {
 		name string
 		flag *[]string
 		cfg  []string
-	}{{"select", sel, d.cfg.Select}, {"ignore", ign, d.cfg.Ignore}, {"include", inc, d.cfg.Include}, {"exclude", exc, d.cfg.Exclude}} {
+	}{{"select", sel, cfg.Select}, {"ignore", ign, cfg.Ignore}, {"include", inc, cfg.Include}, {"exclude", exc, cfg.Exclude}} {
 		if p.flag != nil && !explicit[p.name] && len(*p.flag) == 0 {
 			*p.flag = p.cfg
 		}
 	}
 	if unsafe != nil && !explicit["unsafe-fixes"] && !*unsafe {
-		*unsafe = d.cfg.UnsafeFixes
+		*unsafe = cfg.UnsafeFixes
 	}
 	if mark != nil && !explicit["mark"] && !*mark {
-		*mark = d.cfg.Mark
+		*mark = cfg.Mark
 	}
 }
 

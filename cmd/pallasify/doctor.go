@@ -12,15 +12,21 @@ import (
 )
 
 func newDoctorCmd(io *streams) *cobra.Command {
+	var format string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check what kernel validation needs (Python venv, jax, libtpu and a deviceless TPU compile, torch/torch_tpu/triton, g++, bubblewrap, git; GPU info)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := resolveFormat(io.ErrOut, format, asJSON, textJSON...)
+			if err != nil {
+				return err
+			}
 			checks := validators.Doctor(cmd.Context(), validators.DoctorOptions{})
 			checks = append(checks, llmCheck(os.Getenv))
-			if asJSON {
+			if format == "json" {
+				// An array, as before JSON documents were versioned: no schema_version.
 				enc := json.NewEncoder(io.Out)
 				enc.SetIndent("", " ")
 				if err := enc.Encode(checks); err != nil {
@@ -43,6 +49,6 @@ func newDoctorCmd(io *streams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON")
+	bindFormat(cmd.Flags(), &format, &asJSON, "output", textJSON...)
 	return cmd
 }

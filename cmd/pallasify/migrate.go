@@ -31,6 +31,9 @@ type treeFlags struct {
 	UnsafeFixes bool
 	Format      string
 	Jobs        int
+	// ExitOnFindings exits 1 while sites are left for a human
+	// (--exit-nonzero-on-findings).
+	ExitOnFindings bool
 	// Capture builds the tree's extensions for the CPU and runs its tests
 	// with every kernel launch captured (kernel specs from the captures).
 	Capture bool
@@ -49,7 +52,10 @@ func (f *treeFlags) bind(cmd *cobra.Command) {
 	fl.StringSliceVar(&f.Include, "include", nil, "only files matching these globs")
 	fl.StringSliceVar(&f.Exclude, "exclude", nil, "leave out files and directories matching these globs")
 	fl.BoolVar(&f.UnsafeFixes, "unsafe-fixes", false, "also apply fixes marked unsafe (e.g. wrapping a model in torch.compile)")
-	fl.StringVar(&f.Format, "format", "text", "report format: text, json, markdown, sarif or html (one self-contained page: redirect it to a file)")
+	bindFormat(fl, &f.Format, nil, "report", report.Formats()...)
+	fl.Lookup("format").Usage += "; html is one self-contained page: redirect it to a file"
+	fl.BoolVar(&f.ExitOnFindings, "exit-nonzero-on-findings", false,
+		"exit 1 while sites are left for a human: the report's \"need a human\" count (findings not fixed under these options: diagnostic-only rules, unsafe fixes without --unsafe-fixes, fixes that could not be applied) is not 0, even when no file would change; opt-in suggestions and PIO problems do not count")
 	fl.IntVarP(&f.Jobs, "jobs", "j", 0, "files processed at once (default: number of CPUs)")
 	fl.BoolVar(&f.Drive, "drive", true, "call the tree's Triton launchers under Triton's interpreter, and the ops of its CUDA extensions on their CPU build (sandboxed), on inputs made from their code to capture the specs no test gives")
 	fl.BoolVar(&f.Capture, "capture", false, "build the tree's CUDA extensions for the CPU and run its tests (sandboxed) to capture every kernel launch as its spec")
@@ -61,10 +67,15 @@ func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) 
 	if err != nil {
 		return pipeline.Options{}, "", usageErr(err)
 	}
-	format, err := report.ParseFormat(f.Format)
-	if err != nil {
-		return pipeline.Options{}, "", usageErr(err)
+	name := f.Format
+	if name == "md" {
+		name = string(report.Markdown)
 	}
+	name, err = resolveFormat(nil, name, false, report.Formats()...)
+	if err != nil {
+		return pipeline.Options{}, "", err
+	}
+	format := report.Format(name)
 	if f.Jobs < 0 {
 		return pipeline.Options{}, "", usageErr(fmt.Errorf("--jobs must be positive"))
 	}
@@ -87,6 +98,30 @@ func (f *treeFlags) options(mark bool) (pipeline.Options, report.Format, error) 
 		opts.Capture.NoDrive = true
 	}
 	return opts, format, nil
+}
+
+// findingsExit is --exit-nonzero-on-findings: exit 1, saying why, when the
+// report has sites left for a human; nil otherwise (or without the flag).
+func (f *treeFlags) findingsExit(rep *report.Report) error {
+	if !f.ExitOnFindings || rep.Manual == 0 {
+		return nil
+	}
+	return &exitError{code: 1, err: fmt.Errorf("%d site(s) left for a human (--exit-nonzero-on-findings)", rep.Manual)}
+}
+
+// explicitFlags names the flags a config file can also set that were given
+// on the command line (nil when none): those win over the file.
+func explicitFlags(cmd *cobra.Command) map[string]bool {
+	var explicit map[string]bool
+	for _, name := range []string{"target", "select", "ignore", "include", "exclude", "unsafe-fixes", "mark"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			if explicit == nil {
+				explicit = map[string]bool{}
+			}
+			explicit[name] = true
+		}
+	}
+	return explicit
 }
 
 func (f *treeFlags) rules() []*rule.Rule {
@@ -174,13 +209,24 @@ func newMigrateCmd(io *streams, runF func(context.Context, *migrateOptions) erro
 By default nothing is written: the unified diff (git apply-able) and a summary
 are printed. --write rewrites changed files in place (atomically, modes kept),
 --out DIR writes a migrated copy of the whole tree, --patch FILE writes the
-diff to a file. --check exits 1 when files would change (for CI).
+diff to a file.
 
-Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
+For CI, as ruff's: --check exits 1 when files would change (the run is still
+a dry run unless --write, --out or --patch is given); --exit-nonzero-on-findings
+exits 1 while sites are left for a human (the report's "need a human" count is
+not 0), even when no file would change. With both, either makes it 1.
+
+The repository's config is read from pallasify.yaml or the [tool.pallasify]
+table of pyproject.toml, the closest from PATH up to the repository's root
+(pallasify config validate --help); the text report names the file.
+
+Exit codes: 0 ok, 1 files would change under --check or sites are left for a
+human under --exit-nonzero-on-findings, 2 usage or I/O error.`,
 		Example: `  pallasify migrate .
   pallasify migrate --target tpu --patch tpu.patch ./repo
   pallasify migrate --write --select PDV,PCA ./repo
   pallasify migrate --check --format sarif . > pallasify.sarif
+  pallasify migrate --write --exit-nonzero-on-findings .
   pallasify migrate --format html ./repo > report.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -190,15 +236,8 @@ Exit codes: 0 ok, 1 changes found under --check, 2 usage or I/O error.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
-			// The flags pallasify.yaml can also set: an explicit one wins.
-			for _, name := range []string{"target", "select", "ignore", "include", "exclude", "unsafe-fixes", "mark"} {
-				if cmd.Flags().Changed(name) {
-					if opts.Explicit == nil {
-						opts.Explicit = map[string]bool{}
-					}
-					opts.Explicit[name] = true
-				}
-			}
+			// The flags the config file can also set: an explicit one wins.
+			opts.Explicit = explicitFlags(cmd)
 			switch opts.Color {
 			case "auto", "always", "never":
 			default:
@@ -257,6 +296,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	}
 	rep := report.Build(run, "migrate", o.rules())
 	rep.Options = report.OptionList(popts)
+	rep.Config = o.Delivery.cfgFile
 	dry := !o.Write && o.Out == "" && o.Patch == ""
 	var outputs []string
 	switch o.Patch {
@@ -320,7 +360,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	if o.Check && rep.FilesChanged > 0 {
 		return &exitError{code: 1}
 	}
-	return nil
+	return o.findingsExit(rep)
 }
 
 // writeTree is pipeline.WriteTree with the CLI's exit codes: the copy is

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -74,16 +73,18 @@ a CUDA-only call or custom CUDA op on tpu tensors), 2 usage or I/O error.`,
 	fl.StringVar(&o.Python, "python", "", "the interpreter `python` resolves to (default $PALLASIFY_PYTHON, else python3); torch-tpu must be installed there")
 	fl.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "time limit of the run")
 	fl.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the command directly instead of in the sandbox (trusted code only)")
-	fl.StringVar(&o.Format, "format", "text", "output format: text or json")
+	bindFormat(fl, &o.Format, nil, "output", textJSON...)
 	fl.BoolVar(&o.All, "all", false, "list every op, not only those without a TPU kernel")
 	bindTPUFlags(fl, &o.TPUDevices, &o.TPUPrecision, &o.TPUFallback)
 	return cmd
 }
 
 func runOps(ctx context.Context, o *opsOptions) error {
-	if o.Format != "text" && o.Format != "json" {
-		return usageErr(fmt.Errorf("--format %q: want text or json", o.Format))
+	format, err := resolveFormat(nil, o.Format, false, textJSON...)
+	if err != nil {
+		return err
 	}
+	o.Format = format
 	if fi, err := os.Stat(o.Path); err != nil || !fi.IsDir() {
 		return usageErr(fmt.Errorf("%s: not a directory", o.Path))
 	}
@@ -104,9 +105,7 @@ func runOps(ctx context.Context, o *opsOptions) error {
 	}
 	bad := missing + len(rep.CUDAOnlyCalls) + len(rep.CustomCUDAOps) + len(rep.DeviceMixups)
 	if o.Format == "json" {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(o.IO.Out, schemaOps, struct {
 			Ops        int                `json:"ops"`
 			WithoutTPU int                `json:"without_tpu_kernel"`
 			Run        pipeline.VerifyRun `json:"run"`

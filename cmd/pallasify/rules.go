@@ -15,14 +15,15 @@ import (
 
 // rulesOptions are the rules command's arguments and dependencies.
 type rulesOptions struct {
-	IO    *streams
-	Code  string       // empty: list every rule
-	Rules []*rule.Rule // nil: the registry
+	IO     *streams
+	Code   string       // empty: list every rule
+	Rules  []*rule.Rule // nil: the registry
+	Format string       // text or json
 }
 
 func newRulesCmd(io *streams, runF func(context.Context, *rulesOptions) error) *cobra.Command {
 	opts := &rulesOptions{IO: io}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "rules [CODE]",
 		Short: "List every diagnostic code (rules first) or print one code's full doc",
 		Long: `Without an argument, list every code of the code registry: the rules (code,
@@ -30,8 +31,13 @@ fix safety: safe, unsafe, diagnostic; name and title), then every other family
 (input problems PIO, kernels PKN, capture CAP-, emulator EMU-, sandbox SBX-,
 drafts PPL/PTR/PDR, the LLM drafter L-, verdict reasons V-) with its group.
 With a code, print its full documentation: for a rule, its page and its
-before/after example for both targets.`,
-		Example: "  pallasify rules\n  pallasify rules PDV001\n  pallasify rules V-MISMATCH",
+before/after example for both targets.
+
+--format json prints {"schema_version": 1, "codes": [...]}, each code an object
+with code, name, rule, group, family, severity, title, about and doc (a rule
+also safety, removed, opt_in and example: before, portable, tpu); with a code,
+that one object, schema_version added.`,
+		Example: "  pallasify rules\n  pallasify rules PDV001\n  pallasify rules V-MISMATCH\n  pallasify rules --format json | jq '.codes[].code'",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr(fmt.Errorf("rules takes at most one CODE (got %d)", len(args)))
@@ -48,12 +54,66 @@ before/after example for both targets.`,
 			return rulesRun(cmd.Context(), opts)
 		},
 	}
+	bindFormat(cmd.Flags(), &opts.Format, nil, "output", textJSON...)
+	return cmd
+}
+
+// codeDoc is one code in rules --format json.
+type codeDoc struct {
+	Code string `json:"code"`
+	Name string `json:"name"`
+	// Rule is set for a rewrite rule's code.
+	Rule bool `json:"rule"`
+	// Group is what the text list's SAFETY column shows: a rule's fix
+	// safety, else the code's group (input, kernel, verdict, ...).
+	Group    string `json:"group"`
+	Family   string `json:"family"`
+	Severity string `json:"severity"`
+	Title    string `json:"title"`
+	About    string `json:"about"`
+	Doc      string `json:"doc"`
+	// A rule's own fields.
+	Safety  string      `json:"safety,omitempty"`
+	Removed bool        `json:"removed,omitempty"`
+	OptIn   bool        `json:"opt_in,omitempty"`
+	Example *exampleDoc `json:"example,omitempty"`
+}
+
+// exampleDoc is a rule's before/after example (empty: unchanged).
+type exampleDoc struct {
+	Before   string `json:"before"`
+	Portable string `json:"portable"`
+	TPU      string `json:"tpu"`
+}
+
+func ruleDoc(r *rule.Rule) codeDoc {
+	d := codeDoc{Code: r.Code, Name: r.Name, Rule: true, Group: r.Safety.String(), Family: r.Family, Severity: string(codes.Info),
+		Title: r.Title(), About: "rewrite rule", Doc: strings.TrimSpace(r.Doc), Safety: r.Safety.String(), Removed: r.Removed, OptIn: r.OptIn}
+	if e, ok := codes.Lookup(r.Code); ok {
+		d.Severity = string(e.Severity)
+	}
+	if strings.TrimSpace(r.Example.Before) != "" {
+		d.Example = &exampleDoc{Before: r.Example.Before, Portable: r.Example.Portable, TPU: r.Example.TPU}
+	}
+	return d
+}
+
+func entryDoc(e codes.Entry) codeDoc {
+	return codeDoc{Code: e.Code.Code, Name: e.Name, Group: e.Group, Family: e.Family(), Severity: string(e.Severity),
+		Title: e.Title, About: e.About, Doc: strings.TrimSpace(e.Doc)}
 }
 
 func rulesRun(ctx context.Context, o *rulesOptions) error {
+	format, err := resolveFormat(nil, o.Format, false, textJSON...)
+	if err != nil {
+		return err
+	}
 	all := o.Rules
 	if all == nil {
 		all = transforms.All()
+	}
+	if format == "json" {
+		return rulesJSON(o, all)
 	}
 	if o.Code == "" {
 		tw := tabwriter.NewWriter(o.IO.Out, 0, 4, 2, ' ', 0)
@@ -72,18 +132,57 @@ func rulesRun(ctx context.Context, o *rulesOptions) error {
 		}
 		return tw.Flush()
 	}
-	code := strings.ToUpper(strings.TrimSpace(o.Code))
+	r, e, err := findCode(all, o.Code)
+	switch {
+	case err != nil:
+		return err
+	case r != nil:
+		printRule(o.IO, r)
+	default:
+		fmt.Fprintf(o.IO.Out, "%s %s (%s, %s)\n\n%s\n\n%s\n", e.Code.Code, e.Name, e.About, e.Severity, e.Title, e.Doc)
+	}
+	return nil
+}
+
+// findCode finds a code (or a rule's name): the rule, else the registry's
+// entry of another code; a usage error when there is none.
+func findCode(all []*rule.Rule, name string) (*rule.Rule, codes.Entry, error) {
+	code := strings.ToUpper(strings.TrimSpace(name))
 	for _, r := range all {
-		if r.Code == code || r.Name == o.Code {
-			printRule(o.IO, r)
-			return nil
+		if r.Code == code || r.Name == name {
+			return r, codes.Entry{}, nil
 		}
 	}
 	if e, ok := codes.Lookup(code); ok && !e.Rule {
-		fmt.Fprintf(o.IO.Out, "%s %s (%s, %s)\n\n%s\n\n%s\n", e.Code.Code, e.Name, e.About, e.Severity, e.Title, e.Doc)
-		return nil
+		return nil, e, nil
 	}
-	return usageErr(fmt.Errorf("no diagnostic code %q (run `pallasify rules` for the list)", o.Code))
+	return nil, codes.Entry{}, usageErr(fmt.Errorf("no diagnostic code %q (run `pallasify rules` for the list)", name))
+}
+
+// rulesJSON is rules --format json: every code, or o.Code's.
+func rulesJSON(o *rulesOptions, all []*rule.Rule) error {
+	if o.Code == "" {
+		list := []codeDoc{}
+		for _, r := range all {
+			list = append(list, ruleDoc(r))
+		}
+		for _, e := range codes.All() {
+			if !e.Rule {
+				list = append(list, entryDoc(e))
+			}
+		}
+		return writeJSON(o.IO.Out, schemaRules, struct {
+			Codes []codeDoc `json:"codes"`
+		}{list})
+	}
+	r, e, err := findCode(all, o.Code)
+	switch {
+	case err != nil:
+		return err
+	case r != nil:
+		return writeJSON(o.IO.Out, schemaRules, ruleDoc(r))
+	}
+	return writeJSON(o.IO.Out, schemaRules, entryDoc(e))
 }
 
 func printRule(io *streams, r *rule.Rule) {

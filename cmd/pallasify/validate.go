@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -16,7 +15,8 @@ import (
 type validateOptions struct {
 	IO      *streams
 	Files   validators.FilesRequest
-	JSON    bool
+	Format  string
+	JSON    bool // deprecated --json
 	NoCache bool
 	Timeout time.Duration
 	TPU     tpuChipsFlag
@@ -35,7 +35,7 @@ the TPU compile gate: the proven candidate is lowered with Mosaic and compiled
 deviceless (libtpu) for each --tpu-chips chip over the validated shapes.
 Exits 0 when proven, 1 when rejected or undecided, 2 on usage errors.`,
 		Example: `  pallasify validate --kernel-spec spec.json --kernel-src kernel.cu --candidate cand.py
-  pallasify validate --kernel-spec spec.json --reference-py reference.py --candidate cand.py --json
+  pallasify validate --kernel-spec spec.json --reference-py reference.py --candidate cand.py --format json
   pallasify validate --repo ./repo <kernel-id> --candidate cand.py`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -52,7 +52,7 @@ Exits 0 when proven, 1 when rejected or undecided, 2 on usage errors.`,
 	f.StringVar(&o.Files.KernelSrc, "kernel-src", "", "CUDA source of the kernel, built with the emulator")
 	f.StringVar(&o.Files.Repo, "repo", ".", "repository to find KERNEL-ID in")
 	f.StringVar(&o.Files.CandidatePath, "candidate", "", "candidate module (def run(args, *, interpret) -> dict)")
-	f.BoolVar(&o.JSON, "json", false, "print the verdict JSON")
+	bindFormat(f, &o.Format, &o.JSON, "verdict", textJSON...)
 	f.BoolVar(&o.Files.Options.NoSandbox, "no-sandbox", false, "run without bubblewrap (untrusted code runs unconfined)")
 	f.BoolVar(&o.NoCache, "no-cache", false, "do not use the verdict cache")
 	f.BoolVar(&o.Files.Options.Quick, "quick", false, "fewer shapes (screening only)")
@@ -63,6 +63,10 @@ Exits 0 when proven, 1 when rejected or undecided, 2 on usage errors.`,
 }
 
 func validateRun(ctx context.Context, o *validateOptions) error {
+	format, err := resolveFormat(o.IO.ErrOut, o.Format, o.JSON, textJSON...)
+	if err != nil {
+		return err
+	}
 	if o.Files.CandidatePath == "" {
 		return usageErr(errors.New("--candidate is required"))
 	}
@@ -78,10 +82,8 @@ func validateRun(ctx context.Context, o *validateOptions) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", " ")
-		if err := enc.Encode(v); err != nil {
+	if format == "json" {
+		if err := writeJSON(o.IO.Out, schemaValidate, v); err != nil {
 			return usageErr(err)
 		}
 	} else {

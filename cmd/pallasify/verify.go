@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -113,8 +112,7 @@ I/O error.`,
 	fl.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "time limit of each run")
 	fl.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the command directly instead of in the sandbox (trusted code only)")
 	fl.StringVar(&o.Python, "python", "", "the interpreter `python` resolves to (default $PALLASIFY_PYTHON, else python3)")
-	fl.BoolVar(&o.JSON, "json", false, "print the comparison as JSON (same as --format json)")
-	fl.StringVar(&o.Format, "format", "text", "output format: text or json")
+	bindFormat(fl, &o.Format, &o.JSON, "output", textJSON...)
 	fl.BoolVar(&o.TPU, "tpu", false, "run the migrated tree on the simulated TPU host and report what would fail on a TPU")
 	bindTPUFlags(fl, &o.TPUDevices, &o.TPUPrecision, &o.TPUFallback)
 	fl.BoolVar(&o.Imports, "imports", false, "import every module and collect the tests of the migrated tree, with and without torch-tpu (no CMD)")
@@ -152,12 +150,8 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if o.RTol < 0 || o.ATol < 0 {
 		return usageErr(fmt.Errorf("--rtol and --atol must not be negative"))
 	}
-	switch o.Format {
-	case "text", "":
-	case "json":
-		o.JSON = true
-	default:
-		return usageErr(fmt.Errorf("--format %q: want text or json", o.Format))
+	if err := o.resolveFormat(); err != nil {
+		return err
 	}
 	vo := pipeline.VerifyOptions{Original: o.Path, Command: o.Command, Python: o.Python, Timeout: o.Timeout,
 		RTol: o.RTol, ATol: o.ATol, NoSandbox: o.NoSandbox}
@@ -193,9 +187,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		return runErr(ctx, err)
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(o.IO.Out, schemaVerify, struct {
 			Same  bool `json:"same"`
 			Clean bool `json:"clean"`
 			*pipeline.VerifyResult
@@ -209,6 +201,17 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if !res.Clean() {
 		return &exitError{code: 1}
 	}
+	return nil
+}
+
+// resolveFormat checks --format (and the deprecated --json): o.JSON is
+// then whether to print JSON.
+func (o *verifyOptions) resolveFormat() error {
+	format, err := resolveFormat(o.IO.ErrOut, o.Format, o.JSON, textJSON...)
+	if err != nil {
+		return err
+	}
+	o.Format, o.JSON = format, format == "json"
 	return nil
 }
 

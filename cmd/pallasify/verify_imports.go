@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,12 +14,8 @@ import (
 // runVerifyImports is verify --imports: the import check of the migrated
 // tree (--against, or PATH migrated in memory) against PATH.
 func runVerifyImports(ctx context.Context, o *verifyOptions) error {
-	switch o.Format {
-	case "text", "":
-	case "json":
-		o.JSON = true
-	default:
-		return usageErr(fmt.Errorf("--format %q: want text or json", o.Format))
+	if err := o.resolveFormat(); err != nil {
+		return err
 	}
 	if fi, err := os.Stat(o.Path); err != nil || !fi.IsDir() {
 		return usageErr(fmt.Errorf("%s: not a directory", o.Path))
@@ -41,9 +36,7 @@ func runVerifyImports(ctx context.Context, o *verifyOptions) error {
 		return runErr(ctx, err)
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(o.IO.Out, schemaVerifyImports, struct {
 			Failures int `json:"failures"`
 			*importcheck.Report
 		}{rep.Failures(), rep}); err != nil {

@@ -144,7 +144,8 @@ type batchStatusOptions struct {
 	IO     *streams
 	Queue  string
 	RunDir string
-	JSON   bool
+	Format string
+	JSON   bool // deprecated --json
 	Getenv func(string) string
 }
 
@@ -161,7 +162,7 @@ With FILE, only that list's jobs, from the queue 'pallasify batch FILE' used
 another). Without FILE, every job of --queue (default: $PALLASIFY_QUEUE, else
 the worker's default SQLite queue).`,
 		Example: `  pallasify batch status repos.txt
-  pallasify batch status --queue postgres://pallasify@db.internal/pallasify --json`,
+  pallasify batch status --queue postgres://pallasify@db.internal/pallasify --format json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			list := ""
@@ -174,11 +175,15 @@ the worker's default SQLite queue).`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Queue, "queue", "", "job queue: PostgreSQL URL or SQLite file")
 	fl.StringVar(&opts.RunDir, "run-dir", "", "the batch's run directory (default .pallasify-batch/<list name>)")
-	fl.BoolVar(&opts.JSON, "json", false, "print the jobs as JSON")
+	bindFormat(fl, &opts.Format, &opts.JSON, "output", textJSON...)
 	return cmd
 }
 
 func batchStatusRun(ctx context.Context, o *batchStatusOptions, listFile string) error {
+	format, err := resolveFormat(o.IO.ErrOut, o.Format, o.JSON, textJSON...)
+	if err != nil {
+		return err
+	}
 	def, name := queue.DefaultURL(), ""
 	if listFile != "" {
 		name = strings.TrimSuffix(filepath.Base(listFile), filepath.Ext(listFile))
@@ -205,7 +210,8 @@ func batchStatusRun(ctx context.Context, o *batchStatusOptions, listFile string)
 	if err != nil {
 		return usageErr(err)
 	}
-	if o.JSON {
+	if format == "json" {
+		// An array, as before JSON documents were versioned: no schema_version.
 		enc := json.NewEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
 		if jobs == nil {
