@@ -45,12 +45,13 @@ var MatmulPrecision = &rule.Rule{
 			"flags (`allow_tf32 = True`, `torch.backends.cudnn.allow_tf32`, `fp32_precision`) are reported by " +
 			"cuda-backend-flags (PDX004).",
 		Why: "On TorchTPU, float32 matrix multiplications and convolutions run on the MXU as a single bfloat16 " +
-			"pass unless asked otherwise (`torch.get_float32_matmul_precision()` is \"medium\" there), while a " +
+			"pass unless asked otherwise, while a " +
 			"CUDA build computes them in full float32 by default. TorchTPU 0.2.0 maps " +
 			"`torch.set_float32_matmul_precision` onto its own precision setting for the whole process: " +
 			"\"medium\" is one bfloat16 pass (`torch.tpu.Precision.DEFAULT`), \"high\" three passes " +
 			"(`torch.tpu.Precision.HIGH`), \"highest\" six passes, float32-accurate (`torch.tpu.Precision.HIGHEST`); " +
-			"`with torch.tpu.precision(torch.tpu.Precision.HIGHEST):` does the same for one block of code. The " +
+			"`with torch.tpu.precision(torch.tpu.Precision.HIGHEST):` does the same for one block of code (it " +
+			"breaks the graph under torch.compile). The " +
 			"cuBLAS switch `torch.backends.cuda.matmul.allow_tf32` does nothing on TPU, so code that turns TF32 " +
 			"off to get exact float32 results (numerics tests, comparisons against float64 or CPU references) " +
 			"silently gets bfloat16 there; `set_float32_matmul_precision(\"highest\")` says the same thing on " +
