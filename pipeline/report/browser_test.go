@@ -96,7 +96,7 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		`<section id="summary">`, `<div class="k">Sites</div>`, `exclude want.*.patch`,
 		`<section id="rules">`, `<tr class="rule" id="rule-PDV`,
 		`<details class="file" id="f`, `<tr class="hunk">`, `<tr class="add">`, `<tr class="del">`, `train.py`,
-		`<section id="kernels">`, `softmax_fwd`, `<span class="badge v-proven">proven</span>`, `<svg class="chart"`, `ULP error p99`,
+		`<section id="kernels">`, `softmax_fwd`, `<span class="badge v-proven">proven</span>`, `<svg class="hist"`, `>tolerance</text>`, `<table class="shapes">`, `(257, 1000)`,
 	} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the browser's DOM lacks %s", want)

@@ -120,8 +120,13 @@ type diffLine struct {
 type htmlKernel struct {
 	KernelRow
 	Anchor string // the section's id ("k1", ...: kernel IDs come from the repository)
-	Chart  *barChart
-	Chips  []chip
+	// Hist and ShapeRows are drawn from the per-case results; Chart, the ULP
+	// quantiles, only when the row has none.
+	Hist      *histogram
+	ShapeRows []shapeRow
+	MoreRows  int // shape rows past maxListed
+	Chart     *barChart
+	Chips     []chip
 }
 
 type chip struct {
@@ -173,7 +178,15 @@ func writeHTML(w io.Writer, rep *Report) error {
 		if k.Wired {
 			v.Wired++
 		}
-		hk := htmlKernel{KernelRow: k, Anchor: "k" + strconv.Itoa(len(v.Kernels)+1), Chart: errorChart(k.Stats)}
+		hk := htmlKernel{KernelRow: k, Anchor: "k" + strconv.Itoa(len(v.Kernels)+1)}
+		if len(k.Cases) > 0 {
+			hk.Hist, hk.ShapeRows = caseHistogram(k.Cases), shapeRows(k.Cases)
+			if len(hk.ShapeRows) > maxListed {
+				hk.ShapeRows, hk.MoreRows = hk.ShapeRows[:maxListed], len(hk.ShapeRows)-maxListed
+			}
+		} else {
+			hk.Chart = errorChart(k.Stats)
+		}
 		names := make([]string, 0, len(k.TPUCompiled))
 		for n := range k.TPUCompiled {
 			names = append(names, n)
@@ -325,10 +338,9 @@ func stack(width float64, total, fixed, manual, optIn int) []segment {
 	return out
 }
 
-// errorChart draws what the run model keeps of the validator's error
-// distribution: its ULP quantiles (p50, p99, max) over all cases, on a log
-// axis. The model holds no per-case errors (draft.ErrorStats aggregates
-// them), so there is no histogram to draw.
+// errorChart draws the validator's ULP quantiles (p50, p99, max) over all
+// cases, on a log axis: the proof's chart of a kernel row without per-case
+// results (a run model from before they were kept).
 func errorChart(s *pipeline.ErrorStats) *barChart {
 	if s == nil || s.Cases == 0 {
 		return nil

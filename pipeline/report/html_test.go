@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,12 +39,49 @@ func htmlRun() *pipeline.Run {
 		&pipeline.Kernel{ID: "k2", Name: "softmax_fwd", Path: "csrc/softmax.cu", Line: 12, Origin: "load_inline", Class: "row-reduction",
 			SpecStatus: "inferred", BuiltCPU: true, Captured: 3, SpecSource: pipeline.SpecTests, TPUCompiled: map[string]bool{"v5e": true, "v6e": false},
 			Draft: &pipeline.Draft{Drafter: "rules", Verdict: pipeline.VerdictProven, Module: "csrc/_pallas_softmax.py", Duration: 2300 * time.Millisecond,
-				Shapes: []string{"n=1,d=128", "n=257,d=1000"}, Stats: &pipeline.ErrorStats{MaxAbs: 2.4e-7, MaxRel: 1.1e-6, ULPP50: 0, ULPP99: 1, ULPMax: 3, Cases: 24}}},
+				Shapes: []string{"n=1,d=128", "n=257,d=1000"}, Stats: &pipeline.ErrorStats{MaxAbs: 2.4e-7, MaxRel: 1.1e-6, ULPP50: 0, ULPP99: 1, ULPMax: 3, Cases: 24},
+				Cases: softmaxCases()}},
 		&pipeline.Kernel{ID: "k3", Name: "scan_" + hostile, Path: "csrc/scan.cu", Line: 40, Origin: "cu-file", Class: "scan", SpecStatus: "inferred",
 			Draft: &pipeline.Draft{Drafter: "llm", Verdict: pipeline.VerdictRejected, Reason: "V-MISMATCH: 17 elements differ " + hostile, Rounds: 3, Tokens: 5100, Calls: 3,
-				Shapes: []string{"n=4096"}, Stats: &pipeline.ErrorStats{MaxAbs: 0.5, MaxRel: 0.02, ULPP50: 2, ULPP99: 4100, ULPMax: 65000, Mismatches: 17, Cases: 8}}},
+				Shapes: []string{"n=4096"}, Stats: &pipeline.ErrorStats{MaxAbs: 0.5, MaxRel: 0.02, ULPP50: 2, ULPP99: 4100, ULPMax: 65000, Mismatches: 17, Cases: 8},
+				Cases: scanCases()}},
 	)
 	return run
+}
+
+// softmaxCases are a proven verdict's per-case results: two size
+// assignments, three seeds, four distributions, every error within the
+// tolerance (one case degenerate).
+func softmaxCases() []pipeline.CaseResult {
+	ratios := []float64{0, 3e-5, 2e-4, 0.004, 0.03, 0.4}
+	var out []pipeline.CaseResult
+	for i, sz := range []struct {
+		n, d int64
+	}{{1, 128}, {257, 1000}} {
+		for seed := 1; seed <= 3; seed++ {
+			for j, dist := range []string{"normal", "uniform", "large", "ties"} {
+				r := ratios[(i*7+seed*2+j)%len(ratios)]
+				out = append(out, pipeline.CaseResult{Sizes: map[string]int64{"n": sz.n, "d": sz.d}, Output: "y", DType: "float32",
+					Shape: []int64{sz.n, sz.d}, Seed: seed, Distribution: dist, MaxAbs: r * 1e-5, MaxRel: r * 1.3e-6, ULPMax: math.Round(r * 3),
+					NaNMaskOK: true, RTol: 1.3e-6, ATol: 1e-5, TolRatio: &r, Degenerate: sz.n == 1 && seed == 1 && j == 0})
+			}
+		}
+	}
+	return out
+}
+
+// scanCases are a rejected verdict's: eight cases of one size, the last two
+// beyond the tolerance (one of them NaN where the reference is finite).
+func scanCases() []pipeline.CaseResult {
+	ratios := []float64{0.001, 0.002, 0.02, 0.05, 0.2, 0.9, 30, 1e308}
+	out := make([]pipeline.CaseResult, len(ratios))
+	for i := range ratios {
+		out[i] = pipeline.CaseResult{Sizes: map[string]int64{"n": 4096}, Output: "out", DType: "float32", Shape: []int64{4096},
+			Seed: i + 1, Distribution: "normal", MaxAbs: math.Min(0.5, ratios[i]*1e-5), ULPMax: math.Min(65000, ratios[i]*40), NaNMaskOK: true,
+			RTol: 1.3e-6, ATol: 1e-5, TolRatio: &ratios[i]}
+	}
+	out[6].Mismatches, out[7].Mismatches = 12, 5
+	return out
 }
 
 func htmlReport(t *testing.T) []byte {
@@ -159,8 +197,10 @@ func TestHTMLDiffCaps(t *testing.T) {
 }
 
 // TestHTMLKernelProof: the proof of each drafted kernel: verdict, shapes,
-// error numbers, the ULP chart (red bars when elements mismatched) and the
-// TPU compile per chip.
+// error numbers, the histogram of its cases by error over the tolerance
+// (failed cases red, past the tolerance's line), the sizes and outputs
+// covered with their dtype, shape and worst case, and the TPU compile per
+// chip.
 func TestHTMLKernelProof(t *testing.T) {
 	page := string(htmlReport(t))
 	for _, want := range []string{
@@ -168,8 +208,19 @@ func TestHTMLKernelProof(t *testing.T) {
 		`<span class="badge v-rejected">rejected</span>`,
 		`<dt>Shapes covered</dt><dd class="mono">n=1,d=128, n=257,d=1000</dd>`,
 		`24 cases: max abs 2.4e-07, max rel 1.1e-06, ULP p50 0 p99 1 max 3, 0 mismatched elements`,
-		`<title>ULP error over 24 cases (log scale)</title>`,
-		`fill="#cf222e"`, // the rejected kernel's bars
+		// the proven kernel's histogram: 24 compared outputs in the bins
+		// up to the tolerance, none failed, one degenerate
+		`<title>24 compared outputs by largest error ÷ tolerance, per case; 1 degenerate (not counted as proof)</title>`,
+		`<title>≤0.1: 4 cases</title>`,
+		`>tolerance</text>`,
+		// its shapes covered: sizes, output, dtype, array shape, cases
+		`<td class="mono">d=1000,n=257</td><td class="mono">y</td><td class="mono">float32</td><td class="mono">(257, 1000)</td><td class="n">12</td>`,
+		`(1 degenerate)`,
+		// the rejected kernel's: two failed cases past the tolerance, red
+		`<title>8 compared outputs by largest error ÷ tolerance, per case; 2 failed (red)</title>`,
+		`<title>&gt;1: 2 cases, 2 failed</title>`,
+		`<tr class="failed"><td class="mono">n=4096</td><td class="mono">out</td><td class="mono">float32</td><td class="mono">(4096,)</td><td class="n">8 <span class="muted">(2 failed)</span></td>`,
+		`<td class="n">beyond any tolerance</td>`,
 		`<span class="badge ok">v5e compiled</span> <span class="badge bad">v6e failed</span>`,
 		`V-MISMATCH: 17 elements differ &lt;script&gt;`,
 		`<span class="muted">not drafted</span>`,
@@ -177,6 +228,53 @@ func TestHTMLKernelProof(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)
 		}
+	}
+	if strings.Contains(page, "ULP error p50") {
+		t.Error("the quantile chart is drawn for kernels with per-case results")
+	}
+}
+
+// TestHTMLHistogramBins: the cases' bins by error over the tolerance (the
+// first bin exact, the last past it); without that ratio, by ULP error with
+// no tolerance line; a run model without per-case results falls back to the
+// ULP quantiles' chart.
+func TestHTMLHistogramBins(t *testing.T) {
+	r := func(x float64) *float64 { return &x }
+	cases := []pipeline.CaseResult{{TolRatio: r(0), NaNMaskOK: true}, {TolRatio: r(5e-5), NaNMaskOK: true}, {TolRatio: r(1), NaNMaskOK: true},
+		{TolRatio: r(1.5), Mismatches: 2, NaNMaskOK: true}, {TolRatio: r(0.5)}}
+	h := caseHistogram(cases)
+	var got []string
+	for _, b := range h.Bins {
+		got = append(got, fmt.Sprintf("%s:%d/%d", b.Label, b.N, b.Failed))
+	}
+	if want := "0:1/0 ≤1e-4:1/0 ≤1e-3:0/0 ≤1e-2:0/0 ≤0.1:0/0 ≤1:2/1 >1:1/1"; strings.Join(got, " ") != want {
+		t.Errorf("bins %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if h.TolX != histLeft+6*histSlot {
+		t.Errorf("tolerance line at %v", h.TolX)
+	}
+	// the ≤1 bin: one passed (green, on top) over one failed (red, from the axis)
+	if b := h.Bins[5]; b.BadY+b.BadH != h.BaseY || b.OKY+b.OKH != b.BadY || b.OKH != b.BadH {
+		t.Errorf("stacked bar %+v on axis %v", b, h.BaseY)
+	}
+	cases[0].TolRatio = nil
+	cases[0].ULPMax, cases[1].ULPMax, cases[3].ULPMax = 0, 2, 70000
+	h = caseHistogram(cases)
+	got = got[:0]
+	for _, b := range h.Bins {
+		got = append(got, fmt.Sprintf("%s:%d", b.Label, b.N))
+	}
+	if want := "0:3 1:0 ≤3:1 ≤15:0 ≤255:0 ≤4095:0 >4095:1"; strings.Join(got, " ") != want || h.TolX != 0 {
+		t.Errorf("ULP bins %s (tolerance line %v)\nwant %s", strings.Join(got, " "), h.TolX, want)
+	}
+	run := htmlRun()
+	run.Kernels[1].Draft.Cases = nil
+	var b bytes.Buffer
+	if err := Write(&b, Build(run, "migrate", rules), HTML); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<title>ULP error over 24 cases (log scale)</title>`) || !strings.Contains(b.String(), "no per-case results") {
+		t.Error("a kernel without per-case results has no quantile chart")
 	}
 }
 
