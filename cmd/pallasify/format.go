@@ -74,13 +74,15 @@ func orList(s []string) string {
 }
 
 // writeJSON prints v, which encodes as a JSON object, indented, with
-// "schema_version": version as its first key.
+// "schema_version": version as its first key (<, > and & as they are).
 func writeJSON(w io.Writer, version int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var enc bytes.Buffer
+	e := json.NewEncoder(&enc)
+	e.SetEscapeHTML(false)
+	if err := e.Encode(v); err != nil {
 		return err
 	}
-	b = bytes.TrimSpace(b)
+	b := bytes.TrimSpace(enc.Bytes())
 	if len(b) < 2 || b[0] != '{' {
 		return fmt.Errorf("internal error: a %T is not a JSON object", v)
 	}
@@ -95,6 +97,6 @@ func writeJSON(w io.Writer, version int, v any) error {
 		return err
 	}
 	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
+	_, err := w.Write(out.Bytes())
 	return err
 }

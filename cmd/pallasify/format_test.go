@@ -125,6 +125,7 @@ func TestWriteJSON(t *testing.T) {
 	}{
 		{struct{}{}, "{\n  \"schema_version\": 3\n}\n"},
 		{map[string]int{"a": 1}, "{\n  \"schema_version\": 3,\n  \"a\": 1\n}\n"},
+		{map[string]string{"a": "<b>"}, "{\n  \"schema_version\": 3,\n  \"a\": \"<b>\"\n}\n"},
 	} {
 		var b bytes.Buffer
 		if err := writeJSON(&b, 3, c.v); err != nil || b.String() != c.want {
