@@ -146,3 +146,63 @@ func TestHTMLReportInBrowser(t *testing.T) {
 		t.Errorf("screenshot shows %d added-line and %d removed-line background pixels; want a few lines of each", adds, dels)
 	}
 }
+
+// TestVerifyHTMLInBrowser renders verify --tpu's page (the op-coverage
+// model of TestVerifyHTMLOpCoverage) in headless Chromium: the DOM holds the
+// comparison, the op-coverage table with an op without a TPU kernel (PTH001,
+// its call site) and one TorchTPU implements, the classes and the host's
+// findings; the screenshot shows the rows of the ops without a TPU kernel on
+// their tint and the calls-by-class bar's native and fallback colours.
+func TestVerifyHTMLInBrowser(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	page := filepath.Join(dir, "verify.html")
+	if err := os.WriteFile(page, []byte(tpuPage(t, verifyPage())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom := string(browse(t, bin, page, "--dump-dom"))
+	for _, want := range []string{
+		`<section id="comparison">`, `<span class="badge v-rejected">different behaviour</span>`, `<pre class="tail">`,
+		`<section id="ops">`, `<table class="ops">`,
+		`<tr class="op-missing"><td><code>aten::median</code></td><td class="n">3</td><td><span class="badge bad">PTH001 no TPU kernel</span></td><td>fallback</td><td><code>train.py:41</code></td></tr>`,
+		`<tr class="op-ok"><td><code>aten::mm</code></td><td class="n">240</td><td><span class="badge ok">implemented</span></td><td>out</td><td><code>model.py:18</code></td></tr>`,
+		`<table class="classes">`, `<section id="host">`, `torch.cuda.synchronize`,
+	} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("the browser's DOM lacks %s", want)
+		}
+	}
+	if strings.Contains(dom, "<script") {
+		t.Error("the browser's DOM holds a script")
+	}
+	shot := filepath.Join(dir, "shot.png")
+	browse(t, bin, page, "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	missing, native, fallback := color.RGBA{0xff, 0xf8, 0xf7, 0xff}, color.RGBA{0x2d, 0xa4, 0x4e, 0xff}, color.RGBA{0xcf, 0x22, 0x2e, 0xff}
+	var nMissing, nNative, nFallback int
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			switch color.RGBAModel.Convert(img.At(x, y)).(color.RGBA) {
+			case missing:
+				nMissing++
+			case native:
+				nNative++
+			case fallback:
+				nFallback++
+			}
+		}
+	}
+	t.Logf("screenshot: %d pixels of the missing ops' rows, %d native and %d fallback pixels", nMissing, nNative, nFallback)
+	// three rows of about 1200x30; the bar's native share is 210 of 515 calls of 1216 pixels, 18 high
+	if nMissing < 3*1000*20 || nNative < 400*18 || nFallback < 50 {
+		t.Errorf("screenshot shows %d missing-op row, %d native and %d fallback pixels", nMissing, nNative, nFallback)
+	}
+}

@@ -2,7 +2,7 @@ package report
 
 import (
 	"bufio"
-	_ "embed"
+	"embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -19,10 +19,14 @@ import (
 // string from the repository (paths, messages, diff lines, kernel names) is
 // escaped by html/template.
 
-//go:embed html/report.html.tmpl
-var htmlSource string
+// The template set: html/base.tmpl holds what the pages share (the style
+// sheet, the bar chart); report.html.tmpl is analyze's and migrate's page,
+// tpu.html.tmpl verify's and ops'.
+//
+//go:embed html/*.tmpl
+var htmlFS embed.FS
 
-var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+var htmlTmpl = template.Must(template.New("").Funcs(template.FuncMap{
 	"pct":  pct,
 	"dur":  dur,
 	"loc":  loc,
@@ -32,7 +36,8 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		return fmt.Sprintf("%d %s%s", n, word, plural(n))
 	},
 	"title": func(rep *Report, code string) string { return rep.title(code) },
-}).Parse(htmlSource))
+	"pyval": pyval,
+}).ParseFS(htmlFS, "html/*.tmpl"))
 
 // Caps of the HTML report: the first maxListed rows of each list, and diff
 // lines up to maxDiffLinesFile per file and maxDiffLines in all (--patch
@@ -199,7 +204,7 @@ func writeHTML(w io.Writer, rep *Report) error {
 	}
 	v.Timings = timingChart(rep.Timings)
 	b := bufio.NewWriter(w)
-	if err := htmlTmpl.Execute(b, v); err != nil {
+	if err := htmlTmpl.ExecuteTemplate(b, "report.html.tmpl", v); err != nil {
 		return err
 	}
 	return b.Flush()

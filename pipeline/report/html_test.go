@@ -108,12 +108,7 @@ var tagRE = regexp.MustCompile(`<[a-zA-Z!/][^>]*>`)
 // text, never as a tag.
 func TestHTMLEscapesRepositoryText(t *testing.T) {
 	page := string(htmlReport(t))
-	for _, tag := range tagRE.FindAllString(page, -1) {
-		name := strings.ToLower(strings.Fields(strings.Trim(tag, "<>/"))[0])
-		if name == "script" || name == "img" || strings.Contains(strings.ToLower(tag), "onerror") {
-			t.Errorf("repository text became a tag: %s", tag)
-		}
-	}
+	noHostileTag(t, page)
 	for _, want := range []string{
 		"&lt;script&gt;alert(1)&lt;/script&gt;",         // a message, a path, a diff line
 		`s = &#34;&lt;/table&gt;&lt;script&gt;alert(1)`, // the diff line, whole
@@ -124,10 +119,27 @@ func TestHTMLEscapesRepositoryText(t *testing.T) {
 	}
 }
 
+// noHostileTag fails t when hostile text became a tag of page.
+func noHostileTag(t *testing.T, page string) {
+	t.Helper()
+	for _, tag := range tagRE.FindAllString(page, -1) {
+		name := strings.ToLower(strings.Fields(strings.Trim(tag, "<>/"))[0])
+		if name == "script" || name == "img" || strings.Contains(strings.ToLower(tag), "onerror") {
+			t.Errorf("repository text became a tag: %s", tag)
+		}
+	}
+}
+
 // TestHTMLSelfContained: no script, no stylesheet, image, frame or font to
 // load, every link an anchor of the page itself, no url() in the CSS.
 func TestHTMLSelfContained(t *testing.T) {
-	page := string(htmlReport(t))
+	selfContained(t, string(htmlReport(t)))
+}
+
+// selfContained fails t when page loads or runs anything, links outside
+// itself or to a missing anchor.
+func selfContained(t *testing.T, page string) {
+	t.Helper()
 	attrRE := regexp.MustCompile(`\s(src|href|srcset|action|data|xlink:href|poster)="([^"]*)"`)
 	for _, tag := range tagRE.FindAllString(page, -1) {
 		name := strings.ToLower(strings.Fields(strings.Trim(tag, "<>/"))[0])
