@@ -64,7 +64,10 @@ type tpuView struct {
 	OpCount  int
 	Calls    int
 	Missing  int // ops without a TPU kernel
-	Findings int
+	// MissingTone colours their card: red when they count as findings,
+	// amber when none reached a tpu tensor (verify), green when none.
+	MissingTone string
+	Findings    int
 	// the runs
 	Sides     []sideRow
 	Diffs     []string
@@ -218,6 +221,14 @@ func (v *tpuView) opCoverage(t *tpuhost.Report, ops bool) {
 		x = round1(x + w)
 	}
 	v.Findings = t.Findings()
+	switch {
+	case v.Missing == 0:
+		v.MissingTone = "effort-low"
+	case ops || len(t.UnsupportedOps) > 0:
+		v.MissingTone = "effort-high"
+	default:
+		v.MissingTone = "effort-medium"
+	}
 }
 
 func side(name string, r pipeline.VerifyRun) sideRow {

@@ -98,7 +98,7 @@ func TestVerifyHTMLOpCoverage(t *testing.T) {
 		`<tr><td><i class="swatch" style="background:#2da44e"></i><code>native</code></td><td><span class="badge ok">implemented</span></td><td>a TPU kernel</td><td class="n">3</td><td class="n">210</td></tr>`,
 		`<tr><td><i class="swatch" style="background:#cf222e"></i><code>fallback</code></td><td><span class="badge bad">no TPU kernel</span></td>`,
 		`<title>out: 1 op, 240 calls</title>`,
-		`<div class="k">Without a TPU kernel</div><div class="v">3</div>`,
+		`<div class="card effort-high"><div class="k">Without a TPU kernel</div><div class="v">3</div><div class="d">ops TorchTPU does not implement; 1 reached a tpu tensor</div>`,
 		`<div class="k">TPU findings</div><div class="v">4</div><div class="d">1 op without a kernel on tpu tensors, 1 CUDA-only call, 1 custom CUDA op, 1 device mix-up</div>`,
 		`<td><code>torch.cuda.synchronize</code></td><td class="n">2</td><td><code>train.py:77</code></td>`,
 		`<td><code>fused_adam.step</code></td>`, `<td>tpu:0, cpu</td>`, `<td>inductor</td><td>None</td>`, `<td><code>softmax_pallas</code></td><td class="n">4</td>`,
@@ -146,7 +146,8 @@ func TestOpsHTML(t *testing.T) {
 }
 
 // TestVerifyHTMLWithoutTPU: verify without --tpu has no op coverage and
-// says how to get it; a report that recorded only the ops without a TPU
+// says how to get it; ops without a TPU kernel that reached no tpu tensor
+// are no finding (amber); a report that recorded only the ops without a TPU
 // kernel lists those and says so.
 func TestVerifyHTMLWithoutTPU(t *testing.T) {
 	p := verifyPage()
@@ -156,6 +157,12 @@ func TestVerifyHTMLWithoutTPU(t *testing.T) {
 		t.Error("a verify page without --tpu shows an op table or does not say how to get one")
 	}
 	selfContained(t, page)
+	// ops without a TPU kernel that ran on CPU tensors only: amber, not red
+	p = verifyPage()
+	p.Result.TPU.UnsupportedOps = nil
+	if page = tpuPage(t, p); !strings.Contains(page, `<div class="card effort-medium"><div class="k">Without a TPU kernel</div><div class="v">3</div><div class="d">ops TorchTPU does not implement; 0 reached a tpu tensor</div>`) {
+		t.Error("missing ops none of which reached a tpu tensor are not amber")
+	}
 	p = verifyPage()
 	p.Result.TPU.Ops = nil
 	page = tpuPage(t, p)
