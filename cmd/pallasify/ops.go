@@ -53,10 +53,14 @@ call site (code PTH001); --all lists every op. Use it before migrating: "check y
 ops". The command runs on pallasify's simulated TPU host (see verify --tpu), so a
 workload that already says "tpu" runs as on a TPU host.
 
+--format html writes one self-contained page (redirect it): the op-coverage table with
+every op, the calls by class, and the run's other findings.
+
 Exit codes: 0 every op has a TPU kernel, 1 some op has none (or the command reached
 a CUDA-only call or custom CUDA op on tpu tensors), 2 usage or I/O error.`,
 		Example: `  pallasify ops . -- python train.py --steps 1
-  pallasify ops --format json . -- 'python -m pytest -q tests/test_model.py'`,
+  pallasify ops --format json . -- 'python -m pytest -q tests/test_model.py'
+  pallasify ops --format html . -- python train.py --steps 1 > ops.html`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if dash != 1 || len(args) < 2 {
@@ -73,14 +77,14 @@ a CUDA-only call or custom CUDA op on tpu tensors), 2 usage or I/O error.`,
 	fl.StringVar(&o.Python, "python", "", "the interpreter `python` resolves to (default $PALLASIFY_PYTHON, else python3); torch-tpu must be installed there")
 	fl.DurationVar(&o.Timeout, "timeout", 10*time.Minute, "time limit of the run")
 	fl.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the command directly instead of in the sandbox (trusted code only)")
-	bindFormat(fl, &o.Format, nil, "output", textJSON...)
+	bindFormat(fl, &o.Format, nil, "output", opsFormats...)
 	fl.BoolVar(&o.All, "all", false, "list every op, not only those without a TPU kernel")
 	bindTPUFlags(fl, &o.TPUDevices, &o.TPUPrecision, &o.TPUFallback)
 	return cmd
 }
 
 func runOps(ctx context.Context, o *opsOptions) error {
-	format, err := resolveFormat(nil, o.Format, false, textJSON...)
+	format, err := resolveFormat(nil, o.Format, false, opsFormats...)
 	if err != nil {
 		return err
 	}
@@ -104,7 +108,8 @@ func runOps(ctx context.Context, o *opsOptions) error {
 		}
 	}
 	bad := missing + len(rep.CUDAOnlyCalls) + len(rep.CustomCUDAOps) + len(rep.DeviceMixups)
-	if o.Format == "json" {
+	switch o.Format {
+	case "json":
 		if err := writeJSON(o.IO.Out, schemaOps, struct {
 			Ops        int                `json:"ops"`
 			WithoutTPU int                `json:"without_tpu_kernel"`
@@ -113,7 +118,16 @@ func runOps(ctx context.Context, o *opsOptions) error {
 		}{len(rep.Ops), missing, run, rep}); err != nil {
 			return usageErr(err)
 		}
-	} else {
+	case "html":
+		opts := []string{"time limit " + o.Timeout.String(), tpuHostOptions(o.TPUDevices, o.TPUPrecision, o.TPUFallback)}
+		if o.NoSandbox {
+			opts = append(opts, "no sandbox")
+		}
+		if err := report.WriteVerifyHTML(o.IO.Out, &report.VerifyPage{Kind: "ops", Version: version, Root: o.Path,
+			Command: o.Command, Options: opts, Run: &run, TPU: rep}); err != nil {
+			return usageErr(err)
+		}
+	default:
 		writeOpsTable(o.IO.Out, rep, o.All, run)
 	}
 	if bad > 0 {
@@ -121,6 +135,9 @@ func runOps(ctx context.Context, o *opsOptions) error {
 	}
 	return nil
 }
+
+// opsFormats are ops' --format values.
+var opsFormats = []string{"text", "json", "html"}
 
 // writeOpsTable prints the ops without a TPU kernel (every op with all),
 // then the run's other findings and how the command ended.

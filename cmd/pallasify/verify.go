@@ -60,6 +60,12 @@ tensors and tpu/CPU device mix-ups are recorded with their call sites (codes
 PTH001-PTH004; validators/tpuhost/python/README.md says what it does not emulate).
 --target tpu is then the usual choice.
 
+--format html writes one self-contained page to standard output (redirect it): the
+verdict, both runs and the differences and, with --tpu, the simulated host's op-coverage
+table (every aten op the migrated run executed, with its calls, whether TorchTPU
+implements it and where it was first reached; the host records every op for it) and its
+other findings.
+
 --imports takes no CMD: it imports every module of the migrated tree on the CPU, in the
 sandbox, once with torch-tpu as installed and once with it hidden, and collects its tests
 with pytest; a module or test file that fails after the migration but not before is
@@ -73,6 +79,7 @@ I/O error.`,
   pallasify verify --target tpu --rtol 1e-6 . -- 'pytest -q tests/test_model.py'
   pallasify verify --ignore-lines '^took ' --against ../migrated . -- python bench.py
   pallasify verify --tpu --target tpu --format json . -- python -m pytest -q tests/test_model.py
+  pallasify verify --tpu --target tpu --format html . -- python train.py --steps 1 > verify.html
   pallasify verify --imports --target tpu .
   pallasify verify --imports --against ../migrated --format json .`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -112,7 +119,7 @@ I/O error.`,
 	fl.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "time limit of each run")
 	fl.BoolVar(&o.NoSandbox, "no-sandbox", false, "run the command directly instead of in the sandbox (trusted code only)")
 	fl.StringVar(&o.Python, "python", "", "the interpreter `python` resolves to (default $PALLASIFY_PYTHON, else python3)")
-	bindFormat(fl, &o.Format, &o.JSON, "output", textJSON...)
+	bindFormat(fl, &o.Format, &o.JSON, "output", verifyFormats...)
 	fl.BoolVar(&o.TPU, "tpu", false, "run the migrated tree on the simulated TPU host and report what would fail on a TPU")
 	bindTPUFlags(fl, &o.TPUDevices, &o.TPUPrecision, &o.TPUFallback)
 	fl.BoolVar(&o.Imports, "imports", false, "import every module and collect the tests of the migrated tree, with and without torch-tpu (no CMD)")
@@ -150,7 +157,7 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if o.RTol < 0 || o.ATol < 0 {
 		return usageErr(fmt.Errorf("--rtol and --atol must not be negative"))
 	}
-	if err := o.resolveFormat(); err != nil {
+	if err := o.resolveFormat(verifyFormats...); err != nil {
 		return err
 	}
 	vo := pipeline.VerifyOptions{Original: o.Path, Command: o.Command, Python: o.Python, Timeout: o.Timeout,
@@ -170,6 +177,8 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		if err != nil {
 			return err
 		}
+		// the page's op-coverage table lists every op the run executed
+		h.AllOps = o.Format == "html"
 		vo.TPUHost = h
 	}
 	vo.Migrated = o.Against
@@ -186,7 +195,8 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if err != nil {
 		return runErr(ctx, err)
 	}
-	if o.JSON {
+	switch o.Format {
+	case "json":
 		if err := writeJSON(o.IO.Out, schemaVerify, struct {
 			Same  bool `json:"same"`
 			Clean bool `json:"clean"`
@@ -194,7 +204,12 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		}{res.Same(), res.Clean(), res}); err != nil {
 			return usageErr(err)
 		}
-	} else {
+	case "html":
+		if err := report.WriteVerifyHTML(o.IO.Out, &report.VerifyPage{Kind: "verify", Version: version, Root: o.Path,
+			Against: o.Against, Command: o.Command, Target: o.Target, Options: o.optionList(), Result: res, TPU: res.TPU}); err != nil {
+			return usageErr(err)
+		}
+	default:
 		fmt.Fprint(o.IO.Out, res.Summary())
 		fmt.Fprint(o.IO.Out, report.Printable(res.TPUSummary()))
 	}
@@ -204,15 +219,48 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	return nil
 }
 
-// resolveFormat checks --format (and the deprecated --json): o.JSON is
-// then whether to print JSON.
-func (o *verifyOptions) resolveFormat() error {
-	format, err := resolveFormat(o.IO.ErrOut, o.Format, o.JSON, textJSON...)
+// verifyFormats are verify's --format values (verify --imports takes
+// textJSON).
+var verifyFormats = []string{"text", "json", "html"}
+
+// resolveFormat checks --format (and the deprecated --json) against
+// allowed: o.JSON is then whether to print JSON.
+func (o *verifyOptions) resolveFormat(allowed ...string) error {
+	format, err := resolveFormat(o.IO.ErrOut, o.Format, o.JSON, allowed...)
 	if err != nil {
 		return err
 	}
 	o.Format, o.JSON = format, format == "json"
 	return nil
+}
+
+// optionList is the run's settings for the HTML page, one phrase each:
+// the migration's (report.OptionList) and the comparison's.
+func (o *verifyOptions) optionList() []string {
+	out := report.OptionList(pipeline.Options{Select: o.Select, Ignore: o.Ignore, Exclude: o.Exclude, UnsafeFixes: o.UnsafeFixes})
+	if o.RTol > 0 || o.ATol > 0 {
+		out = append(out, fmt.Sprintf("numbers within rtol %g, atol %g", o.RTol, o.ATol))
+	}
+	for _, re := range o.IgnoreLines {
+		out = append(out, "lines matching "+re+" ignored")
+	}
+	out = append(out, "time limit "+o.Timeout.String()+" per run")
+	if o.NoSandbox {
+		out = append(out, "no sandbox")
+	}
+	if o.TPU {
+		out = append(out, tpuHostOptions(o.TPUDevices, o.TPUPrecision, o.TPUFallback))
+	}
+	return out
+}
+
+// tpuHostOptions describes the simulated TPU host's settings.
+func tpuHostOptions(devices int, precision, fallback string) string {
+	unit := "devices"
+	if devices == 1 {
+		unit = "device"
+	}
+	return fmt.Sprintf("simulated TPU host: %d %s, precision %s, op without a TPU kernel: %s", devices, unit, precision, fallback)
 }
 
 // migrateForVerify migrates the tree in memory and writes the result into a

@@ -14,7 +14,7 @@ import (
 // runVerifyImports is verify --imports: the import check of the migrated
 // tree (--against, or PATH migrated in memory) against PATH.
 func runVerifyImports(ctx context.Context, o *verifyOptions) error {
-	if err := o.resolveFormat(); err != nil {
+	if err := o.resolveFormat(textJSON...); err != nil {
 		return err
 	}
 	if fi, err := os.Stat(o.Path); err != nil || !fi.IsDir() {
