@@ -31,8 +31,10 @@ var CudaBackendFlags = &rule.Rule{
 			"statement `torch.backends.cuda.matmul.allow_tf32 = False`, which float32-matmul-precision (PTP001) " +
 			"rewrites to `torch.set_float32_matmul_precision(\"highest\")`.",
 		Why: "These switches configure cuDNN and cuBLAS and do nothing on TPU, which has neither. The TPU equivalents differ: " +
-			"matmul precision is chosen with `torch.tpu.precision(torch.tpu.Precision.HIGHEST)` or " +
-			"`torch.tpu.allow_excess_precision = True` (TorchTPU 0.2.0 exports it on `torch.tpu`; HIGHEST is a 6-pass f32 matmul, the default a 1-pass bf16 one) instead of `allow_tf32`; autotuning comes from " +
+			"matmul precision is chosen with `torch.set_float32_matmul_precision(\"highest\")` (TorchTPU 0.2.0 maps " +
+			"\"medium\", its default, onto a 1-pass bfloat16 matmul, \"high\" onto 3 passes and \"highest\" onto a " +
+			"6-pass float32-accurate one; `torch.tpu.precision(...)` does the same as a context manager, which breaks " +
+			"the graph under `torch.compile`) instead of `allow_tf32`; autotuning comes from " +
 			"`torch.compile(backend=\"tpu\")` instead of `cudnn.benchmark`; SDPA kernel selection has no TPU switch " +
 			"(the fused path wants `attn_mask=None`, `is_causal=True` and lengths divisible by 512, per field reports). Keep the " +
 			"lines for CUDA runs by guarding them with `if DEVICE.type == \"cuda\":`, or drop them.",
@@ -50,8 +52,9 @@ func backendFlagAdvice(q string, target rule.Target) string {
 	leaf := q[strings.LastIndexByte(q, '.')+1:]
 	switch {
 	case strings.Contains(leaf, "tf32") || strings.Contains(leaf, "reduced_precision"):
-		return "reduced-precision matmul flags do nothing on TPU; choose precision with torch.tpu.precision(...) " +
-			"or torch.tpu.allow_excess_precision"
+		return "reduced-precision matmul flags do nothing on TPU; choose precision with " +
+			"torch.set_float32_matmul_precision(...), which TorchTPU maps onto its own levels " +
+			"(\"medium\": 1 bfloat16 pass, its default; \"high\": 3; \"highest\": 6)"
 	case leaf == "benchmark" || leaf == "benchmark_limit":
 		return "cuDNN autotuning has no TPU meaning; performance comes from torch.compile(backend=\"tpu\"); " + guard
 	case leaf == "deterministic":

@@ -4,7 +4,7 @@ from torch.backends import cuda as tbc
 
 torch.backends.cudnn.benchmark = True  # want "PDX004: `torch.backends.cudnn.benchmark`: cuDNN autotuning has no TPU meaning"
 cudnn.deterministic = True  # want "PDX004: `cudnn.deterministic`: cuDNN determinism"
-torch.backends.cuda.matmul.allow_tf32 = True  # want "PDX004: .*allow_tf32.*torch.tpu.precision"
+torch.backends.cuda.matmul.allow_tf32 = True  # want "PDX004: .*allow_tf32.*set_float32_matmul_precision"
 tbc.enable_flash_sdp(False)  # want "PDX004: `tbc.enable_flash_sdp`: CUDA SDPA kernel selection"
 
 with torch.backends.cuda.sdp_kernel(enable_math=False):  # want "PDX004: .*sdp_kernel"
