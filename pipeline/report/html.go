@@ -61,6 +61,7 @@ const (
 	colFixed  = "#2da44e"
 	colManual = "#cf222e"
 	colOptIn  = "#bf8700"
+	colKernel = "#8250df" // replaced by a proven Pallas kernel
 )
 
 type htmlView struct {
@@ -165,9 +166,9 @@ func writeHTML(w io.Writer, rep *Report) error {
 	if strings.HasPrefix(rep.Output, "written") {
 		v.Verb = "changed"
 	}
-	v.SiteBar = stack(siteBarW, rep.Sites, rep.AutoFixable, rep.Manual, rep.OptIn)
+	v.SiteBar = stack(siteBarW, rep.Sites, rep.AutoFixable, rep.Manual, rep.OptIn, rep.Replaced)
 	for _, rc := range rep.ByRule {
-		v.Rules = append(v.Rules, htmlRule{RuleCount: rc, Bar: stack(ruleBarW, rc.Sites, rc.Applied, rc.Manual, rc.OptIn)})
+		v.Rules = append(v.Rules, htmlRule{RuleCount: rc, Bar: stack(ruleBarW, rc.Sites, rc.Applied, rc.Manual, rc.OptIn, rc.Replaced)})
 	}
 	v.Manual = rep.ManualSites
 	if len(v.Manual) > maxListed {
@@ -323,7 +324,7 @@ func hunkStart(h string) (old, new int) {
 }
 
 // stack splits width into the fixed, manual and opt-in shares of total.
-func stack(width float64, total, fixed, manual, optIn int) []segment {
+func stack(width float64, total, fixed, manual, optIn, replaced int) []segment {
 	if total <= 0 {
 		return nil
 	}
@@ -332,7 +333,8 @@ func stack(width float64, total, fixed, manual, optIn int) []segment {
 	for _, s := range []struct {
 		n           int
 		fill, label string
-	}{{fixed, colFixed, "fixed"}, {manual, colManual, "left for a human"}, {optIn, colOptIn, "opt-in"}} {
+	}{{fixed, colFixed, "fixed"}, {replaced, colKernel, "replaced by a proven Pallas kernel"}, {manual, colManual, "left for a human"},
+		{optIn, colOptIn, "opt-in"}} {
 		if s.n <= 0 {
 			continue
 		}

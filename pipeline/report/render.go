@@ -94,32 +94,34 @@ func writeText(w io.Writer, rep *Report) error {
 		verb = "changed"
 	}
 	fmt.Fprintf(b, "  files     %d source files, %d lines; %d with findings; %s %d\n", rep.Files, rep.Lines, rep.FilesWithHit, verb, rep.FilesChanged)
-	fmt.Fprintf(b, "  sites     %d: %d auto-fixable (%s), %d need a human\n", rep.Sites, rep.AutoFixable, pct(rep.AutoFixable, rep.Sites), rep.Manual)
+	fmt.Fprintf(b, "  sites     %d: %s, %d need a human\n", rep.Sites, siteSplit(rep), rep.Manual)
 	if rep.OptIn > 0 {
 		fmt.Fprintf(b, "            %d opt-in suggestion%s (not counted as work; --unsafe-fixes applies them)\n", rep.OptIn, plural(rep.OptIn))
 	}
-	fmt.Fprintf(b, "  kernels   %d\n", len(rep.Kernels))
+	fmt.Fprintf(b, "  kernels   %s\n", kernelCount(rep))
 	fmt.Fprintf(b, "  problems  %d\n", len(rep.Problems))
 	fmt.Fprintf(b, "  effort    %s (%s)\n", rep.Effort.Level, rep.Effort.Reason)
 	if len(rep.ByRule) > 0 {
 		b.WriteString("\nBy rule:\n")
 		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  CODE\tNAME\tSAFETY\tSITES\tFIXED\tMANUAL")
+		fmt.Fprintln(tw, "  CODE\tNAME\tSAFETY\tSITES\tFIXED\tMANUAL"+replacedCell(rep, "\tREPLACED"))
 		for _, rc := range rep.ByRule {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\n", rc.Code, rc.Name, rc.Safety, rc.Sites, rc.Applied, rc.Manual)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d%s\n", rc.Code, rc.Name, rc.Safety, rc.Sites, rc.Applied, rc.Manual,
+				replacedCell(rep, fmt.Sprintf("\t%d", rc.Replaced)))
 		}
 		tw.Flush()
 	}
 	if rep.Kind == "analyze" && len(rep.PerFile) > 0 {
 		b.WriteString("\nBy file:\n")
 		tw := tabwriter.NewWriter(b, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  PATH\tLINES\tSITES\tFIXED\tMANUAL\tRULES")
+		fmt.Fprintln(tw, "  PATH\tLINES\tSITES\tFIXED\tMANUAL\t"+replacedCell(rep, "REPLACED\t")+"RULES")
 		for i, fr := range rep.PerFile {
 			if i == maxListed {
 				fmt.Fprintf(tw, "  … %d more (see --format json)\n", len(rep.PerFile)-maxListed)
 				break
 			}
-			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s\n", fr.Path, fr.Lines, fr.Sites, fr.Applied, fr.Manual, ruleList(fr.ByRule, fr.Skipped))
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\t%d\t%s%s\n", fr.Path, fr.Lines, fr.Sites, fr.Applied, fr.Manual,
+				replacedCell(rep, fmt.Sprintf("%d\t", fr.Replaced)), ruleList(fr.ByRule, fr.Skipped))
 		}
 		tw.Flush()
 	}
@@ -216,25 +218,28 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintf(b, "| Source files | %d (%d lines) |\n", rep.Files, rep.Lines)
 	fmt.Fprintf(b, "| Files with findings | %d |\n", rep.FilesWithHit)
 	fmt.Fprintf(b, "| Files changed | %d |\n", rep.FilesChanged)
-	fmt.Fprintf(b, "| Sites | %d: %d auto-fixable (%s), %d need a human |\n", rep.Sites, rep.AutoFixable, pct(rep.AutoFixable, rep.Sites), rep.Manual)
+	fmt.Fprintf(b, "| Sites | %d: %s, %d need a human |\n", rep.Sites, siteSplit(rep), rep.Manual)
 	if rep.OptIn > 0 {
 		fmt.Fprintf(b, "| Opt-in | %d suggestion%s, not counted as work (`--unsafe-fixes` applies them) |\n", rep.OptIn, plural(rep.OptIn))
 	}
-	fmt.Fprintf(b, "| Custom kernels | %d |\n", len(rep.Kernels))
+	fmt.Fprintf(b, "| Custom kernels | %s |\n", kernelCount(rep))
 	fmt.Fprintf(b, "| Files left untouched | %d |\n", len(rep.Problems))
 	fmt.Fprintf(b, "| Effort | **%s** (%s) |\n\n", rep.Effort.Level, mdEscape(rep.Effort.Reason))
 	if len(rep.ByRule) > 0 {
-		b.WriteString("### By rule\n\n| Code | Rule | Safety | Sites | Fixed | Manual |\n|---|---|---|---:|---:|---:|\n")
+		b.WriteString("### By rule\n\n| Code | Rule | Safety | Sites | Fixed | Manual |" + replacedCell(rep, " Replaced |") +
+			"\n|---|---|---|---:|---:|---:|" + replacedCell(rep, "---:|") + "\n")
 		for _, rc := range rep.ByRule {
-			fmt.Fprintf(b, "| `%s` | %s | %s | %d | %d | %d |\n", rc.Code, mdEscape(orDash(rc.Title, rc.Name)), rc.Safety, rc.Sites, rc.Applied, rc.Manual)
+			fmt.Fprintf(b, "| `%s` | %s | %s | %d | %d | %d |%s\n", rc.Code, mdEscape(orDash(rc.Title, rc.Name)), rc.Safety, rc.Sites, rc.Applied, rc.Manual,
+				replacedCell(rep, fmt.Sprintf(" %d |", rc.Replaced)))
 		}
 		b.WriteString("\n")
 	}
 	if len(rep.PerFile) > 0 {
-		b.WriteString("### By file\n\n| File | Lines | Sites | Fixed | Manual | Changed |\n|---|---:|---:|---:|---:|---|\n")
+		b.WriteString("### By file\n\n| File | Lines | Sites | Fixed | Manual |" + replacedCell(rep, " Replaced |") +
+			" Changed |\n|---|---:|---:|---:|---:|" + replacedCell(rep, "---:|") + "---|\n")
 		for i, fr := range rep.PerFile {
 			if i == maxListed {
-				fmt.Fprintf(b, "| … %d more | | | | | |\n", len(rep.PerFile)-maxListed)
+				fmt.Fprintf(b, "| … %d more | | | | |%s |\n", len(rep.PerFile)-maxListed, replacedCell(rep, " |"))
 				break
 			}
 			ch := ""
@@ -243,7 +248,8 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 			} else if fr.Skipped != "" {
 				ch = "untouched (`" + fr.Skipped + "`)"
 			}
-			fmt.Fprintf(b, "| `%s` | %d | %d | %d | %d | %s |\n", mdEscape(fr.Path), fr.Lines, fr.Sites, fr.Applied, fr.Manual, ch)
+			fmt.Fprintf(b, "| `%s` | %d | %d | %d | %d |%s %s |\n", mdEscape(fr.Path), fr.Lines, fr.Sites, fr.Applied, fr.Manual,
+				replacedCell(rep, fmt.Sprintf(" %d |", fr.Replaced)), ch)
 		}
 		b.WriteString("\n")
 	}
@@ -437,4 +443,37 @@ func writeDraftLines(b io.StringWriter, rep *Report, prefix string, md bool) {
 	if md {
 		b.WriteString("\n")
 	}
+}
+
+// siteSplit is how the sites divide between the rules' fixes and the kernel
+// stages: "12 auto-fixable (92.3%)", or, where a kernel the stages proved
+// and wired in replaced a custom-kernel site, "1 auto-fixable, 1 replaced by
+// a proven Pallas kernel (100.0% automatic)". A diagnostic rule's site is
+// never counted as fixed.
+func siteSplit(rep *Report) string {
+	if rep.Replaced == 0 {
+		return fmt.Sprintf("%d auto-fixable (%s)", rep.AutoFixable, pct(rep.AutoFixable, rep.Sites))
+	}
+	return fmt.Sprintf("%d auto-fixable, %d replaced by a proven Pallas kernel (%s automatic)", rep.AutoFixable, rep.Replaced,
+		pct(rep.AutoFixable+rep.Replaced, rep.Sites))
+}
+
+// kernelCount is the number of custom kernels and, when the kernel stages
+// proved and wired in any, how many: "1 (1 proven and wired in)".
+func kernelCount(rep *Report) string {
+	n := fmt.Sprint(len(rep.Kernels))
+	if w := rep.Effort.Wired; w > 0 {
+		n += fmt.Sprintf(" (%d proven and wired in)", w)
+	}
+	return n
+}
+
+// replacedCell is cell, a header or a value of the tables' replaced column
+// (sites whose kernel the kernel stages proved and wired in), when the run
+// has such a site; "" otherwise, so the column shows only where it counts.
+func replacedCell(rep *Report, cell string) string {
+	if rep.Replaced == 0 {
+		return ""
+	}
+	return cell
 }

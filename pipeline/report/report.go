@@ -10,9 +10,15 @@
 // bucket is:
 //
 //   - none: no sites and no kernels;
-//   - low: at least 90% of sites auto-fixable and no custom kernels;
-//   - medium: at least 60% auto-fixable and at most 3 custom kernels;
+//   - low: at least 90% of sites auto-fixable and no custom kernels left;
+//   - medium: at least 60% auto-fixable and at most 3 custom kernels left;
 //   - high: anything else (under 60% auto-fixable, or more than 3 kernels).
+//
+// A custom kernel the kernel stages proved and wired in is no longer left
+// (the reason names it: "1 custom kernel proven and wired in"), and its call
+// site (PDX006, a diagnostic rule: it fixes nothing itself) is counted as
+// replaced, neither fixed nor left to a human; the auto-fixable share is
+// that of the other sites.
 //
 // An opt-in rule's findings (PCM002, wrapping a model in torch.compile)
 // that the run did not apply are offers, not work: they count in Sites and
@@ -76,10 +82,14 @@ type Report struct {
 	Manual      int `json:"manual"`
 	// OptIn counts the unapplied findings of opt-in rules (PCM002): offers,
 	// not work for a human, so neither in Manual nor in the effort estimate.
-	OptIn   int         `json:"opt_in"`
-	Effort  Effort      `json:"effort"`
-	ByRule  []RuleCount `json:"by_rule"`
-	PerFile []FileRow   `json:"per_file"`
+	OptIn int `json:"opt_in"`
+	// Replaced counts the custom-kernel sites (PDX006, diagnostic only)
+	// whose kernel the kernel stages proved and wired in: neither fixed by
+	// a rule nor left to a human.
+	Replaced int         `json:"replaced,omitempty"`
+	Effort   Effort      `json:"effort"`
+	ByRule   []RuleCount `json:"by_rule"`
+	PerFile  []FileRow   `json:"per_file"`
 	// Findings are every rule finding, applied or not, in path order.
 	Findings []pipeline.Diagnostic `json:"findings"`
 	// ManualSites are the findings a human must handle (diagnostic-only, unsafe
@@ -105,32 +115,35 @@ type Effort struct {
 	Level     string  `json:"level"`      // none, low, medium, high
 	AutoShare float64 `json:"auto_share"` // auto-fixable sites / sites (1 when no sites)
 	Manual    int     `json:"manual_sites"`
-	Kernels   int     `json:"kernels"`
+	Kernels   int     `json:"kernels"`                 // custom kernels left (not proven and wired in)
+	Wired     int     `json:"kernels_wired,omitempty"` // custom kernels proven and wired in
 	Reason    string  `json:"reason"`
 }
 
 // RuleCount is one rule's total.
 type RuleCount struct {
-	Code    string `json:"code"`
-	Name    string `json:"name"`
-	Safety  string `json:"safety"`
-	Title   string `json:"title"`
-	Sites   int    `json:"sites"`
-	Applied int    `json:"applied"`
-	Manual  int    `json:"manual"`
-	OptIn   int    `json:"opt_in,omitempty"` // unapplied findings of an opt-in rule
+	Code     string `json:"code"`
+	Name     string `json:"name"`
+	Safety   string `json:"safety"`
+	Title    string `json:"title"`
+	Sites    int    `json:"sites"`
+	Applied  int    `json:"applied"`
+	Manual   int    `json:"manual"`
+	OptIn    int    `json:"opt_in,omitempty"`   // unapplied findings of an opt-in rule
+	Replaced int    `json:"replaced,omitempty"` // sites whose kernel was proven and wired in (Report.Replaced)
 }
 
 // FileRow is one file with findings, problems or changes.
 type FileRow struct {
-	Path    string         `json:"path"`
-	Lines   int            `json:"lines"`
-	Sites   int            `json:"sites"`
-	Applied int            `json:"applied"`
-	Manual  int            `json:"manual"`
-	Changed bool           `json:"changed"`
-	Skipped string         `json:"skipped,omitempty"`
-	ByRule  map[string]int `json:"by_rule,omitempty"`
+	Path     string         `json:"path"`
+	Lines    int            `json:"lines"`
+	Sites    int            `json:"sites"`
+	Applied  int            `json:"applied"`
+	Manual   int            `json:"manual"`
+	Replaced int            `json:"replaced,omitempty"`
+	Changed  bool           `json:"changed"`
+	Skipped  string         `json:"skipped,omitempty"`
+	ByRule   map[string]int `json:"by_rule,omitempty"`
 }
 
 // KernelRow is one kernel and, once the kernel stages ran, its verdict.
@@ -258,10 +271,12 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 				}
 				byRule[d.Code] = rc
 			}
+			replaced := false
 			if d.Code == customKernelCode && !d.Applied && handled(f.Path) {
 				// the kernel stages replaced the kernel: a proven, wired
-				// Pallas op; nothing is left to a human at this site
-				d.Applied = true
+				// Pallas op; nothing is left to a human at this site, and
+				// no rule fixed it (the rule only reports)
+				d.Applied, replaced = true, true
 			}
 			rep.Findings = append(rep.Findings, d)
 			rc.Sites++
@@ -269,6 +284,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			row.ByRule[d.Code]++
 			rep.Sites++
 			switch r := rep.rules[d.Code]; {
+			case replaced:
+				rc.Replaced++
+				row.Replaced++
+				rep.Replaced++
 			case d.Applied:
 				rc.Applied++
 				row.Applied++
@@ -353,7 +372,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 			left++
 		}
 	}
-	rep.Effort = Estimate(rep.Sites-rep.OptIn, rep.AutoFixable, left)
+	rep.Effort = Estimate(rep.Sites-rep.OptIn-rep.Replaced, rep.AutoFixable, left, len(run.Kernels)-left)
 	return rep
 }
 
@@ -434,17 +453,25 @@ func kernelsHandled(run *pipeline.Run) func(path string) bool {
 	return func(path string) bool { return all || inFile[path] }
 }
 
-// Estimate buckets the remaining work; see the package doc.
-func Estimate(sites, auto, kernels int) Effort {
-	e := Effort{AutoShare: 1, Manual: sites - auto, Kernels: kernels}
+// Estimate buckets the remaining work; see the package doc. sites are the
+// sites that count as work (not the opt-in offers, not the sites of wired
+// kernels), auto those a rule fixes, kernels the custom kernels left and
+// wired those the kernel stages proved and wired in.
+func Estimate(sites, auto, kernels, wired int) Effort {
+	e := Effort{AutoShare: 1, Manual: sites - auto, Kernels: kernels, Wired: wired}
 	if sites > 0 {
 		e.AutoShare = float64(auto) / float64(sites)
 	}
-	pct := fmt.Sprintf("%.0f%% of %d sites auto-fixable", 100*e.AutoShare, sites)
+	pct := fmt.Sprintf("%.0f%% of %d site%s auto-fixable", 100*e.AutoShare, sites, plural(sites))
 	ks := fmt.Sprintf("%d custom kernel%s", kernels, plural(kernels))
+	if wired > 0 {
+		ks = fmt.Sprintf("%d custom kernel%s left, %d proven and wired in", kernels, plural(kernels), wired)
+	}
 	switch {
-	case sites == 0 && kernels == 0:
+	case sites == 0 && kernels == 0 && wired == 0:
 		e.Level, e.Reason = "none", "nothing CUDA-specific found"
+	case e.AutoShare >= LowShare && kernels == 0 && wired > 0:
+		e.Level, e.Reason = "low", fmt.Sprintf("%s, %d custom kernel%s proven and wired in", pct, wired, plural(wired))
 	case e.AutoShare >= LowShare && kernels == 0:
 		e.Level, e.Reason = "low", pct+", no custom kernels"
 	case e.AutoShare >= MediumShare && kernels <= MediumKernels:

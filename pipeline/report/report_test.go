@@ -84,15 +84,21 @@ func TestBuildAnalyzeCountsWouldChange(t *testing.T) {
 
 func TestEstimate(t *testing.T) {
 	cases := []struct {
-		sites, auto, kernels int
-		want                 string
+		sites, auto, kernels, wired int
+		want                        string
 	}{
-		{0, 0, 0, "none"}, {10, 10, 0, "low"}, {10, 9, 0, "low"}, {10, 9, 1, "medium"}, {10, 6, 3, "medium"},
-		{10, 5, 0, "high"}, {10, 10, 4, "high"}, {0, 0, 1, "medium"},
+		{0, 0, 0, 0, "none"}, {10, 10, 0, 0, "low"}, {10, 9, 0, 0, "low"}, {10, 9, 1, 0, "medium"}, {10, 6, 3, 0, "medium"},
+		{10, 5, 0, 0, "high"}, {10, 10, 4, 0, "high"}, {0, 0, 1, 0, "medium"},
+		// a kernel proven and wired in is no kernel left, but the reason names it
+		{2, 2, 0, 1, "low"}, {0, 0, 0, 1, "low"}, {10, 9, 1, 1, "medium"},
 	}
 	for _, c := range cases {
-		if got := Estimate(c.sites, c.auto, c.kernels).Level; got != c.want {
-			t.Errorf("Estimate(%d, %d, %d) = %s; want %s", c.sites, c.auto, c.kernels, got, c.want)
+		e := Estimate(c.sites, c.auto, c.kernels, c.wired)
+		if e.Level != c.want {
+			t.Errorf("Estimate(%d, %d, %d, %d) = %s; want %s", c.sites, c.auto, c.kernels, c.wired, e.Level, c.want)
+		}
+		if c.wired > 0 && (strings.Contains(e.Reason, "no custom kernels") || !strings.Contains(e.Reason, "proven and wired in")) {
+			t.Errorf("Estimate(%d, %d, %d, %d) says %q", c.sites, c.auto, c.kernels, c.wired, e.Reason)
 		}
 	}
 }
