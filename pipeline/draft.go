@@ -642,13 +642,18 @@ func (w *KernelWork) wire(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// customKernelMark is the --mark comment of the custom-kernel rule.
-const customKernelMark = "# pallasify: PDX006 "
+// customKernelMark is the --mark comment of the custom-kernel rule, and
+// markContinuation starts each further line of a mark the rule engine
+// wrapped at the line limit.
+const (
+	customKernelMark = "# pallasify: PDX006 "
+	markContinuation = "#   "
+)
 
 // unmarkWired takes the --mark comment of the custom-kernel rule out of the
 // Python files whose kernels the stages replaced (proven and wired: every
 // kernel of the run, or every kernel defined in the file, as the report
-// counts the site fixed): nothing is left to a human there.
+// counts the site replaced): nothing is left to a human there.
 func unmarkWired(r *Run) {
 	wired := func(k *Kernel) bool {
 		return k.Draft != nil && k.Draft.Verdict == VerdictProven && k.Draft.Module != ""
@@ -670,10 +675,14 @@ func unmarkWired(r *Run) {
 		}
 		lines := bytes.SplitAfter(f.Updated, []byte("\n"))
 		out := make([]byte, 0, len(f.Updated))
+		inMark := false // in a wrapped mark: its further lines go with it
 		for _, l := range lines {
-			if bytes.HasPrefix(bytes.TrimLeft(l, " \t"), []byte(customKernelMark)) {
+			code := bytes.TrimLeft(l, " \t")
+			if bytes.HasPrefix(code, []byte(customKernelMark)) || inMark && bytes.HasPrefix(code, []byte(markContinuation)) {
+				inMark = true
 				continue
 			}
+			inMark = false
 			out = append(out, l...)
 		}
 		f.Updated = out

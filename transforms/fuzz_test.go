@@ -79,7 +79,9 @@ func FuzzEngine(f *testing.F) {
 	// module.
 	configs = append(configs,
 		rule.Options{Target: rule.Portable, UnsafeFixes: true, Mark: true, Layout: rule.Layout{Tree: true}},
-		rule.Options{Target: rule.Portable, Layout: rule.Layout{Tree: true, Package: "."}})
+		rule.Options{Target: rule.Portable, Layout: rule.Layout{Tree: true, Package: "."}},
+		// the pipeline's: marks wrapped at the repository's line limit
+		rule.Options{Target: rule.TPU, Mark: true, LineLength: rule.DefaultLineLength})
 	f.Fuzz(func(t *testing.T, src []byte) {
 		if len(src) > 1<<16 || !utf8.Valid(src) {
 			return

@@ -235,7 +235,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 		f := &res.Findings[i]
 		if f.Fix == nil || f.Fix.Safety == DisplayOnly {
 			if e.Opts.Mark {
-				ls := lineStart(src, f.Start)
+				ls := lineStart(src, markAt(input.Root(), f.Start))
 				if !alreadyMarked(src, ls, f.Code) {
 					markers[ls] = appendUnique(markers[ls], fmt.Sprintf("# pallasify: %s %s", f.Code, oneLine(f.Message)))
 				}
@@ -313,7 +313,9 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 		indent := leadingSpace(src, ls)
 		var b strings.Builder
 		for _, l := range lines {
-			b.WriteString(indent + l + "\n")
+			for _, w := range markerLines(indent, l, e.Opts.LineLength) {
+				b.WriteString(w + "\n")
+			}
 		}
 		seq++
 		accepted = append(accepted, placed{Edit{Start: ls, End: ls, New: b.String()}, seq})
@@ -686,6 +688,72 @@ func hasLinePrefix(src []byte, prefix string) bool {
 	return false
 }
 
+// markAt is where the --mark comment of a finding at offset at goes: the
+// start of the innermost statement (or elif/else/except/finally/case clause)
+// holding it, so that it stays right above its line when the line printer
+// spreads the statement over several lines (a second pass would otherwise
+// find the site on a line of its own, unmarked, and mark it again); at
+// itself where no statement holds it.
+func markAt(root *ts.Node, at int) int {
+	stmt := -1
+	for n := root; n != nil; {
+		var next *ts.Node
+		for i := 0; i < int(n.NamedChildCount()); i++ {
+			c := n.NamedChild(i)
+			if int(c.StartByte()) <= at && at < int(c.EndByte()) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		switch {
+		case n.Type() == "module" || n.Type() == "block":
+			stmt = int(next.StartByte())
+		case strings.HasSuffix(next.Type(), "_clause") && next.Type() != "for_in_clause" && next.Type() != "if_clause":
+			// elif_clause, else_clause, except_clause, finally_clause, case_clause
+			stmt = int(next.StartByte())
+		}
+		n = next
+	}
+	if stmt < 0 {
+		return at
+	}
+	return stmt
+}
+
+// markerContinuation starts each further line of a --mark comment that
+// markerLines wrapped: "#" and three spaces, under its "# pallasify: CODE".
+const markerContinuation = "#   "
+
+// markerLines is the --mark comment text ("# pallasify: CODE message") at
+// indent, wrapped at words to limit like every other line a rewrite writes
+// (the line printer leaves comments alone): the first line keeps "#
+// pallasify: CODE" and the message's first word, each further line starts
+// with markerContinuation. A word longer than a line stays whole; limit <= 0
+// is no limit.
+func markerLines(indent, text string, limit int) []string {
+	if limit <= 0 || width(indent+text) <= limit {
+		return []string{indent + text}
+	}
+	words := strings.Fields(text)
+	const head = 4 // "#", "pallasify:", the code, the message's first word
+	if len(words) <= head {
+		return []string{indent + text}
+	}
+	lines := []string{indent + strings.Join(words[:head], " ")}
+	for _, w := range words[head:] {
+		last := &lines[len(lines)-1]
+		if width(*last+" "+w) <= limit {
+			*last += " " + w
+			continue
+		}
+		lines = append(lines, indent+markerContinuation+w)
+	}
+	return lines
+}
+
 // alreadyMarked reports whether the block of `# pallasify:` comment lines
 // right above the line starting at ls holds a mark of code: a statement can
 // carry several marks, and a second --mark pass must find each of them, not
@@ -695,6 +763,10 @@ func alreadyMarked(src []byte, ls int, code string) bool {
 	for ls > 0 {
 		prev := lineStart(src, ls-1)
 		line := bytes.TrimLeft(src[prev:ls], " \t")
+		if bytes.HasPrefix(line, []byte(markerContinuation)) {
+			ls = prev // a wrapped mark's further line (markerLines)
+			continue
+		}
 		if !bytes.HasPrefix(line, []byte("# pallasify: ")) {
 			return false
 		}
