@@ -93,7 +93,8 @@ func writeText(w io.Writer, rep *Report) error {
 	if strings.HasPrefix(rep.Output, "written") {
 		verb = "changed"
 	}
-	fmt.Fprintf(b, "  files     %d source files, %d lines; %d with findings; %s %d\n", rep.Files, rep.Lines, rep.FilesWithHit, verb, rep.FilesChanged)
+	fmt.Fprintf(b, "  files     %d source file%s, %d lines; %d with findings; %s %d%s\n", rep.Files, plural(rep.Files), rep.Lines,
+		rep.FilesWithHit, verb, rep.FilesChanged, addedNote(rep))
 	fmt.Fprintf(b, "  sites     %d: %s, %d need a human\n", rep.Sites, siteSplit(rep), rep.Manual)
 	if rep.OptIn > 0 {
 		fmt.Fprintf(b, "            %d opt-in suggestion%s (not counted as work; --unsafe-fixes applies them)\n", rep.OptIn, plural(rep.OptIn))
@@ -167,11 +168,11 @@ func writeText(w io.Writer, rep *Report) error {
 		}
 	}
 	if len(rep.Timings) > 0 {
-		b.WriteString("\nTimings:")
-		for _, t := range rep.Timings {
-			fmt.Fprintf(b, " %s %s;", t.Stage, dur(t.Seconds))
+		parts := make([]string, len(rep.Timings))
+		for i, t := range rep.Timings {
+			parts[i] = t.Stage + " " + dur(t.Seconds)
 		}
-		b.WriteString("\n")
+		b.WriteString("\nTimings: " + strings.Join(parts, "; ") + "\n")
 	}
 	return b.Flush()
 }
@@ -217,7 +218,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(b, "| Source files | %d (%d lines) |\n", rep.Files, rep.Lines)
 	fmt.Fprintf(b, "| Files with findings | %d |\n", rep.FilesWithHit)
-	fmt.Fprintf(b, "| Files changed | %d |\n", rep.FilesChanged)
+	fmt.Fprintf(b, "| Files changed | %d%s |\n", rep.FilesChanged, addedNote(rep))
 	fmt.Fprintf(b, "| Sites | %d: %s, %d need a human |\n", rep.Sites, siteSplit(rep), rep.Manual)
 	if rep.OptIn > 0 {
 		fmt.Fprintf(b, "| Opt-in | %d suggestion%s, not counted as work (`--unsafe-fixes` applies them) |\n", rep.OptIn, plural(rep.OptIn))
@@ -476,4 +477,12 @@ func replacedCell(rep *Report, cell string) string {
 		return ""
 	}
 	return cell
+}
+
+// addedNote says how many of the changed files the run creates: " (2 new)".
+func addedNote(rep *Report) string {
+	if rep.FilesAdded == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d new)", rep.FilesAdded)
 }

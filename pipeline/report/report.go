@@ -72,10 +72,13 @@ type Report struct {
 	// (OptionList), for the HTML report's summary; not in the JSON.
 	Options []string `json:"-"`
 
-	Files        int `json:"files"` // source files processed
+	Files        int `json:"files"` // source files processed (not the modules the run generates)
 	Lines        int `json:"lines"` // their lines
 	FilesWithHit int `json:"files_with_findings"`
-	FilesChanged int `json:"files_changed"` // files the run rewrites (or would)
+	FilesChanged int `json:"files_changed"` // files the run rewrites (or would), new ones included
+	// FilesAdded counts the files of FilesChanged the run creates (the
+	// kernel stages' generated modules, helper modules).
+	FilesAdded int `json:"files_added,omitempty"`
 
 	Sites       int `json:"sites"`
 	AutoFixable int `json:"auto_fixable"`
@@ -230,7 +233,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	handled := kernelsHandled(run)
 	for _, f := range run.Files {
 		if f.Lang == pipeline.LangPython || f.Lang == pipeline.LangNotebook || f.Lang == pipeline.LangProject {
-			if f.Mode.IsRegular() {
+			if f.Mode.IsRegular() && !f.Generated {
 				rep.Files++
 				rep.Lines += f.Lines
 			}
@@ -246,6 +249,9 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		}
 		if changed {
 			rep.FilesChanged++
+			if f.Generated {
+				rep.FilesAdded++
+			}
 		}
 		if len(f.Diagnostics) == 0 && !changed {
 			continue
