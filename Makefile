@@ -14,20 +14,23 @@ export PALLASIFY_REQUIRE_STACK := 1
 # The HTML report's browser test (pipeline/report) fails instead of skipping when chromium is missing.
 export PALLASIFY_REQUIRE_BROWSER := 1
 
-.PHONY: all build test demo bench fuzz lint venv deps clean corpus corpus-tpuhost corpus-audit
+.PHONY: all build test demo bench fuzz lint venv deps deps-sandbox clean corpus corpus-tpuhost corpus-audit
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/pallasify
 
-# System tools the tests need (bubblewrap for the sandbox, PostgreSQL for the queue, Chromium for the
-# HTML report's browser test). Installs with apt-get when missing and we are root; otherwise says what to install.
-deps:
+# The sandbox the kernel stage runs a repository's code in (bubblewrap): all make demo needs of deps.
+deps-sandbox:
 	@command -v bwrap >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null)); \
 	  else echo "warning: bubblewrap (bwrap) is missing; install it for sandboxed validation" >&2; fi; }
+
+# System tools the tests need (bubblewrap for the sandbox, PostgreSQL for the queue, Chromium for the
+# HTML report's browser test). Installs with apt-get when missing and we are root; otherwise says what to install.
+deps: deps-sandbox
 	@# PostgreSQL server binaries for the queue tests (pipeline/queue/pgtest starts a private server).
 	@ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || command -v postgres >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -70,18 +73,23 @@ test: deps venv lint
 	$(GO) test -run='^$$' -fuzz=FuzzEngine -fuzztime=15s ./transforms/
 	$(VPY) -m pytest -q validators/harness fixtures/kernels validators/tpuhost/python/tests
 
-# Run first on a fresh clone: deps (bubblewrap, when root) and the venv are built before the kernel half, which
-# says in one line what is missing when the sandbox or the compiler cannot run here.
-demo: build deps venv
+# Run first on a fresh clone: bubblewrap (when root) and the venv are built before the kernel half, which says
+# what is missing when the sandbox or the compiler cannot run here. The kernel half runs with --drive=false: the
+# kernel's spec is inferred from the code (seconds), where driving the extension's ops builds it and the CUDA
+# emulator's runtime for the CPU first (about 3 minutes the first time).
+demo: build deps-sandbox venv
 	./$(BIN) migrate fixtures/projects/ddp_amp_train
 	@echo; echo "=== kernel stage: a load_inline CUDA kernel drafted by rules, proven, wired in ==="
-	@missing=; \
-	  command -v g++ >/dev/null 2>&1 || missing="$$missing g++ (apt-get install g++);"; \
-	  if ! command -v bwrap >/dev/null 2>&1; then missing="$$missing bubblewrap (make deps as root, or apt-get install bubblewrap);"; \
+	@echo "(spec inferred from the code; drop --drive=false to build the extension for the CPU and drive it)"
+	@missing=; nl=$$'\n  - '; \
+	  command -v g++ >/dev/null 2>&1 || missing="$$missing$$nl""g++ (apt-get install g++)"; \
+	  if ! command -v bwrap >/dev/null 2>&1; then \
+	    missing="$$missing$$nl""bubblewrap (make deps-sandbox as root, or apt-get install bubblewrap)"; \
 	  elif ! bwrap --ro-bind / / --dev /dev --proc /proc --unshare-all true >/dev/null 2>&1; then \
-	    missing="$$missing a working bubblewrap sandbox (user namespaces are off here: sysctl kernel.unprivileged_userns_clone=1, or run in a VM);"; fi; \
-	  if [ -n "$$missing" ]; then echo "kernel stage not run, missing:$$missing then run make demo again"; \
-	  else set -x; ./$(BIN) migrate --color never fixtures/e2e/inline_act; fi
+	    missing="$$missing$$nl""a working bubblewrap sandbox: user namespaces are off here"$$'\n    '; \
+	    missing="$$missing""(sysctl kernel.unprivileged_userns_clone=1, or run in a VM)"; fi; \
+	  if [ -n "$$missing" ]; then echo "kernel stage not run; missing:$$missing"; echo "then run make demo again"; \
+	  else set -x; ./$(BIN) migrate --color never --drive=false fixtures/e2e/inline_act; fi
 
 # First the real-code case: the pinned transformers and diffusers wheels,
 # downloaded once with the venv's pip into .bench/ and unpacked, where analyze
