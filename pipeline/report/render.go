@@ -449,14 +449,13 @@ func writeDraftLines(b io.StringWriter, rep *Report, prefix string, md bool) {
 // siteSplit is how the sites divide between the rules' fixes and the kernel
 // stages: "12 auto-fixable (92.3%)", or, where a kernel the stages proved
 // and wired in replaced a custom-kernel site, "1 auto-fixable, 1 replaced by
-// a proven Pallas kernel (100.0% automatic)". A diagnostic rule's site is
-// never counted as fixed.
+// a proven Pallas kernel" (a share of all sites would mix the two). A
+// diagnostic rule's site is never counted as fixed.
 func siteSplit(rep *Report) string {
 	if rep.Replaced == 0 {
 		return fmt.Sprintf("%d auto-fixable (%s)", rep.AutoFixable, pct(rep.AutoFixable, rep.Sites))
 	}
-	return fmt.Sprintf("%d auto-fixable, %d replaced by a proven Pallas kernel (%s automatic)", rep.AutoFixable, rep.Replaced,
-		pct(rep.AutoFixable+rep.Replaced, rep.Sites))
+	return fmt.Sprintf("%d auto-fixable, %d replaced by a proven Pallas kernel", rep.AutoFixable, rep.Replaced)
 }
 
 // kernelCount is the number of custom kernels and, when the kernel stages
