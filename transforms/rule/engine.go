@@ -236,7 +236,7 @@ func (e *Engine) apply(ctx context.Context, p *ts.Parser, input *ts.Tree, im *Im
 		if f.Fix == nil || f.Fix.Safety == DisplayOnly {
 			if e.Opts.Mark {
 				ls := lineStart(src, markAt(input.Root(), f.Start))
-				if !alreadyMarked(src, ls, f.Code) {
+				if !markedAbove(src, input.Root(), f.Start, f.Code) {
 					markers[ls] = appendUnique(markers[ls], fmt.Sprintf("# pallasify: %s %s", f.Code, oneLine(f.Message)))
 				}
 			}
@@ -721,6 +721,70 @@ func markAt(root *ts.Node, at int) int {
 		return at
 	}
 	return stmt
+}
+
+// markedAbove reports whether the statement a finding at `at` is marked on
+// carries a mark of code, or a statement it opens the body of does: a fix of
+// another rule may wrap the marked statement in a block (`if DEVICE.type ==
+// "cuda":` around a set_device), and the second pass then finds the site as
+// the first statement of that block, under the mark the first pass wrote
+// above the whole.
+func markedAbove(src []byte, root *ts.Node, at int, code string) bool {
+	var chain []*ts.Node // statements from the outermost to the site's own
+	for n := root; n != nil; {
+		var next *ts.Node
+		for i := 0; i < int(n.NamedChildCount()); i++ {
+			c := n.NamedChild(i)
+			if int(c.StartByte()) <= at && at < int(c.EndByte()) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		if n.Type() == "module" || n.Type() == "block" {
+			chain = append(chain, next)
+		}
+		n = next
+	}
+	if len(chain) == 0 {
+		return alreadyMarked(src, lineStart(src, markAt(root, at)), code)
+	}
+	for k := len(chain) - 1; k >= 0; k-- {
+		if alreadyMarked(src, lineStart(src, int(chain[k].StartByte())), code) {
+			return true
+		}
+		if k == 0 || !firstInBody(chain[k], chain[k-1]) {
+			return false
+		}
+	}
+	return false
+}
+
+// firstInBody reports whether stmt is the first statement (comments aside)
+// of the first block of outer, the block its header line opens.
+func firstInBody(stmt, outer *ts.Node) bool {
+	block := stmt.Parent()
+	if block == nil || block.Type() != "block" || block.Parent() == nil || !block.Parent().Equal(outer) {
+		return false
+	}
+	for i := 0; i < int(outer.NamedChildCount()); i++ {
+		if c := outer.NamedChild(i); c.Type() == "block" {
+			if !c.Equal(block) {
+				return false
+			}
+			break
+		}
+	}
+	for i := 0; i < int(block.NamedChildCount()); i++ {
+		c := block.NamedChild(i)
+		if c.Type() == "comment" {
+			continue
+		}
+		return c.Equal(stmt)
+	}
+	return false
 }
 
 // markerContinuation starts each further line of a --mark comment that
