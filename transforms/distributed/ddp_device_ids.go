@@ -83,7 +83,9 @@ func runDDPDeviceIDs(p *rule.Pass) {
 		}
 		var edits []rule.Edit
 		for i, v := range values {
-			t := strings.TrimSpace(p.Text(v))
+			// Whitespace aside: the line printer may have spread a guard
+			// this rule wrote over several lines.
+			t := strings.Join(strings.Fields(p.Text(v)), " ")
 			if t == "None" || strings.HasSuffix(t, `.type == "cuda" else None`) {
 				continue
 			}
