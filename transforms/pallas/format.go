@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -18,13 +19,19 @@ const RuffLineLength = 100
 // older one) src comes back unchanged: formatting never blocks a draft, and
 // a formatter that is not the pinned one never decides the output.
 func FormatPython(ctx context.Context, src string) string {
+	return FormatPythonWidth(ctx, src, RuffLineLength)
+}
+
+// FormatPythonWidth is FormatPython at line length width: a file written
+// into the user's tree is formatted to the repository's own limit.
+func FormatPythonWidth(ctx context.Context, src string, width int) string {
 	ruff := pinnedRuff()
 	if ruff == "" {
 		return src
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ruff, "format", "--isolated", "--line-length", "100", "--stdin-filename", "generated.py", "-")
+	cmd := exec.CommandContext(ctx, ruff, "format", "--isolated", "--line-length", strconv.Itoa(width), "--stdin-filename", "generated.py", "-")
 	cmd.Stdin = bytes.NewReader([]byte(src))
 	var out bytes.Buffer
 	cmd.Stdout = &out
