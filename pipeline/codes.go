@@ -115,6 +115,7 @@ func init() {
 	register("capture", "launch capture", DriveCodes())
 	register("draft", "kernel draft", DraftCodes())
 	register("tpuhost", "simulated TPU host", TPUHostCodes())
+	register("bench", "benchmark script", BenchCodes())
 }
 
 func register(group, about string, cs []CodeDoc) {

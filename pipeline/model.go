@@ -200,4 +200,7 @@ type Run struct {
 	Kernels     []*Kernel    `json:"kernels,omitempty"`
 	Diagnostics []Diagnostic `json:"diagnostics,omitempty"` // run-level, not tied to a file
 	Timings     []Timing     `json:"timings"`
+	// Bench is the benchmark script's path (relative to Root) when the run
+	// was asked for one (Options.Bench), whether it wrote it or found it.
+	Bench string `json:"bench,omitempty"`
 }

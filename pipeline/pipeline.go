@@ -86,6 +86,10 @@ type Options struct {
 	// the launches (triton_drive.go). It applies to a *KernelStage Discover
 	// stage.
 	TritonDrive *TritonDriveConfig
+	// Bench, when set, adds pallasify_bench.py to a Migrate run: a script
+	// that times a step of the tree's model on the host's device
+	// (benchscript.go).
+	Bench *BenchOptions
 }
 
 // ErrNotDir is returned when Options.Root is not a directory.
@@ -177,6 +181,14 @@ func (o Options) normalize() (Options, error) {
 	}
 	if o.Files == nil {
 		o.Files = selectFiles(o.Select, o.Ignore)
+	}
+	if o.Bench != nil {
+		if _, err := benchDir(o.Bench.Dir); err != nil {
+			return o, err
+		}
+		if probs := o.Bench.Check(); len(probs) > 0 {
+			return o, fmt.Errorf("bench.%s: %s", probs[0].Key, probs[0].Message)
+		}
 	}
 	return o, nil
 }
@@ -472,6 +484,9 @@ func (st *state) applyRewrites(ctx context.Context, r *Run) error {
 	st.pending = nil
 	st.addHelperModules(r)
 	st.addCreated(r)
+	if st.opts.Bench != nil {
+		return st.addBench(ctx, r)
+	}
 	return nil
 }
 
