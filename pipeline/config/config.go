@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,6 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/pallasify/pallasify/pipeline/bench"
 	"github.com/pallasify/pallasify/transforms/llm"
 	"github.com/pallasify/pallasify/transforms/rule"
 )
@@ -46,6 +48,64 @@ type Config struct {
 	GitHub GitHubConfig `yaml:"github" json:"github"`
 	Batch  BatchConfig  `yaml:"batch" json:"batch"`
 	Bot    BotConfig    `yaml:"bot" json:"bot"`
+	Bench  BenchConfig  `yaml:"bench" json:"bench"`
+}
+
+// BenchConfig asks migrate for the benchmark script (pipeline/bench):
+// `bench: true`, or a mapping naming what the script benchmarks (a mapping
+// turns it on unless it says `enabled: false`):
+//
+//	bench:
+//	  model: "package.module:factory"  # a factory function or a model class
+//	  step: train                      # or infer
+//	  input_shape: [3, 224, 224]       # one item's shape
+//	  dir: tools                       # where the script goes (default: the root)
+type BenchConfig struct {
+	Enabled bool   `json:"enabled"`
+	Dir     string `json:"dir,omitempty"`
+	bench.Config
+}
+
+// UnmarshalYAML reads a boolean or a mapping; keys the mapping may not hold
+// are errors with their line, as everywhere else in the file.
+func (b *BenchConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var on bool
+		if err := n.Decode(&on); err != nil {
+			return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: bench: want true, false or a mapping (model, step, input_shape, ...)", n.Line)}}
+		}
+		b.Enabled = on
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: bench: want true, false or a mapping", n.Line)}}
+	}
+	known := map[string]bool{"enabled": true, "dir": true}
+	t := reflect.TypeOf(bench.Config{})
+	for i := 0; i < t.NumField(); i++ {
+		known[strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]] = true
+	}
+	var errs []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; !known[k.Value] {
+			errs = append(errs, fmt.Sprintf("line %d: field %s not found in type config.BenchConfig", k.Line, k.Value))
+		}
+	}
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	var m struct {
+		Enabled      *bool  `yaml:"enabled"`
+		Dir          string `yaml:"dir"`
+		bench.Config `yaml:",inline"`
+	}
+	m.Dir, m.Config = b.Dir, b.Config
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	b.Enabled = m.Enabled == nil || *m.Enabled
+	b.Dir, b.Config = m.Dir, m.Config
+	return nil
 }
 
 // BranchConfig names the delivery branch: <prefix>/<name>.
@@ -540,6 +600,12 @@ func (c *Config) check(file string, root *yaml.Node) []Problem {
 	}
 	if c.Bot.Workers < 1 || c.Bot.Queue < 1 || c.Bot.JobTimeout <= 0 {
 		bad("bot", "workers and queue must be at least 1 and job_timeout positive")
+	}
+	if d := c.Bench.Dir; d != "" && (filepath.IsAbs(d) || d == ".." || strings.HasPrefix(filepath.ToSlash(filepath.Clean(d)), "../")) {
+		bad("bench.dir", "%q must be a directory inside the repository, relative to its root", d)
+	}
+	for _, p := range c.Bench.Check() {
+		bad("bench."+p.Key, "%s", p.Message)
 	}
 	sort.SliceStable(probs, func(i, j int) bool { return probs[i].Line < probs[j].Line })
 	return probs
