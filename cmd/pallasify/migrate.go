@@ -113,7 +113,7 @@ func (f *treeFlags) findingsExit(rep *report.Report) error {
 // on the command line (nil when none): those win over the file.
 func explicitFlags(cmd *cobra.Command) map[string]bool {
 	var explicit map[string]bool
-	for _, name := range []string{"target", "select", "ignore", "include", "exclude", "unsafe-fixes", "mark"} {
+	for _, name := range []string{"target", "select", "ignore", "include", "exclude", "unsafe-fixes", "mark", "bench"} {
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			if explicit == nil {
 				explicit = map[string]bool{}
@@ -194,6 +194,8 @@ type migrateOptions struct {
 	Kernels kernelFlags
 	// LLM: the LLM drafter of the kernel stages (llmflags.go).
 	LLM llmFlags
+	// Bench: --bench, --bench-dir (bench.go).
+	Bench benchFlags
 	// Explicit names the flags pallasify.yaml can also set that were given on
 	// the command line (nil when none): those win over the file.
 	Explicit map[string]bool
@@ -256,6 +258,7 @@ human under --exit-nonzero-on-findings, 2 usage or I/O error.`,
 	opts.Delivery.bind(cmd)
 	opts.Kernels.bind(cmd)
 	opts.LLM.bind(cmd)
+	opts.Bench.bind(cmd)
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.Mark, "mark", false, "insert a '# pallasify: CODE …' comment above each site left to a human")
 	fl.BoolVar(&opts.Check, "check", false, "exit 1 when files would change")
@@ -279,6 +282,7 @@ func migrateRun(ctx context.Context, o *migrateOptions) error {
 	if err != nil {
 		return err
 	}
+	popts.Bench = o.Bench.options(o.Delivery.cfg, o.Explicit)
 	if err := o.LLM.setup(&o.Kernels, root, o.Delivery.cfg, o.Getenv); err != nil {
 		return err
 	}
