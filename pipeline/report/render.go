@@ -167,6 +167,7 @@ func writeText(w io.Writer, rep *Report) error {
 			fmt.Fprintf(b, "  %s: %s %s\n", loc(d), d.Code, d.Message)
 		}
 	}
+	writeNextStepsText(b, rep)
 	if len(rep.Timings) > 0 {
 		parts := make([]string, len(rep.Timings))
 		for i, t := range rep.Timings {
@@ -226,6 +227,7 @@ func writeMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintf(b, "| Custom kernels | %s |\n", kernelCount(rep))
 	fmt.Fprintf(b, "| Files left untouched | %d |\n", len(rep.Problems))
 	fmt.Fprintf(b, "| Effort | **%s** (%s) |\n\n", rep.Effort.Level, mdEscape(rep.Effort.Reason))
+	writeNextStepsMarkdown(b, rep)
 	if len(rep.ByRule) > 0 {
 		b.WriteString("### By rule\n\n| Code | Rule | Safety | Sites | Fixed | Manual |" + replacedCell(rep, " Replaced |") +
 			"\n|---|---|---|---:|---:|---:|" + replacedCell(rep, "---:|") + "\n")

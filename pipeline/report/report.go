@@ -107,6 +107,10 @@ type Report struct {
 	LLM         *LLMTotals            `json:"llm,omitempty"`
 	Timings     []Timing              `json:"timings"`
 
+	// NextSteps is the "Next steps on a TPU VM" checklist (migrate only;
+	// nextsteps.go).
+	NextSteps []NextStep `json:"next_steps,omitempty"`
+
 	rules map[string]*rule.Rule
 	// run is the run the report was built from: the HTML report takes each
 	// changed file's diff from it (migrate; analyze keeps no contents).
@@ -230,6 +234,7 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		rep.rules[r.Code] = r
 	}
 	byRule := map[string]*RuleCount{}
+	var benchNotes []pipeline.Diagnostic // PBN: the checklist's benchmark step says them
 	handled := kernelsHandled(run)
 	for _, f := range run.Files {
 		if f.Lang == pipeline.LangPython || f.Lang == pipeline.LangNotebook || f.Lang == pipeline.LangProject {
@@ -260,6 +265,10 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 		for _, d := range f.Diagnostics {
 			if _, isIO := pipeline.IOCode(d.Code); isIO {
 				rep.Problems = append(rep.Problems, d)
+				continue
+			}
+			if benchNote(d) {
+				benchNotes = append(benchNotes, d)
 				continue
 			}
 			if _, isDriver := pipeline.CodeInfo(d.Code); isDriver {
@@ -365,9 +374,14 @@ func Build(run *pipeline.Run, kind string, rules []*rule.Rule) *Report {
 	for _, d := range run.Diagnostics {
 		if _, isIO := pipeline.IOCode(d.Code); isIO {
 			rep.Problems = append(rep.Problems, d)
+		} else if benchNote(d) {
+			benchNotes = append(benchNotes, d)
 		} else {
 			rep.KernelNotes = append(rep.KernelNotes, d)
 		}
+	}
+	if kind == "migrate" {
+		rep.NextSteps = nextSteps(run, benchNotes)
 	}
 	for _, t := range run.Timings {
 		rep.Timings = append(rep.Timings, Timing{Stage: t.Stage, Seconds: t.Duration.Seconds()})
