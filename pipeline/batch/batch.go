@@ -48,8 +48,12 @@ func PipelineMigrator(version string) Migrator {
 
 // PipelineOptions maps a config onto pipeline options.
 func PipelineOptions(root string, cfg *config.Config, version string) pipeline.Options {
-	return pipeline.Options{Root: root, Target: rule.Target(cfg.Target), UnsafeFixes: cfg.UnsafeFixes, Mark: cfg.Mark,
+	o := pipeline.Options{Root: root, Target: rule.Target(cfg.Target), UnsafeFixes: cfg.UnsafeFixes, Mark: cfg.Mark,
 		Select: cfg.Select, Ignore: cfg.Ignore, Include: cfg.Include, Exclude: cfg.Exclude, Version: version}
+	if cfg.Bench.Enabled {
+		o.Bench = &pipeline.BenchOptions{Dir: cfg.Bench.Dir, Config: cfg.Bench.Config}
+	}
+	return o
 }
 
 // States of a repository in a run.
