@@ -74,3 +74,16 @@ func TestPRBodyTruncatedKeepsNextSteps(t *testing.T) {
 		t.Errorf("truncated body (%d bytes) lost the checklist:\n%.1500s", len(body), body)
 	}
 }
+
+// TestGroupFilesBench: the benchmark script is a commit of its own, last,
+// not a kernel module's.
+func TestGroupFilesBench(t *testing.T) {
+	groups := GroupFiles(bodyRun())
+	if len(groups) != 2 || groups[1].Key != "bench" || len(groups[1].Files) != 1 || groups[1].Files[0].Path != "pallasify_bench.py" {
+		var keys []string
+		for _, g := range groups {
+			keys = append(keys, g.Key)
+		}
+		t.Errorf("groups %v, want device then bench", keys)
+	}
+}

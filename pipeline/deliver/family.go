@@ -71,6 +71,10 @@ func kernelFamily(name string) Family {
 // modules, and the call sites import them.
 var opsFamily = Family{Key: "kernel-ops", Subject: "register the proven Pallas kernels with TorchTPU", Order: 0}
 
+// benchFamily holds the benchmark script a --bench run writes
+// (Run.Bench): last, it depends on nothing the other commits change.
+var benchFamily = Family{Key: "bench", Subject: "add a benchmark of the model's step (pallasify_bench.py)", Order: 7}
+
 // opsModule is the base name of the generated registration module.
 const opsModule = "_pallas_ops"
 
@@ -124,6 +128,8 @@ func GroupFiles(run *pipeline.Run) []Group {
 		}
 		var fam Family
 		switch {
+		case f.Generated && f.Path == run.Bench:
+			fam = benchFamily
 		case f.Generated && strings.TrimSuffix(path.Base(f.Path), path.Ext(f.Path)) == opsModule:
 			fam = opsFamily
 		case f.Generated:
